@@ -1,0 +1,154 @@
+/**
+ * Time, behind an interface. Flowing never calls `Date.now()` or `setTimeout` in its logic: it asks a
+ * {@link Clock}. Production uses {@link systemClock} (monotonic); tests pass a {@link VirtualClock} and
+ * advance time explicitly, so nothing sleeps and every run is deterministic.
+ *
+ * @module
+ */
+
+/** An opaque handle returned by {@link Clock.setTimeout}. */
+export type TimerHandle = unknown
+
+/**
+ * The time source and timer provider every Flowing component uses.
+ *
+ * @remarks `now()` must never go backwards: aging keys and queue-wait figures rely on it.
+ */
+export interface Clock {
+  /** Milliseconds on a monotonic timeline (fractional allowed). */
+  now(): number
+  /** Runs `fn` once after at least `ms` milliseconds. */
+  setTimeout(fn: () => void, ms: number): TimerHandle
+  /** Cancels a pending {@link Clock.setTimeout}; harmless on a fired or cleared handle. */
+  clearTimeout(handle: TimerHandle): void
+  /** Runs `fn` on a later turn of the event loop, after pending I/O (used to yield). */
+  setImmediate(fn: () => void): void
+}
+
+/** The real clock: `performance.now()` for time, Node's timers for callbacks. */
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  setImmediate: (fn) => {
+    setImmediate(fn)
+  },
+}
+
+interface VirtualTimer {
+  readonly at: number
+  readonly seq: number
+  readonly fn: () => void
+  cancelled: boolean
+}
+
+/** Lets pending promise callbacks and real immediates run, without wall-clock sleeping. */
+function realTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
+/**
+ * A deterministic clock for tests: time moves only when told.
+ *
+ * @remarks Timers fire in (due time, creation order); `setImmediate` is a zero-delay virtual timer, so
+ * a loop that yields on a budget is still driven only by {@link VirtualClock.advance} / {@link
+ * VirtualClock.run}. Between timers the clock lets real microtasks settle, so `async` handlers that
+ * await `clock.sleep()` behave as they would in production.
+ *
+ * @example
+ * ```ts
+ * const clock = new VirtualClock()
+ * const loop = createLoop<Messages>({ clock })
+ * loop.post('order.paid', { orderId: 'o-1', amount: 1 })
+ * await clock.run() // fires every timer, lets every handler finish
+ * ```
+ */
+export class VirtualClock implements Clock {
+  // The virtual "now"; only advance() moves it.
+  #now: number
+  // Pending timers; small in tests, so a sorted scan beats a heap in clarity.
+  #timers: VirtualTimer[] = []
+  // Creation order, the tiebreak for timers due at the same instant.
+  #seq = 0
+
+  /** @param start - the initial time in ms (default 0) */
+  constructor(start = 0) {
+    this.#now = start
+  }
+
+  /** The current virtual time in ms. */
+  now(): number {
+    return this.#now
+  }
+
+  /** Schedules `fn` at `now + ms` virtual milliseconds. */
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const timer: VirtualTimer = { at: this.#now + Math.max(0, ms), seq: this.#seq++, fn, cancelled: false }
+    this.#timers.push(timer)
+    return timer
+  }
+
+  /** Cancels a timer created by {@link VirtualClock.setTimeout}. */
+  clearTimeout(handle: TimerHandle): void {
+    const timer = handle as VirtualTimer | undefined
+    if (timer && typeof timer === 'object') timer.cancelled = true
+  }
+
+  /** A zero-delay virtual timer. */
+  setImmediate(fn: () => void): void {
+    this.setTimeout(fn, 0)
+  }
+
+  /** A promise resolved after `ms` virtual milliseconds — the virtual `sleep` for test handlers. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.setTimeout(resolve, ms))
+  }
+
+  /** Number of timers still pending. */
+  get pending(): number {
+    return this.#timers.reduce((n, t) => (t.cancelled ? n : n + 1), 0)
+  }
+
+  /**
+   * Moves time forward by `ms`, firing every timer due on the way in order, and letting real
+   * microtasks settle after each one.
+   */
+  async advance(ms: number): Promise<void> {
+    const target = this.#now + ms
+    await realTurn()
+    for (let timer = this.#nextDue(target); timer; timer = this.#nextDue(target)) {
+      this.#now = Math.max(this.#now, timer.at)
+      timer.fn()
+      await realTurn()
+    }
+    this.#now = Math.max(this.#now, target)
+  }
+
+  /**
+   * Fires timers in order until none is left (or `maxTimers` fired, to stop runaway tests), letting
+   * microtasks settle in between.
+   *
+   * @returns the number of timers fired
+   */
+  async run(maxTimers = 1_000_000): Promise<number> {
+    let fired = 0
+    await realTurn()
+    for (let timer = this.#nextDue(Number.POSITIVE_INFINITY); timer; timer = this.#nextDue(Number.POSITIVE_INFINITY)) {
+      if (++fired > maxTimers) throw new Error(`VirtualClock.run(): more than ${maxTimers} timers fired`)
+      this.#now = Math.max(this.#now, timer.at)
+      timer.fn()
+      await realTurn()
+    }
+    return fired
+  }
+
+  #nextDue(limit: number): VirtualTimer | undefined {
+    this.#timers = this.#timers.filter((t) => !t.cancelled)
+    let best: VirtualTimer | undefined
+    for (const t of this.#timers) {
+      if (t.at <= limit && (!best || t.at < best.at || (t.at === best.at && t.seq < best.seq))) best = t
+    }
+    if (best) best.cancelled = true
+    return best
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * What user code looks like to the loop: handlers, middleware and the context they receive.
+ *
+ * @module
+ */
+import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
+
+/**
+ * What a handler can see and do during one attempt.
+ *
+ * @typeParam M - the message map (follow-up posts are type-checked against it)
+ */
+export interface HandlerContext<M extends MessageMap = MessageMap> {
+  /** The message being handled. */
+  readonly message: Message<M>
+  /** 1 for the first attempt. */
+  readonly attempt: number
+  /** Clock time (ms) when this attempt started. */
+  readonly startedAt: number
+  /**
+   * Aborted when the loop stops without draining (reason: `LoopAbortedError`). Created lazily: a
+   * handler that never reads it costs no `AbortController`.
+   */
+  readonly signal: AbortSignal
+  /**
+   * Posts a follow-up message that carries this message's trace id and one more hop.
+   *
+   * @throws `HopLimitError` past the loop's `maxHops`, and everything `loop.post` throws
+   */
+  post<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): Message<M, T>
+  /** Like {@link HandlerContext.post} but returns a result instead of throwing on overload. */
+  tryPost<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): PostResult<M, T>
+}
+
+/**
+ * Handles one message type (or one route of it). May be sync or async; a throw or a rejection fails
+ * only this message.
+ */
+export type Handler<M extends MessageMap, T extends MessageType<M>> = (
+  message: Message<M, T>,
+  ctx: HandlerContext<M>,
+) => unknown
+
+/**
+ * Wraps every handler call, outermost first (registration order). Call `next()` once to run the rest
+ * of the chain; what you do after `await next()` runs after the handler.
+ *
+ * @example
+ * ```ts
+ * loop.use(async (msg, ctx, next) => {
+ *   const t0 = performance.now()
+ *   await next()
+ *   console.log(msg.type, performance.now() - t0)
+ * })
+ * ```
+ */
+export type Middleware<M extends MessageMap> = (
+  message: Message<M>,
+  ctx: HandlerContext<M>,
+  next: () => Promise<void>,
+) => unknown
+
+/** Options of handler registration. */
+export interface RegisterOptions {
+  /**
+   * Replace an existing registration instead of throwing `DuplicateHandlerError`.
+   * @defaultValue false
+   */
+  readonly replace?: boolean
+}

@@ -1,0 +1,83 @@
+import { DuplicateHandlerError, InvalidArgumentError, UnknownRouteError } from '../errors.js'
+import type { Message, MessageMap, MessageType } from '../message.js'
+import type { Handler, RegisterOptions } from './handler.js'
+
+/**
+ * The second match of the dispatcher: a message type whose handler depends on a route key computed
+ * from the message (seed 004 §2.1), e.g. an order's status.
+ *
+ * @typeParam M - the message map
+ * @typeParam T - the routed type
+ * @typeParam R - the route keys the selector can produce; `on()` accepts only these
+ *
+ * @example
+ * ```ts
+ * loop.route('order.updated', (msg) => msg.payload.status)
+ *   .on('paid', onPaid)
+ *   .on('refunded', onRefund)
+ *   .otherwise(onOther)
+ * ```
+ */
+export class Router<M extends MessageMap, T extends MessageType<M>, R extends string> {
+  /** The routed message type. */
+  readonly type: T
+  readonly #selector: (message: Message<M, T>) => R
+  readonly #routes = new Map<string, Handler<M, T>>()
+  #otherwise: Handler<M, T> | undefined
+
+  /**
+   * @param type - the routed type
+   * @param selector - computes the route key; runs once, at post time
+   */
+  constructor(type: T, selector: (message: Message<M, T>) => R) {
+    if (typeof selector !== 'function') throw new InvalidArgumentError('selector', 'a function', selector)
+    this.type = type
+    this.#selector = selector
+  }
+
+  /**
+   * Registers the handler of one route key.
+   *
+   * @throws `DuplicateHandlerError` if the route already has one (unless `replace`),
+   * `InvalidArgumentError` for a non-string key or non-function handler
+   */
+  on(routeKey: R, handler: Handler<M, T>, options?: RegisterOptions): this {
+    if (typeof routeKey !== 'string') throw new InvalidArgumentError('routeKey', 'a string', routeKey)
+    if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
+    if (this.#routes.has(routeKey) && options?.replace !== true) {
+      throw new DuplicateHandlerError(`\`${this.type}\` › \`${routeKey}\``)
+    }
+    this.#routes.set(routeKey, handler)
+    return this
+  }
+
+  /** Registers the fallback for route keys without a handler (otherwise they are rejected at post). */
+  otherwise(handler: Handler<M, T>, options?: RegisterOptions): this {
+    if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
+    if (this.#otherwise !== undefined && options?.replace !== true) {
+      throw new DuplicateHandlerError(`\`${this.type}\` › otherwise()`)
+    }
+    this.#otherwise = handler
+    return this
+  }
+
+  /**
+   * Computes and checks a message's route key.
+   * @internal
+   */
+  select(message: Message<M, T>): string {
+    const routeKey = this.#selector(message)
+    if (!this.#routes.has(routeKey) && this.#otherwise === undefined) {
+      throw new UnknownRouteError(this.type, routeKey, [...this.#routes.keys()])
+    }
+    return routeKey
+  }
+
+  /**
+   * The handler for a route key chosen by {@link Router.select}.
+   * @internal
+   */
+  handlerFor(routeKey: string): Handler<M, T> {
+    return (this.#routes.get(routeKey) ?? this.#otherwise) as Handler<M, T>
+  }
+}

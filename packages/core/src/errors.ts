@@ -1,0 +1,246 @@
+/**
+ * Every error Flowing throws or reports. Each has a stable {@link FlowingError.code} to branch on, a
+ * `name` equal to its class name, and a message that names the offending value, the rule it broke and
+ * the live numbers that matter.
+ *
+ * @module
+ */
+
+/** Stable machine-readable error codes, one per error class. */
+export type FlowingErrorCode =
+  | 'ERR_FLOWING_INVALID_ARGUMENT'
+  | 'ERR_FLOWING_QUEUE_FULL'
+  | 'ERR_FLOWING_UNKNOWN_MESSAGE_TYPE'
+  | 'ERR_FLOWING_UNKNOWN_ROUTE'
+  | 'ERR_FLOWING_DUPLICATE_HANDLER'
+  | 'ERR_FLOWING_HOP_LIMIT'
+  | 'ERR_FLOWING_LOOP_STOPPED'
+  | 'ERR_FLOWING_SEND_TIMEOUT'
+  | 'ERR_FLOWING_SEND_ABORTED'
+  | 'ERR_FLOWING_LOOP_ABORTED'
+
+/**
+ * Base class of every Flowing error.
+ *
+ * @remarks Catch this to handle any Flowing failure; switch on {@link FlowingError.code} (stable across
+ * versions) rather than on the message (meant for humans).
+ */
+export class FlowingError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: FlowingErrorCode
+
+  /**
+   * @param code - the stable code of the subclass
+   * @param message - a human-readable message naming the value and the rule
+   * @param options - standard `ErrorOptions` (`cause`)
+   */
+  constructor(code: FlowingErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+/** Renders a value the way argument errors quote it: `` `0` (number) ``. */
+export function describeValue(value: unknown): string {
+  let shown: string
+  if (typeof value === 'string') shown = JSON.stringify(value)
+  else if (typeof value === 'bigint') shown = `${value}n`
+  else if (typeof value === 'function') shown = `[function ${value.name || 'anonymous'}]`
+  else if (typeof value === 'symbol') shown = value.toString()
+  else if (value !== null && typeof value === 'object') shown = Array.isArray(value) ? '[array]' : '[object]'
+  else shown = String(value)
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
+  return `\`${shown}\` (${kind})`
+}
+
+/**
+ * An argument or option broke its rule. Thrown synchronously, before anything changed.
+ *
+ * @example
+ * ```
+ * Expected `capacity` to be a positive integer, got `0` (number)
+ * ```
+ */
+export class InvalidArgumentError extends FlowingError {
+  /** The argument or option name, e.g. `capacity` or `options.priority`. */
+  readonly argument: string
+  /** The rejected value. */
+  readonly value: unknown
+
+  /**
+   * @param argument - the argument or option name
+   * @param rule - what it must be, e.g. "a positive integer"
+   * @param value - the value received
+   */
+  constructor(argument: string, rule: string, value: unknown) {
+    super('ERR_FLOWING_INVALID_ARGUMENT', `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}`)
+    this.argument = argument
+    this.value = value
+  }
+}
+
+/** Live queue numbers carried by overload errors and results. */
+export interface QueueLoad {
+  /** Messages waiting (ready, parked behind a busy key, or unparked). */
+  readonly queued: number
+  /** The configured bound on waiting messages. */
+  readonly capacity: number
+  /** Handlers running now. */
+  readonly running: number
+  /** Producers blocked in `send()` waiting for space. */
+  readonly waitingProducers: number
+}
+
+/**
+ * The queue is at capacity and the overflow policy is `reject` (or `wait` for a synchronous `post`).
+ *
+ * @remarks Nothing was admitted. Retry later, use `send()` to wait for space, or choose another
+ * overflow policy.
+ */
+export class QueueFullError extends FlowingError {
+  /** The live numbers at the moment of rejection. */
+  readonly load: QueueLoad
+  /** The message type that was refused. */
+  readonly messageType: string
+
+  /**
+   * @param messageType - the refused message type
+   * @param load - the live queue numbers
+   */
+  constructor(messageType: string, load: QueueLoad) {
+    super(
+      'ERR_FLOWING_QUEUE_FULL',
+      `Queue is full: cannot admit \`${messageType}\` (${load.queued}/${load.capacity} queued, ${load.running} running, ${load.waitingProducers} producers waiting)`,
+    )
+    this.load = load
+    this.messageType = messageType
+  }
+}
+
+/** A message type with no registered handler was posted. Nothing was admitted. */
+export class UnknownMessageTypeError extends FlowingError {
+  /** The unknown type. */
+  readonly messageType: string
+
+  /**
+   * @param messageType - the posted type
+   * @param known - the registered types, listed in the message to spot typos
+   */
+  constructor(messageType: string, known: readonly string[]) {
+    const list = known.length === 0 ? 'none' : known.map((t) => `\`${t}\``).join(', ')
+    super(
+      'ERR_FLOWING_UNKNOWN_MESSAGE_TYPE',
+      `No handler registered for message type ${describeValue(messageType)}; registered types: ${list}`,
+    )
+    this.messageType = messageType
+  }
+}
+
+/** A routed type produced a route key that has neither a handler nor an `otherwise` fallback. */
+export class UnknownRouteError extends FlowingError {
+  /** The routed message type. */
+  readonly messageType: string
+  /** The route key the selector produced. */
+  readonly routeKey: unknown
+
+  /**
+   * @param messageType - the routed type
+   * @param routeKey - the key the selector produced
+   * @param known - the route keys that have handlers
+   */
+  constructor(messageType: string, routeKey: unknown, known: readonly string[]) {
+    const list = known.length === 0 ? 'none' : known.map((k) => `\`${k}\``).join(', ')
+    super(
+      'ERR_FLOWING_UNKNOWN_ROUTE',
+      `No handler for route ${describeValue(routeKey)} of message type \`${messageType}\` and no otherwise(); routes: ${list}`,
+    )
+    this.messageType = messageType
+    this.routeKey = routeKey
+  }
+}
+
+/** A handler was registered twice for the same type or route without `{ replace: true }`. */
+export class DuplicateHandlerError extends FlowingError {
+  /**
+   * @param what - the type or `type › route` already taken
+   */
+  constructor(what: string) {
+    super(
+      'ERR_FLOWING_DUPLICATE_HANDLER',
+      `A handler is already registered for ${what}; pass { replace: true } to replace it`,
+    )
+  }
+}
+
+/**
+ * A follow-up chain (`ctx.post` inside a handler) grew deeper than `maxHops`: a self-amplifying
+ * message storm is stopped at its source.
+ */
+export class HopLimitError extends FlowingError {
+  /**
+   * @param messageType - the follow-up type refused
+   * @param hops - the depth it would have had
+   * @param maxHops - the configured limit
+   */
+  constructor(messageType: string, hops: number, maxHops: number) {
+    super(
+      'ERR_FLOWING_HOP_LIMIT',
+      `Follow-up \`${messageType}\` would be ${hops} hops deep; the limit is maxHops = ${maxHops}`,
+    )
+  }
+}
+
+/**
+ * An operation the loop's state forbids: a post after `stop()` was called (the loop is draining or
+ * stopped), or `start()` / `pause()` on a stopped loop. Nothing was done.
+ */
+export class LoopStoppedError extends FlowingError {
+  /** The loop state at the time. */
+  readonly state: string
+
+  /**
+   * @param action - what was refused, e.g. "post `order.paid`"
+   * @param state - the loop state at the time
+   */
+  constructor(action: string, state: string) {
+    super('ERR_FLOWING_LOOP_STOPPED', `Cannot ${action}: the loop is ${state}`)
+    this.state = state
+  }
+}
+
+/** A `send()` waited longer than its `timeoutMs` for space. Nothing was admitted. */
+export class SendTimeoutError extends FlowingError {
+  /**
+   * @param messageType - the type that waited
+   * @param timeoutMs - the timeout that elapsed
+   * @param load - the queue numbers when it gave up
+   */
+  constructor(messageType: string, timeoutMs: number, load: QueueLoad) {
+    super(
+      'ERR_FLOWING_SEND_TIMEOUT',
+      `send(\`${messageType}\`) waited ${timeoutMs} ms for space and gave up (${load.queued}/${load.capacity} queued)`,
+    )
+  }
+}
+
+/** A `send()` was aborted through its `signal` before space was found. Nothing was admitted. */
+export class SendAbortedError extends FlowingError {
+  /**
+   * @param messageType - the type that waited
+   * @param reason - the signal's abort reason (kept as `cause`)
+   */
+  constructor(messageType: string, reason: unknown) {
+    super('ERR_FLOWING_SEND_ABORTED', `send(\`${messageType}\`) was aborted while waiting for space`, {
+      cause: reason,
+    })
+  }
+}
+
+/** The abort reason handlers see on `ctx.signal` when the loop stops without draining. */
+export class LoopAbortedError extends FlowingError {
+  /** Creates the error; the message says the loop is stopping. */
+  constructor() {
+    super('ERR_FLOWING_LOOP_ABORTED', 'The loop is stopping: in-flight handlers are asked to abort')
+  }
+}

@@ -1,0 +1,59 @@
+import type { HandlerContext } from '../dispatcher/handler.js'
+import { LoopAbortedError } from '../errors.js'
+import type { Envelope } from '../internal/envelope.js'
+import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
+
+/** The part of the loop an attempt needs to post follow-ups. */
+export interface FollowUpPoster<M extends MessageMap> {
+  postFollowUp<T extends MessageType<M>>(
+    parent: Envelope,
+    type: T,
+    payload: M[T],
+    options: PostOptions | undefined,
+    mode: 'throw' | 'result',
+  ): Message<M, T> | PostResult<M, T>
+}
+
+/**
+ * One attempt of one message: what `ctx` is. Allocated per attempt (a handler may keep it after it
+ * returned; reusing it across messages would let late effects act on the wrong message).
+ */
+export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
+  readonly message: Message<M>
+  readonly attempt: number
+  readonly startedAt: number
+  readonly #envelope: Envelope
+  readonly #loop: FollowUpPoster<M>
+  // Created on first read of `signal` only: most handlers never look.
+  #controller: AbortController | undefined
+
+  constructor(loop: FollowUpPoster<M>, envelope: Envelope, attempt: number, startedAt: number) {
+    this.#loop = loop
+    this.#envelope = envelope
+    this.message = envelope as unknown as Message<M>
+    this.attempt = attempt
+    this.startedAt = startedAt
+  }
+
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController()
+    return this.#controller.signal
+  }
+
+  post<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): Message<M, T> {
+    return this.#loop.postFollowUp(this.#envelope, type, payload, options, 'throw') as Message<M, T>
+  }
+
+  tryPost<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): PostResult<M, T> {
+    return this.#loop.postFollowUp(this.#envelope, type, payload, options, 'result') as PostResult<M, T>
+  }
+
+  /** Aborts `signal` (if anyone read it) because the loop stops without draining. */
+  abort(): void {
+    this.#controller?.abort(new LoopAbortedError())
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController()
+      this.#controller.abort(new LoopAbortedError())
+    }
+  }
+}

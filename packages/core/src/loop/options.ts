@@ -1,0 +1,136 @@
+/**
+ * Loop options, their defaults and their validation.
+ *
+ * @module
+ */
+import { nanoid } from 'nanoid'
+import { type Clock, systemClock } from '../clock.js'
+import { InvalidArgumentError } from '../errors.js'
+import * as check from '../internal/validate.js'
+import type { OverflowPolicy } from '../message.js'
+import { Priority, type PriorityLevel } from '../priority.js'
+
+/** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. */
+export interface LoopOptions {
+  /**
+   * Bound on waiting messages (ready, parked behind a busy key). Running messages do not count.
+   * @defaultValue 10_000
+   */
+  readonly capacity?: number
+  /**
+   * Logical workers: how many handlers may run at once (in-process concurrency).
+   * @defaultValue 8
+   */
+  readonly workers?: number
+  /**
+   * What a post does when the queue is full: `reject` (throw `QueueFullError` / result `full`),
+   * `drop-new` (drop the new message, event `dropped`), `drop-oldest-lowest` (evict the oldest message
+   * of the least urgent level if it is not more urgent than the new one, else drop the new one), or
+   * `wait` (`send()` waits for space; a synchronous `post()` still throws `QueueFullError`).
+   * @defaultValue 'reject'
+   */
+  readonly overflow?: OverflowPolicy
+  /**
+   * Milliseconds of waiting worth one priority level (linear aging). A message is never overtaken by a
+   * more urgent one posted `agingMs × Δpriority` or more after it. `Infinity`: strict priority;
+   * `0`: FIFO.
+   * @defaultValue 1000
+   */
+  readonly agingMs?: number
+  /**
+   * Priority of posts that give none.
+   * @defaultValue `Priority.normal` (5)
+   */
+  readonly defaultPriority?: PriorityLevel
+  /**
+   * Maximum follow-up depth (`ctx.post` inside handlers), against self-amplifying storms.
+   * @defaultValue 16
+   */
+  readonly maxHops?: number
+  /**
+   * Handler starts per event-loop turn before the loop yields (`setImmediate`) so timers and I/O run
+   * even while a deep queue drains.
+   * @defaultValue 1024
+   */
+  readonly dispatchBudget?: number
+  /**
+   * Time source and timers; pass a `VirtualClock` in tests.
+   * @defaultValue `systemClock`
+   */
+  readonly clock?: Clock
+  /**
+   * Start dispatching at once. With `false` the loop accepts posts but runs nothing until `start()`.
+   * @defaultValue true
+   */
+  readonly autoStart?: boolean
+  /**
+   * The priority structure: `levels` (one FIFO per priority level, O(1)) or `heap` (a heap-js binary
+   * heap, O(log n)). Both give the same order; `heap` exists to be measured against.
+   * @defaultValue 'levels'
+   */
+  readonly queue?: 'levels' | 'heap'
+  /**
+   * Prefix of message ids.
+   * @defaultValue a fresh 10-character nanoid per loop
+   */
+  readonly idPrefix?: string
+}
+
+/** Options with defaults applied. */
+export type ResolvedLoopOptions = Required<LoopOptions>
+
+const KNOWN: readonly (keyof LoopOptions)[] = [
+  'capacity',
+  'workers',
+  'overflow',
+  'agingMs',
+  'defaultPriority',
+  'maxHops',
+  'dispatchBudget',
+  'clock',
+  'autoStart',
+  'queue',
+  'idPrefix',
+]
+
+/** The overflow policies, for validation and docs. */
+export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ['reject', 'drop-new', 'drop-oldest-lowest', 'wait']
+
+/**
+ * Validates `options` and applies defaults.
+ * @throws InvalidArgumentError naming the first bad option
+ */
+export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOptions {
+  const o = options === undefined ? {} : check.plainObject('options', options)
+  check.knownKeys('options', o, KNOWN)
+  const pick = <T>(key: keyof LoopOptions, fallback: T, validate: (name: string, v: unknown) => T): T =>
+    o[key] === undefined ? fallback : validate(`options.${key}`, o[key])
+  return {
+    capacity: pick('capacity', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
+    workers: pick('workers', 8, (n, v) => check.positiveInteger(n, v, 65_536)),
+    overflow: pick('overflow', 'reject' as OverflowPolicy, (n, v) => check.oneOf(n, v, OVERFLOW_POLICIES)),
+    agingMs: pick('agingMs', 1000, (n, v) => check.nonNegativeNumber(n, v, true)),
+    defaultPriority: pick(
+      'defaultPriority',
+      Priority.normal as PriorityLevel,
+      (n, v) => check.priority(n, v) as PriorityLevel,
+    ),
+    maxHops: pick('maxHops', 16, check.nonNegativeInteger),
+    dispatchBudget: pick('dispatchBudget', 1024, (n, v) => check.positiveInteger(n, v)),
+    clock: pick('clock', systemClock, checkClock),
+    autoStart: pick('autoStart', true, check.boolean),
+    queue: pick('queue', 'levels' as const, (n, v) => check.oneOf(n, v, ['levels', 'heap'] as const)),
+    idPrefix: pick('idPrefix', nanoid(10), (n, v) => {
+      if (typeof v !== 'string' || v.length === 0) throw new InvalidArgumentError(n, 'a non-empty string', v)
+      return v
+    }),
+  }
+}
+
+function checkClock(name: string, value: unknown): Clock {
+  const c = check.plainObject(name, value)
+  for (const fn of ['now', 'setTimeout', 'clearTimeout', 'setImmediate']) {
+    if (typeof c[fn] !== 'function') throw new InvalidArgumentError(`${name}.${fn}`, 'a function', c[fn])
+  }
+  return value as Clock
+}

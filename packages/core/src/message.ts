@@ -1,0 +1,122 @@
+/**
+ * The message model: the user-declared message map, the envelope a handler receives, and the options
+ * a producer passes to `post`.
+ *
+ * @module
+ */
+import type { PriorityLevel } from './priority.js'
+
+/**
+ * The user-declared map from message type to payload type. Declare an interface and pass it to
+ * `createLoop<Messages>()`; posting an unknown type or a wrong payload is then a compile error.
+ *
+ * @example
+ * ```ts
+ * interface Messages {
+ *   'order.paid': { orderId: string; amount: number }
+ *   'order.updated': { orderId: string; status: 'paid' | 'refunded' | 'pending' }
+ * }
+ * ```
+ */
+export type MessageMap = object
+
+/** The message types of a map, as strings. */
+export type MessageType<M extends MessageMap> = Extract<keyof M, string>
+
+/** A partition key: messages with the same key never run at the same time and start in post order. */
+export type MessageKey = string | number
+
+/**
+ * A message as handlers, events and results see it. Read-only.
+ *
+ * @typeParam M - the message map
+ * @typeParam T - the message type
+ */
+export interface Message<M extends MessageMap = MessageMap, T extends MessageType<M> = MessageType<M>> {
+  /** Unique id: a per-loop nanoid prefix and a sequence number, e.g. `V1StGXR8_Z:1a`. */
+  readonly id: string
+  /** The message type. */
+  readonly type: T
+  /** The typed payload. */
+  readonly payload: M[T]
+  /** The partition key, or `undefined` for keyless messages (they may run anywhere). */
+  readonly key: MessageKey | undefined
+  /** Priority 0 (most urgent) – 9. */
+  readonly priority: number
+  /** The route key chosen by the type's router, if it has one. */
+  readonly routeKey: string | undefined
+  /** Clock time (ms) when the message was admitted. */
+  readonly postedAt: number
+  /** Post order within the loop: the tiebreak among equal urgency. */
+  readonly seq: number
+  /** Shared by a root message and every follow-up it causes (`ctx.post`): its root's id. */
+  readonly traceId: string
+  /** Follow-up depth: 0 for messages posted from outside a handler. */
+  readonly hops: number
+}
+
+/** What happens when a post finds the queue full. */
+export type OverflowPolicy = 'reject' | 'drop-new' | 'drop-oldest-lowest' | 'wait'
+
+/** Options of one post. */
+export interface PostOptions {
+  /**
+   * Partition key: messages with the same key run one at a time, in post order among equal priority.
+   * Omit for messages that may run on any worker concurrently.
+   */
+  readonly key?: MessageKey
+  /**
+   * Urgency, an integer from 0 (most urgent) to 9.
+   * @defaultValue `Priority.normal` (5), or the loop's `defaultPriority`
+   */
+  readonly priority?: PriorityLevel
+  /**
+   * Overrides the loop's overflow policy for this post.
+   * @defaultValue the loop's `overflow` option
+   */
+  readonly overflow?: OverflowPolicy
+}
+
+/** Options of {@link PostOptions} plus waiting controls, for `send()`. */
+export interface SendOptions extends PostOptions {
+  /** Gives up waiting for space when aborted (rejects with `SendAbortedError`). */
+  readonly signal?: AbortSignal
+  /** Gives up waiting for space after this many ms (rejects with `SendTimeoutError`). */
+  readonly timeoutMs?: number
+}
+
+/** `tryPost` result: the message was admitted. */
+export interface PostQueued<M extends MessageMap, T extends MessageType<M>> {
+  /** Admitted and queued. */
+  readonly ok: true
+  /** Always `queued`. */
+  readonly status: 'queued'
+  /** The admitted message. */
+  readonly message: Message<M, T>
+}
+
+/** `tryPost` result: admitted, then dropped at once by the `drop-new` policy (a `dropped` event fired). */
+export interface PostDropped<M extends MessageMap, T extends MessageType<M>> {
+  /** Not queued. */
+  readonly ok: false
+  /** Always `dropped`. */
+  readonly status: 'dropped'
+  /** The dropped message (its outcome is `dropped`). */
+  readonly message: Message<M, T>
+}
+
+/** `tryPost` result: refused; nothing was admitted. */
+export interface PostRefused {
+  /** Not admitted. */
+  readonly ok: false
+  /** `full`: the queue is at capacity; `stopped`: `stop()` was called. */
+  readonly status: 'full' | 'stopped'
+  /** The error `post` would have thrown (`QueueFullError` or `LoopStoppedError`). */
+  readonly error: Error
+}
+
+/** The result of `tryPost`, which never throws for overload or lifecycle reasons. */
+export type PostResult<M extends MessageMap, T extends MessageType<M>> =
+  | PostQueued<M, T>
+  | PostDropped<M, T>
+  | PostRefused

@@ -1,0 +1,100 @@
+/**
+ * The loop's numbers: counters, gauges and latency histograms, read with `loop.metrics()`.
+ *
+ * @module
+ */
+import { MAX_PRIORITY } from '../priority.js'
+import { Histogram, type HistogramSnapshot } from './histogram.js'
+
+/** Monotonic counts since the loop was created. At rest: `posted = accepted + rejected` and `accepted = succeeded + failed + dropped + cancelled` (BRIEF I1). */
+export interface LoopCounters {
+  /** Every call to `post`, `tryPost`, `send` and `ctx.post`. */
+  readonly posted: number
+  /** Admitted messages (including ones `drop-new` dropped at once). */
+  readonly accepted: number
+  /** Refused posts (full, stopped, bad input, timed-out or aborted `send`). */
+  readonly rejected: number
+  /** Handlers that returned or resolved. */
+  readonly succeeded: number
+  /** Handlers that threw or rejected. */
+  readonly failed: number
+  /** Messages dropped by an overflow policy. */
+  readonly dropped: number
+  /** Messages cancelled by `stop({ drain: false })`. */
+  readonly cancelled: number
+}
+
+/** Point-in-time levels. */
+export interface LoopGauges {
+  /** Waiting messages (ready + parked + unparked). */
+  readonly queued: number
+  /** Of those, waiting behind a busy key. */
+  readonly parked: number
+  /** Handlers running (= busy workers). */
+  readonly running: number
+  /** Configured workers. */
+  readonly workers: number
+  /** Keys with a running message. */
+  readonly busyKeys: number
+  /** `queued / capacity`, 0–1. */
+  readonly fill: number
+  /** The capacity. */
+  readonly capacity: number
+  /** Producers blocked in `send()`. */
+  readonly waitingProducers: number
+}
+
+/** What `loop.metrics()` returns. Plain data, safe to serialize. */
+export interface MetricsSnapshot {
+  /** Monotonic counts. */
+  readonly counters: LoopCounters
+  /** Current levels. */
+  readonly gauges: LoopGauges
+  /** Time from admission to handler start, all priorities (ms). */
+  readonly queueWait: HistogramSnapshot
+  /** Queue wait per priority level 0–9 (ms): shows what aging buys the low levels. */
+  readonly queueWaitByPriority: readonly HistogramSnapshot[]
+  /** Handler run time, successes and failures (ms). */
+  readonly handlerTime: HistogramSnapshot
+}
+
+/** Mutable counters and histograms; the loop writes, `snapshot()` reads. */
+export class LoopMetrics {
+  posted = 0
+  accepted = 0
+  rejected = 0
+  succeeded = 0
+  failed = 0
+  dropped = 0
+  cancelled = 0
+  readonly #waitByPriority: Histogram[] = []
+  readonly #handlerTime = new Histogram()
+
+  constructor() {
+    for (let p = 0; p <= MAX_PRIORITY; p++) this.#waitByPriority.push(new Histogram())
+  }
+
+  /** Records a start: how long the message waited. */
+  recordWait(priority: number, ms: number): void {
+    ;(this.#waitByPriority[priority] as Histogram).record(ms)
+  }
+
+  /** Records a handler's run time. */
+  recordHandler(ms: number): void {
+    this.#handlerTime.record(ms)
+  }
+
+  /** A consistent copy of everything. */
+  snapshot(gauges: LoopGauges): MetricsSnapshot {
+    const all = new Histogram()
+    for (const h of this.#waitByPriority) all.merge(h)
+    const { posted, accepted, rejected, succeeded, failed, dropped, cancelled } = this
+    return {
+      counters: { posted, accepted, rejected, succeeded, failed, dropped, cancelled },
+      gauges,
+      queueWait: all.snapshot(),
+      queueWaitByPriority: this.#waitByPriority.map((h) => h.snapshot()),
+      handlerTime: this.#handlerTime.snapshot(),
+    }
+  }
+}

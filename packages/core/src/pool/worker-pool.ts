@@ -1,0 +1,168 @@
+import type { Clock } from '../clock.js'
+import type { Envelope } from '../internal/envelope.js'
+
+/** What the pool asks of the loop. */
+export interface PoolHost<A> {
+  /** True while the loop may start handlers (running or draining). */
+  canDispatch(): boolean
+  /** The next runnable message (its key now marked busy), or undefined. */
+  take(): Envelope | undefined
+  /** Creates the attempt for `m` (its `ctx`). */
+  begin(m: Envelope): A
+  /** Runs the handler chain; a thenable result means "settles later". */
+  invoke(m: Envelope, attempt: A): unknown
+  /** Records the outcome and frees the key. */
+  end(m: Envelope, attempt: A, ok: boolean, value: unknown): void
+}
+
+/**
+ * A worker slot. Its two settle callbacks are created once per slot, never per message: an async
+ * handler costs the loop one `.then()` and nothing else.
+ */
+class Slot<A> {
+  message: Envelope | undefined = undefined
+  attempt: A | undefined = undefined
+  readonly onFulfilled: (value: unknown) => void
+  readonly onRejected: (error: unknown) => void
+
+  constructor(pool: WorkerPool<A>) {
+    this.onFulfilled = (value) => pool.settle(this, true, value)
+    this.onRejected = (error) => pool.settle(this, false, error)
+  }
+}
+
+const isThenable = (v: unknown): v is PromiseLike<unknown> =>
+  v !== null &&
+  (typeof v === 'object' || typeof v === 'function') &&
+  typeof (v as PromiseLike<unknown>).then === 'function'
+
+/**
+ * `size` logical workers. Which message a free worker runs is the run queue's business (per-key
+ * serialization lives there, not in worker identity), so any worker takes any runnable message: the
+ * pool is work-conserving, and `resize()` cannot break per-key order.
+ *
+ * Fairness to the process: at most `budget` handlers start per event-loop turn. A turn boundary is
+ * detected with one `setImmediate` armed at the first start of a turn; when the budget runs out first,
+ * dispatch pauses until that immediate fires, so timers and I/O get their turn even while a million
+ * synchronous handlers drain.
+ */
+export class WorkerPool<A> {
+  readonly #host: PoolHost<A>
+  readonly #clock: Clock
+  readonly #budget: number
+  #size: number
+  #running = 0
+  // Slots not running anything; reused so steady state allocates none.
+  readonly #idle: Slot<A>[] = []
+  // Every slot ever made (≤ peak concurrency), to list running attempts without per-message cost.
+  readonly #slots: Slot<A>[] = []
+  // Starts since the last turn boundary.
+  #startsThisTurn = 0
+  // A turn-boundary immediate is pending.
+  #turnArmed = false
+  // Budget exhausted: dispatch waits for the turn-boundary immediate.
+  #yielding = false
+  // Re-entrancy guard: settle() inside a pump() must not start a nested pump.
+  #pumping = false
+  readonly #onTurn = (): void => {
+    this.#turnArmed = false
+    this.#startsThisTurn = 0
+    if (this.#yielding) {
+      this.#yielding = false
+      this.pump()
+    }
+  }
+
+  constructor(host: PoolHost<A>, clock: Clock, size: number, budget: number) {
+    this.#host = host
+    this.#clock = clock
+    this.#size = size
+    this.#budget = budget
+  }
+
+  /** Configured worker count. */
+  get size(): number {
+    return this.#size
+  }
+
+  /** Handlers running now. */
+  get running(): number {
+    return this.#running
+  }
+
+  /** Changes the worker count; extra running handlers finish, none is interrupted. */
+  resize(size: number): void {
+    this.#size = size
+    this.pump()
+  }
+
+  /** Starts as many runnable messages as there are free workers and budget. */
+  pump(): void {
+    if (this.#pumping || this.#yielding) return
+    this.#pumping = true
+    try {
+      while (this.#running < this.#size && this.#host.canDispatch()) {
+        if (this.#startsThisTurn >= this.#budget) {
+          this.#yielding = true
+          break
+        }
+        const m = this.#host.take()
+        if (m === undefined) break
+        this.#start(m)
+      }
+    } finally {
+      this.#pumping = false
+    }
+  }
+
+  /** A slot's handler settled asynchronously. */
+  settle(slot: Slot<A>, ok: boolean, value: unknown): void {
+    this.#finish(slot, ok, value)
+    this.pump()
+  }
+
+  /** The attempts running now. */
+  attempts(): A[] {
+    const out: A[] = []
+    for (const slot of this.#slots) if (slot.attempt !== undefined) out.push(slot.attempt)
+    return out
+  }
+
+  #newSlot(): Slot<A> {
+    const slot = new Slot<A>(this)
+    this.#slots.push(slot)
+    return slot
+  }
+
+  #start(m: Envelope): void {
+    if (!this.#turnArmed) {
+      this.#turnArmed = true
+      this.#clock.setImmediate(this.#onTurn)
+    }
+    this.#startsThisTurn++
+    this.#running++
+    const slot = this.#idle.pop() ?? this.#newSlot()
+    slot.message = m
+    const attempt = this.#host.begin(m)
+    slot.attempt = attempt
+    let result: unknown
+    try {
+      result = this.#host.invoke(m, attempt)
+    } catch (error) {
+      this.#finish(slot, false, error)
+      return
+    }
+    if (isThenable(result)) result.then(slot.onFulfilled, slot.onRejected)
+    else this.#finish(slot, true, result)
+  }
+
+  #finish(slot: Slot<A>, ok: boolean, value: unknown): void {
+    const m = slot.message as Envelope
+    const attempt = slot.attempt as A
+    slot.message = undefined
+    slot.attempt = undefined
+    this.#running--
+    this.#idle.push(slot)
+    this.#host.end(m, attempt, ok, value)
+  }
+}

@@ -1,0 +1,132 @@
+import { Heap } from 'heap-js'
+import { type Envelope, Where } from '../internal/envelope.js'
+import type { MessageKey } from '../message.js'
+import type { ReadyQueue } from './ready-queue.js'
+import type { Urgency } from './urgency.js'
+
+/**
+ * Everything that waits, and the rule that picks what runs next: the most urgent *runnable* message
+ * (BRIEF I3), where a keyed message is runnable only while its key is not busy (I2).
+ *
+ * ```
+ *   post ─▶ ready (LevelQueue) ──┐
+ *                                ├─ take(): best head by (rank, seq) ─▶ key busy? ─yes─▶ park in its lane
+ *   key freed: lane head ─▶ unparked heap ─┘                            └─no──▶ run (key now busy)
+ * ```
+ *
+ * Parking is lazy: a message is parked only when it reaches the front while its key runs, so keyless
+ * and idle-key messages cost one ring push and one ring shift. A lane is a heap, so a key's messages
+ * leave it in (rank, seq) order — equal priority ⇒ post order. When the key frees, only the lane's head
+ * moves to the unparked heap, where it competes by urgency with everything else.
+ */
+export class RunQueue {
+  readonly #ready: ReadyQueue
+  readonly #urgency: Urgency
+  // Keys whose message is running now (I2: at most one per key).
+  readonly #busy = new Set<MessageKey>()
+  // Messages that reached the front while their key was busy, per key.
+  readonly #lanes = new Map<MessageKey, Heap<Envelope>>()
+  // Lane heads released by a key that freed up; they compete with the ready queue by urgency.
+  readonly #unparked: Heap<Envelope>
+  #parked = 0
+
+  /**
+   * @param ready - the priority structure for fresh messages
+   * @param urgency - the shared (rank, seq) order
+   */
+  constructor(ready: ReadyQueue, urgency: Urgency) {
+    this.#ready = ready
+    this.#urgency = urgency
+    this.#unparked = new Heap<Envelope>(urgency.compare)
+  }
+
+  /** Messages waiting in any structure (the number the capacity bounds). */
+  get length(): number {
+    return this.#ready.length + this.#parked + this.#unparked.length
+  }
+
+  /** Messages waiting behind a busy key. */
+  get parked(): number {
+    return this.#parked
+  }
+
+  /** Number of keys running now. */
+  get busyKeys(): number {
+    return this.#busy.size
+  }
+
+  /** Admits a newly posted message. */
+  push(m: Envelope): void {
+    m.where = Where.Ready
+    this.#ready.push(m)
+  }
+
+  /** Removes and returns the most urgent runnable message, marking its key busy; parks what it skips. */
+  take(): Envelope | undefined {
+    for (;;) {
+      const m = this.#next()
+      if (m === undefined) return undefined
+      if (m.key !== undefined) {
+        if (this.#busy.has(m.key)) {
+          this.#park(m)
+          continue
+        }
+        this.#busy.add(m.key)
+      }
+      m.where = Where.Running
+      return m
+    }
+  }
+
+  /** Frees `key` after its message finished; its next message becomes runnable. */
+  release(key: MessageKey): void {
+    this.#busy.delete(key)
+    const lane = this.#lanes.get(key)
+    if (lane === undefined) return
+    const head = lane.pop() as Envelope
+    if (lane.length === 0) this.#lanes.delete(key)
+    this.#parked--
+    head.where = Where.Unparked
+    this.#unparked.add(head)
+  }
+
+  /**
+   * Evicts the oldest ready message of the least urgent level, if that level is `minPriority` or less
+   * urgent. Messages parked behind a busy key are not candidates: they have already reached the front.
+   */
+  evictLowest(minPriority: number): Envelope | undefined {
+    const victim = this.#ready.evictLowest(minPriority)
+    if (victim !== undefined) victim.where = Where.Done
+    return victim
+  }
+
+  /** Removes and returns every waiting message (for a stop without drain). */
+  clear(): Envelope[] {
+    const all = [...this.#ready.values(), ...this.#unparked.heapArray]
+    for (const lane of this.#lanes.values()) all.push(...lane.heapArray)
+    all.sort(this.#urgency.compare)
+    while (this.#ready.shift() !== undefined) {}
+    this.#unparked.clear()
+    this.#lanes.clear()
+    this.#parked = 0
+    return all
+  }
+
+  #next(): Envelope | undefined {
+    const u = this.#unparked.peek()
+    if (u === undefined) return this.#ready.shift()
+    const r = this.#ready.peek()
+    return r !== undefined && this.#urgency.compare(r, u) < 0 ? this.#ready.shift() : this.#unparked.pop()
+  }
+
+  #park(m: Envelope): void {
+    let lane = this.#lanes.get(m.key as MessageKey)
+    if (lane === undefined) {
+      lane = new Heap<Envelope>(this.#urgency.compare)
+      this.#lanes.set(m.key as MessageKey, lane)
+    }
+    m.where = Where.Parked
+    lane.add(m)
+    this.#parked++
+  }
+}

@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config'
+
+// One project per package; every project resolves @flowing/* to source through the private
+// `@flowing/source` export condition, so tests never need a build.
+const conditions = ['@flowing/source', 'import', 'module', 'node', 'default']
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: conditions } },
+  test: {
+    projects: [
+      { extends: true, test: { name: 'core', root: 'packages/core', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'] } },
+    ],
+  },
+})
