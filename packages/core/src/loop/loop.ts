@@ -90,6 +90,9 @@ export class Loop<M extends MessageMap = MessageMap> {
   // Resolvers of drain(); settled on the next transition to idle.
   #idleWaiters: (() => void)[] = []
   #stopping: Promise<void> | undefined
+  // A draining stop still admits follow-ups (ctx.post) of running handlers: they are part of the work
+  // being drained, and refusing them would cut multi-step flows in half.
+  #drainOnStop = false
 
   /**
    * @param options - see {@link LoopOptions}
@@ -234,10 +237,14 @@ export class Loop<M extends MessageMap = MessageMap> {
   /**
    * Refuses new posts at once (`LoopStoppedError`, also for producers waiting in `send()`), then
    * drains or cancels what is queued, and resolves once nothing runs. Idempotent.
+   *
+   * @remarks While a draining stop runs, follow-ups that running handlers post through `ctx.post` are
+   * still admitted (they belong to the work being drained); with `drain: false` they are refused too.
    */
   stop(options?: StopOptions): Promise<void> {
     if (this.#stopping !== undefined) return this.#stopping
     const drain = options?.drain === undefined ? true : check.boolean('options.drain', options.drain)
+    this.#drainOnStop = drain
     this.#setState('draining')
     this.#gate.rejectAll((w) => new LoopStoppedError(`send \`${w.type}\``, 'draining'))
     if (!drain) this.#cancelQueued()
@@ -376,7 +383,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.#refused(type, error as Error)
       throw error
     }
-    if (this.#state === 'draining' || this.#state === 'stopped') {
+    if (this.#state === 'stopped' || (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop))) {
       return this.#refuse(type, new LoopStoppedError(`post \`${type}\``, this.#state), mode)
     }
     if (this.#queue.length >= this.#options.capacity) {

@@ -1,0 +1,86 @@
+/**
+ * The Flowing demo (`pnpm start`): an order-processing loop under a realistic day — steady orders
+ * with VIP priority, a flaky payment provider, a slow email relay, then a flood of analytics events
+ * that fills the queue (drop-oldest-lowest keeps the orders flowing), a producer that waits for space
+ * with `send()`, and a graceful stop. Live status every 400 ms, a metrics table at the end.
+ */
+import { createLoop, Priority } from '@flowing/core'
+import { type OrderMessages, registerOrderHandlers, seededRandom } from './orders.js'
+import { closingReport, liveLine } from './report.js'
+
+const random = seededRandom(42)
+const loop = createLoop<OrderMessages>({ capacity: 2_000, workers: 16, overflow: 'drop-oldest-lowest' })
+registerOrderHandlers(loop, random)
+
+let phase = 'steady'
+const started = performance.now()
+const ticker = setInterval(() => console.log(liveLine(performance.now() - started, phase, loop.metrics())), 400)
+let declines = 0
+loop.events.on('failed', () => declines++)
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+let orderNo = 0
+function placeOrders(count: number): void {
+  for (let i = 0; i < count; i++) {
+    const orderId = `o-${++orderNo}`
+    const vip = random() < 0.1
+    loop.post(
+      'order.placed',
+      { orderId, amount: Math.round(random() * 500), vip },
+      { key: orderId, priority: vip ? Priority.high : Priority.normal },
+    )
+  }
+}
+
+console.log('Flowing demo — order processing: 16 workers, capacity 2,000, overflow drop-oldest-lowest\n')
+
+// 1. Steady state: 200 orders/s for 1.5 s.
+for (let t = 0; t < 30; t++) {
+  placeOrders(10)
+  await sleep(50)
+}
+
+// 2. Flood: 30,000 best-effort analytics events in one burst while orders keep coming.
+phase = 'flood'
+for (let i = 0; i < 30_000; i++) {
+  loop.post('analytics.track', { event: `page-view-${i}` }, { priority: Priority.background })
+}
+// A partner feed that prefers a refusal to silent loss: per-post `reject` policy, sync result, no throw.
+let refused = 0
+for (let i = 0; i < 5_000; i++) {
+  const result = loop.tryPost(
+    'analytics.track',
+    { event: `partner-${i}` },
+    { priority: Priority.low, overflow: 'reject' },
+  )
+  if (result.status === 'full') refused++
+}
+for (let t = 0; t < 20; t++) {
+  placeOrders(10)
+  await sleep(50)
+}
+
+// 3. A batch import that must not lose anything: it waits for space instead of dropping.
+phase = 'backfill'
+const backfill: Promise<unknown>[] = []
+for (let i = 0; i < 1_500; i++) {
+  const orderId = `import-${i}`
+  backfill.push(
+    loop.send(
+      'order.placed',
+      { orderId, amount: 10, vip: false },
+      { key: orderId, priority: Priority.low, overflow: 'wait' },
+    ),
+  )
+}
+await Promise.all(backfill)
+await loop.drain()
+
+// 4. Graceful stop: refuse new posts, drain what is queued.
+phase = 'stopping'
+await loop.stop()
+clearInterval(ticker)
+console.log(liveLine(performance.now() - started, 'stopped', loop.metrics()))
+console.log(`\n${declines} payments declined (the failing handler); the loop kept going.`)
+console.log(`${refused} partner events refused with QueueFullError results during the flood (none lost silently).\n`)
+console.log(closingReport(loop.metrics()))

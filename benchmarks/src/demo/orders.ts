@@ -1,0 +1,67 @@
+/**
+ * The demo's domain: an order pipeline. `order.placed` fans out to payment, inventory and email;
+ * payment is flaky (fails ~4 %), email is slow (10–60 ms), and every step is keyed by order id so one
+ * order's steps never run concurrently and stay in order.
+ */
+import { type Loop, Priority } from '@flowing/core'
+
+/** The demo's message map. */
+export interface OrderMessages {
+  'order.placed': { orderId: string; amount: number; vip: boolean }
+  'payment.charge': { orderId: string; amount: number }
+  'order.updated': { orderId: string; status: 'paid' | 'declined' | 'reserved' }
+  'email.send': { orderId: string; template: 'receipt' | 'declined' }
+  'analytics.track': { event: string }
+}
+
+/** A payment provider that declines some cards. */
+export class PaymentDeclinedError extends Error {
+  override name = 'PaymentDeclinedError'
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Deterministic pseudo-random numbers (mulberry32), so two runs of the demo tell the same story. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Registers the order pipeline's handlers on `loop`. */
+export function registerOrderHandlers(loop: Loop<OrderMessages>, random: () => number): void {
+  loop.on('order.placed', (msg, ctx) => {
+    const { orderId, amount, vip } = msg.payload
+    ctx.post('payment.charge', { orderId, amount }, { key: orderId, priority: vip ? Priority.high : Priority.normal })
+  })
+
+  loop.on('payment.charge', async (msg, ctx) => {
+    await sleep(1 + random() * 4) // the provider's latency
+    const { orderId } = msg.payload
+    if (random() < 0.04) {
+      ctx.post('email.send', { orderId, template: 'declined' }, { key: orderId, priority: Priority.low })
+      throw new PaymentDeclinedError(`card declined for ${orderId}`)
+    }
+    ctx.post('order.updated', { orderId, status: 'paid' }, { key: orderId, priority: msg.priority as 2 | 5 })
+  })
+
+  loop
+    .route('order.updated', (msg) => msg.payload.status)
+    .on('paid', (msg, ctx) => {
+      const { orderId } = msg.payload
+      ctx.post('order.updated', { orderId, status: 'reserved' }, { key: orderId })
+      ctx.post('email.send', { orderId, template: 'receipt' }, { key: orderId, priority: Priority.low })
+    })
+    .otherwise(() => {})
+
+  loop.on('email.send', async () => {
+    await sleep(10 + random() * 50) // the slow handler: an SMTP relay
+  })
+
+  loop.on('analytics.track', () => {})
+}

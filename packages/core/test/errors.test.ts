@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest'
+import {
+  describeValue,
+  FlowingError,
+  HopLimitError,
+  InvalidArgumentError,
+  QueueFullError,
+  UnknownMessageTypeError,
+  UnknownRouteError,
+} from '../src/index.js'
+
+describe('describeValue()', () => {
+  it('quotes the value and names its kind', () => {
+    expect(describeValue(0)).toBe('`0` (number)')
+    expect(describeValue('x')).toBe('`"x"` (string)')
+    expect(describeValue(null)).toBe('`null` (null)')
+    expect(describeValue(undefined)).toBe('`undefined` (undefined)')
+    expect(describeValue(Number.NaN)).toBe('`NaN` (number)')
+    expect(describeValue([1])).toBe('`[array]` (array)')
+    expect(describeValue({})).toBe('`[object]` (object)')
+    expect(describeValue(10n)).toBe('`10n` (bigint)')
+    expect(describeValue(function named() {})).toBe('`[function named]` (function)')
+  })
+})
+
+describe('FlowingError subclasses', () => {
+  it('carry a stable code, their class name and the live numbers', () => {
+    const full = new QueueFullError('work', { queued: 8, capacity: 8, running: 2, waitingProducers: 1 })
+    expect(full).toBeInstanceOf(FlowingError)
+    expect(full.name).toBe('QueueFullError')
+    expect(full.code).toBe('ERR_FLOWING_QUEUE_FULL')
+    expect(full.message).toBe('Queue is full: cannot admit `work` (8/8 queued, 2 running, 1 producers waiting)')
+    expect(full.load.capacity).toBe(8)
+  })
+
+  it('name the argument, the rule and the value', () => {
+    const e = new InvalidArgumentError('capacity', 'a positive integer', 0)
+    expect(e.message).toBe('Expected `capacity` to be a positive integer, got `0` (number)')
+    expect(e.argument).toBe('capacity')
+    expect(e.value).toBe(0)
+  })
+
+  it('list what is registered when a type or route is unknown', () => {
+    expect(new UnknownMessageTypeError('ordr.paid', ['order.paid']).message).toBe(
+      'No handler registered for message type `"ordr.paid"` (string); registered types: `order.paid`',
+    )
+    expect(new UnknownRouteError('order.updated', 'lost', ['paid']).message).toContain('routes: `paid`')
+    expect(new HopLimitError('work', 17, 16).message).toBe(
+      'Follow-up `work` would be 17 hops deep; the limit is maxHops = 16',
+    )
+  })
+})

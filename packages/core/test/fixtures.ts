@@ -1,0 +1,25 @@
+import { createLoop, type LoopOptions, VirtualClock } from '../src/index.js'
+
+/** The message map the unit tests share. */
+export interface Messages {
+  'order.paid': { orderId: string; amount: number }
+  'order.updated': { orderId: string; status: 'paid' | 'refunded' | 'pending' }
+  work: number
+}
+
+/** A loop on virtual time, plus the clock that drives it. */
+export function virtualLoop(options: LoopOptions = {}) {
+  const clock = new VirtualClock()
+  const loop = createLoop<Messages>({ clock, ...options })
+  return { clock, loop }
+}
+
+/** Runs `fn`, returns what it threw (fails the test if it did not throw). */
+export function thrown(fn: () => unknown): Error {
+  try {
+    fn()
+  } catch (error) {
+    return error as Error
+  }
+  throw new Error('expected a throw')
+}
