@@ -8,18 +8,11 @@ import type { Clock } from '../clock.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
 import type { Router } from '../dispatcher/router.js'
-import { HopLimitError, InvalidArgumentError, LoopStoppedError, QueueFullError, type QueueLoad } from '../errors.js'
+import { HopLimitError, LoopStoppedError, QueueFullError, type QueueLoad } from '../errors.js'
+import { AmortizedClock } from '../internal/amortized-clock.js'
 import { Envelope, Where } from '../internal/envelope.js'
 import * as check from '../internal/validate.js'
-import type {
-  Message,
-  MessageMap,
-  MessageType,
-  OverflowPolicy,
-  PostOptions,
-  PostResult,
-  SendOptions,
-} from '../message.js'
+import type { Message, MessageMap, MessageType, PostOptions, PostResult, SendOptions } from '../message.js'
 import { LoopMetrics, type MetricsSnapshot } from '../metrics/loop-metrics.js'
 import { WorkerPool } from '../pool/worker-pool.js'
 import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
@@ -28,7 +21,8 @@ import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
 import { AttemptContext } from './attempt-context.js'
 import type { DropReason, LoopEvents, LoopState } from './events.js'
-import { type LoopOptions, OVERFLOW_POLICIES, type ResolvedLoopOptions, resolveOptions } from './options.js'
+import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from './options.js'
+import { checkPostOptions } from './post-options.js'
 import { SendGate } from './send-gate.js'
 
 /** `#admit` either throws refusals (post) or returns them (tryPost). */
@@ -38,7 +32,6 @@ enum Mode {
 }
 
 const RESOLVED = Promise.resolve()
-const POST_OPTION_KEYS = ['key', 'priority', 'overflow', 'signal', 'timeoutMs'] as const
 
 /** Options of {@link Loop.stop}. */
 export interface StopOptions {
@@ -74,6 +67,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly events = new EventEmitter<LoopEvents<M>>()
   readonly #options: ResolvedLoopOptions
   readonly #clock: Clock
+  // Post, start and end times: one real clock read serves up to 32 of them (see AmortizedClock).
+  readonly #time: AmortizedClock
   readonly #registry = new Registry<M>()
   readonly #queue: RunQueue
   readonly #pool: WorkerPool<AttemptContext<M>>
@@ -101,6 +96,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   constructor(options?: LoopOptions) {
     this.#options = resolveOptions(options)
     this.#clock = this.#options.clock
+    this.#time = new AmortizedClock(this.#clock, 32)
     const urgency = new Urgency(this.#options.agingMs)
     const ready = this.#options.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency)
     this.#queue = new RunQueue(ready, urgency)
@@ -180,15 +176,21 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#metrics.posted++
     let wait: boolean
     try {
-      const o = this.#checkOptions(options)
+      checkPostOptions(options)
       wait =
-        o.overflow === 'wait' &&
+        (options?.overflow ?? this.#options.overflow) === 'wait' &&
         this.#queue.length >= this.#options.capacity &&
         this.#state !== 'draining' &&
         this.#state !== 'stopped'
       if (wait) {
         this.#registry.resolve(type) // refuse unknown types now, not after the wait
-        return this.#gate.wait(type, payload, options, o.priority, this.#load()) as Promise<Message<M, T>>
+        return this.#gate.wait(
+          type,
+          payload,
+          options,
+          options?.priority ?? this.#options.defaultPriority,
+          this.#load(),
+        ) as Promise<Message<M, T>>
       }
     } catch (error) {
       this.#refused(type, error as Error)
@@ -303,7 +305,7 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   /** @internal */
   begin(m: Envelope): AttemptContext<M> {
-    const now = this.#clock.now()
+    const now = this.#time.now()
     this.#metrics.recordWait(m.priority, now - m.postedAt)
     this.events.emit('started', m as unknown as Message<M>)
     return new AttemptContext<M>(this, m, 1, now)
@@ -316,7 +318,7 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   /** @internal */
   end(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
-    const duration = this.#clock.now() - ctx.startedAt
+    const duration = this.#time.now() - ctx.startedAt
     this.#metrics.recordHandler(duration)
     m.where = Where.Done
     if (m.key !== undefined) this.#queue.release(m.key)
@@ -362,19 +364,18 @@ export class Loop<M extends MessageMap = MessageMap> {
     mode: Mode,
   ): Message<M> | PostResult<M, MessageType<M>> {
     let m: Envelope
-    let overflow: OverflowPolicy
     try {
-      const o = this.#checkOptions(options)
-      overflow = o.overflow
+      checkPostOptions(options)
       const router = this.#registry.resolve(type)
+      const priority = options?.priority ?? this.#options.defaultPriority
       m = new Envelope(
         this.#options.idPrefix,
         ++this.#seq,
         type,
         payload,
-        o.key,
-        o.priority,
-        this.#clock.now(),
+        options?.key,
+        priority,
+        this.#time.now(),
         hops,
         trace,
       )
@@ -387,6 +388,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       return this.#refuse(type, new LoopStoppedError(`post \`${type}\``, this.#state), mode)
     }
     if (this.#queue.length >= this.#options.capacity) {
+      const overflow = options?.overflow ?? this.#options.overflow
       if (overflow === 'reject' || overflow === 'wait')
         return this.#refuse(type, new QueueFullError(type, this.#load()), mode)
       const victim = overflow === 'drop-oldest-lowest' ? this.#queue.evictLowest(m.priority) : undefined
@@ -400,28 +402,6 @@ export class Loop<M extends MessageMap = MessageMap> {
     return mode === Mode.Throw
       ? (m as unknown as Message<M>)
       : { ok: true, status: 'queued', message: m as unknown as Message<M> }
-  }
-
-  #checkOptions(options: SendOptions | undefined): { key: Message['key']; priority: number; overflow: OverflowPolicy } {
-    if (options === undefined)
-      return { key: undefined, priority: this.#options.defaultPriority, overflow: this.#options.overflow }
-    const o = check.plainObject('options', options)
-    check.knownKeys('options', o, POST_OPTION_KEYS)
-    const key = options.key
-    if (key !== undefined && typeof key !== 'string' && !(typeof key === 'number' && Number.isFinite(key))) {
-      throw new InvalidArgumentError('options.key', 'a string or a finite number', key)
-    }
-    return {
-      key,
-      priority:
-        options.priority === undefined
-          ? this.#options.defaultPriority
-          : check.priority('options.priority', options.priority),
-      overflow:
-        options.overflow === undefined
-          ? this.#options.overflow
-          : check.oneOf('options.overflow', options.overflow, OVERFLOW_POLICIES),
-    }
   }
 
   #acceptDropped(m: Envelope, mode: Mode): Message<M> | PostResult<M, MessageType<M>> {

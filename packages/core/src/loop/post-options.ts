@@ -1,0 +1,42 @@
+import { InvalidArgumentError } from '../errors.js'
+import * as check from '../internal/validate.js'
+import type { SendOptions } from '../message.js'
+import { MAX_PRIORITY } from '../priority.js'
+import { OVERFLOW_POLICIES } from './options.js'
+
+/**
+ * Validates per-post options without allocating: this runs on every post, so the accepted case is a
+ * handful of `typeof` checks and one `for…in`; only a bad value reaches the general validators, which
+ * build the error.
+ *
+ * @throws InvalidArgumentError naming the first bad option
+ */
+export function checkPostOptions(options: SendOptions | undefined): void {
+  if (options === undefined) return
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidArgumentError('options', 'an object', options)
+  }
+  for (const name in options) {
+    if (name !== 'key' && name !== 'priority' && name !== 'overflow' && name !== 'signal' && name !== 'timeoutMs') {
+      check.knownKeys('options', options as Record<string, unknown>, [
+        'key',
+        'priority',
+        'overflow',
+        'signal',
+        'timeoutMs',
+      ])
+    }
+  }
+  const { key, priority, overflow } = options
+  if (key !== undefined && typeof key !== 'string' && !(typeof key === 'number' && Number.isFinite(key))) {
+    throw new InvalidArgumentError('options.key', 'a string or a finite number', key)
+  }
+  // `(p | 0) === p` rejects NaN, ±Infinity, fractions and non-numbers in one comparison.
+  if (
+    priority !== undefined &&
+    !(typeof priority === 'number' && (priority | 0) === priority && priority >= 0 && priority <= MAX_PRIORITY)
+  ) {
+    check.priority('options.priority', priority)
+  }
+  if (overflow !== undefined) check.oneOf('options.overflow', overflow, OVERFLOW_POLICIES)
+}
