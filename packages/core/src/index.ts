@@ -35,7 +35,7 @@ export {
   UnknownMessageTypeError,
   UnknownRouteError,
 } from './errors.js'
-export type { DropReason, LoopEvents, LoopState } from './loop/events.js'
+export { type DropReason, LoopEmitter, type LoopEvents, type LoopState } from './loop/events.js'
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
 export type {

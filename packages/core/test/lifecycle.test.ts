@@ -179,3 +179,47 @@ describe('Loop', () => {
     })
   })
 })
+
+describe('LoopEmitter', () => {
+  it('keeps the loop consistent when a listener throws, and re-throws the error asynchronously', async () => {
+    const { clock, loop } = virtualLoop()
+    const uncaught: unknown[] = []
+    const original = globalThis.queueMicrotask
+    globalThis.queueMicrotask = (fn) =>
+      original(() => {
+        try {
+          fn()
+        } catch (error) {
+          uncaught.push(error)
+        }
+      })
+    try {
+      loop.events.on('succeeded', () => {
+        throw new Error('listener bug')
+      })
+      loop.on('work', () => {})
+      loop.post('work', 1)
+      loop.post('work', 2)
+      const drained = loop.drain()
+      await clock.run()
+      await drained
+    } finally {
+      globalThis.queueMicrotask = original
+    }
+    expect(uncaught).toEqual([new Error('listener bug'), new Error('listener bug')])
+    expect(loop.metrics().counters.succeeded).toBe(2)
+  })
+
+  it('emits drained once a draining stop finished', async () => {
+    const { clock, loop } = virtualLoop()
+    const events: string[] = []
+    loop.events.on('drained', () => events.push('drained'))
+    loop.events.on('state', (s) => events.push(s))
+    loop.on('work', () => {})
+    loop.post('work', 1)
+    const stopped = loop.stop()
+    await clock.run()
+    await stopped
+    expect(events).toEqual(['draining', 'drained', 'stopped'])
+  })
+})

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { EventEmitter } from 'eventemitter3'
 import type { Message, MessageMap } from '../message.js'
 
 /** Lifecycle states: created → running ⇄ paused → draining → stopped. */
@@ -33,6 +34,31 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   cancelled: [message: Message<M>]
   /** Queue empty and nothing running (fired on each transition to idle). */
   idle: []
+  /** A draining `stop()` finished its work (just before the state becomes `stopped`). */
+  drained: []
   /** The lifecycle state changed. */
   state: [state: LoopState, previous: LoopState]
+}
+
+/**
+ * The loop's emitter. A listener that throws must not corrupt the loop's bookkeeping (a half-recorded
+ * outcome, a drain that never resolves), so the error is re-thrown on a fresh microtask — it surfaces
+ * as an uncaught exception, as a throwing listener would with Node's own emitter — after the loop has
+ * finished its step.
+ */
+export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter<LoopEvents<M>> {
+  /** Emits to every listener; a throwing listener's error is re-thrown asynchronously. */
+  override emit<T extends EventEmitter.EventNames<LoopEvents<M>>>(
+    event: T,
+    ...args: EventEmitter.EventArgs<LoopEvents<M>, T>
+  ): boolean {
+    try {
+      return super.emit(event, ...args)
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error
+      })
+      return true
+    }
+  }
 }

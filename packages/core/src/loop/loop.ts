@@ -3,7 +3,6 @@
  *
  * @module
  */
-import { EventEmitter } from 'eventemitter3'
 import type { Clock } from '../clock.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
@@ -20,7 +19,7 @@ import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
 import { AttemptContext } from './attempt-context.js'
-import type { DropReason, LoopEvents, LoopState } from './events.js'
+import { type DropReason, LoopEmitter, type LoopState } from './events.js'
 import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from './options.js'
 import { checkPostOptions } from './post-options.js'
 import { SendGate } from './send-gate.js'
@@ -64,7 +63,7 @@ export interface StopOptions {
  */
 export class Loop<M extends MessageMap = MessageMap> {
   /** Typed lifecycle and message events (eventemitter3). */
-  readonly events = new EventEmitter<LoopEvents<M>>()
+  readonly events = new LoopEmitter<M>()
   readonly #options: ResolvedLoopOptions
   readonly #clock: Clock
   // Post, start and end times: one real clock read serves up to 32 of them (see AmortizedClock).
@@ -251,7 +250,10 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#gate.rejectAll((w) => new LoopStoppedError(`send \`${w.type}\``, 'draining'))
     if (!drain) this.#cancelQueued()
     this.#schedulePump()
-    this.#stopping = this.drain().then(() => this.#setState('stopped'))
+    this.#stopping = this.drain().then(() => {
+      if (drain) this.events.emit('drained')
+      this.#setState('stopped')
+    })
     return this.#stopping
   }
 

@@ -117,8 +117,11 @@ export class WorkerPool<A> {
 
   /** A slot's handler settled asynchronously. */
   settle(slot: Slot<A>, ok: boolean, value: unknown): void {
-    this.#finish(slot, ok, value)
-    this.pump()
+    try {
+      this.#finish(slot, ok, value)
+    } finally {
+      this.pump() // even if the host threw: the slot is free and waiting work must not stall
+    }
   }
 
   /** The attempts running now. */
