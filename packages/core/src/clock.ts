@@ -52,7 +52,9 @@ function realTurn(): Promise<void> {
  *
  * @remarks Timers fire in (due time, creation order); `setImmediate` is a zero-delay virtual timer, so
  * a loop that yields on a budget is still driven only by {@link VirtualClock.advance} / {@link
- * VirtualClock.run}. Between timers the clock lets real microtasks settle, so `async` handlers that
+ * VirtualClock.run}: after `dispatchBudget` handler starts in one turn, a loop on a virtual clock
+ * dispatches nothing more until the test advances or runs the clock (and `await loop.drain()` alone
+ * would wait forever) — drive the clock, e.g. `const drained = loop.drain(); await clock.run(); await drained`. Between timers the clock lets real microtasks settle, so `async` handlers that
  * await `clock.sleep()` behave as they would in production.
  *
  * @example

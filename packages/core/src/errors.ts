@@ -178,6 +178,11 @@ export class DuplicateHandlerError extends FlowingError {
  * message storm is stopped at its source.
  */
 export class HopLimitError extends FlowingError {
+  /** The depth the refused follow-up would have had. */
+  readonly hops: number
+  /** The configured limit. */
+  readonly maxHops: number
+
   /**
    * @param messageType - the follow-up type refused
    * @param hops - the depth it would have had
@@ -188,6 +193,8 @@ export class HopLimitError extends FlowingError {
       'ERR_FLOWING_HOP_LIMIT',
       `Follow-up \`${messageType}\` would be ${hops} hops deep; the limit is maxHops = ${maxHops}`,
     )
+    this.hops = hops
+    this.maxHops = maxHops
   }
 }
 
@@ -211,6 +218,11 @@ export class LoopStoppedError extends FlowingError {
 
 /** A `send()` waited longer than its `timeoutMs` for space. Nothing was admitted. */
 export class SendTimeoutError extends FlowingError {
+  /** The timeout that elapsed (ms). */
+  readonly timeoutMs: number
+  /** The queue numbers when the producer gave up. */
+  readonly load: QueueLoad
+
   /**
    * @param messageType - the type that waited
    * @param timeoutMs - the timeout that elapsed
@@ -221,6 +233,8 @@ export class SendTimeoutError extends FlowingError {
       'ERR_FLOWING_SEND_TIMEOUT',
       `send(\`${messageType}\`) waited ${timeoutMs} ms for space and gave up (${load.queued}/${load.capacity} queued)`,
     )
+    this.timeoutMs = timeoutMs
+    this.load = load
   }
 }
 

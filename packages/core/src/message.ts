@@ -42,7 +42,7 @@ export interface Message<M extends MessageMap = MessageMap, T extends MessageTyp
   /** The partition key, or `undefined` for keyless messages (they may run anywhere). */
   readonly key: MessageKey | undefined
   /** Priority 0 (most urgent) – 9. */
-  readonly priority: number
+  readonly priority: PriorityLevel
   /** The route key chosen by the type's router, if it has one. */
   readonly routeKey: string | undefined
   /** Clock time (ms) when the message was admitted. */
@@ -64,25 +64,25 @@ export interface PostOptions {
    * Partition key: messages with the same key run one at a time, in post order among equal priority.
    * Omit for messages that may run on any worker concurrently.
    */
-  readonly key?: MessageKey
+  readonly key?: MessageKey | undefined
   /**
    * Urgency, an integer from 0 (most urgent) to 9.
    * @defaultValue `Priority.normal` (5), or the loop's `defaultPriority`
    */
-  readonly priority?: PriorityLevel
+  readonly priority?: PriorityLevel | undefined
   /**
    * Overrides the loop's overflow policy for this post.
    * @defaultValue the loop's `overflow` option
    */
-  readonly overflow?: OverflowPolicy
+  readonly overflow?: OverflowPolicy | undefined
 }
 
 /** Options of {@link PostOptions} plus waiting controls, for `send()`. */
 export interface SendOptions extends PostOptions {
   /** Gives up waiting for space when aborted (rejects with `SendAbortedError`). */
-  readonly signal?: AbortSignal
+  readonly signal?: AbortSignal | undefined
   /** Gives up waiting for space after this many ms (rejects with `SendTimeoutError`). */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
 }
 
 /** `tryPost` result: the message was admitted. */

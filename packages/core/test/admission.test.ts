@@ -216,6 +216,36 @@ describe('Loop', () => {
       expect(loop.metrics().counters).toMatchObject({ posted: 2, accepted: 1, rejected: 1, succeeded: 1 })
     })
 
+    it('validates timeoutMs and signal even when there is room, and post() refuses them', async () => {
+      const { loop } = pausedLoop(4, 'wait')
+      await expect(loop.send('work', 1, { timeoutMs: -1 })).rejects.toThrow(
+        'Expected `options.timeoutMs` to be a finite non-negative number, got `-1` (number)',
+      )
+      await expect(loop.send('work', 1, { signal: 'stop' as never })).rejects.toThrow(
+        'Expected `options.signal` to be an AbortSignal, got `"stop"` (string)',
+      )
+      expect(thrown(() => loop.post('work', 1, { timeoutMs: 5 } as never)).message).toContain(
+        'Expected `options.timeoutMs` to be one of the known options (key, priority, overflow)',
+      )
+      expect(loop.queued).toBe(0)
+      expect(loop.metrics().counters).toMatchObject({ posted: 3, accepted: 0, rejected: 3 })
+    })
+
+    it('refuses a producer beyond maxWaiting at once', async () => {
+      const { loop } = virtualLoop({ capacity: 1, overflow: 'wait', maxWaiting: 2, autoStart: false })
+      loop.on('work', () => {})
+      loop.post('work', 0)
+      const waiting = [loop.send('work', 1), loop.send('work', 2)]
+      const error = await loop.send('work', 3).catch((e: Error) => e)
+      expect(error).toBeInstanceOf(QueueFullError)
+      expect((error as Error).message).toBe(
+        'Queue is full: cannot admit `work` (1/1 queued, 0 running, 2 producers waiting)',
+      )
+      const stopped = loop.stop({ drain: false })
+      await Promise.allSettled(waiting)
+      await stopped
+    })
+
     it('applies the policy at once when it is not `wait`', async () => {
       const { loop } = pausedLoop(1, 'reject')
       loop.post('work', 0)

@@ -96,6 +96,24 @@ describe('Loop', () => {
     })
   })
 
+  describe('thenable results', () => {
+    it('settle once even if a foreign thenable calls back twice', async () => {
+      const { clock, loop } = virtualLoop({ workers: 1 })
+      loop.on('work', () => ({
+        // biome-ignore lint/suspicious/noThenProperty: a deliberately misbehaving thenable
+        then(ok: (v: unknown) => void, fail: (e: unknown) => void) {
+          ok('first')
+          ok('again')
+          fail(new Error('and a rejection'))
+        },
+      }))
+      loop.post('work', 1)
+      loop.post('work', 2)
+      await clock.run()
+      expect(loop.metrics().counters).toMatchObject({ accepted: 2, succeeded: 2, failed: 0 })
+    })
+  })
+
   describe('use()', () => {
     it('wraps handlers outermost-first, and after-code runs after the handler', async () => {
       const { clock, loop } = virtualLoop()
@@ -153,7 +171,8 @@ describe('Loop', () => {
       const { clock, loop } = virtualLoop()
       const seen: Message<Messages>[] = []
       loop.on('order.paid', (m, ctx) => {
-        ctx.post('order.updated', { orderId: m.payload.orderId, status: 'paid' }, { key: m.payload.orderId })
+        // a follow-up can reuse its parent's key and priority as they are
+        ctx.post('order.updated', { orderId: m.payload.orderId, status: 'paid' }, { key: m.key, priority: m.priority })
       })
       loop
         .route('order.updated', (m) => m.payload.status)
@@ -162,7 +181,7 @@ describe('Loop', () => {
           expect(ctx.message).toBe(m)
           expect(ctx.attempt).toBe(1)
         })
-      const root = loop.post('order.paid', { orderId: 'o-9', amount: 1 })
+      const root = loop.post('order.paid', { orderId: 'o-9', amount: 1 }, { key: 'o-9' })
       await clock.run()
       expect(seen).toHaveLength(1)
       expect(seen[0]?.traceId).toBe(root.id)

@@ -75,7 +75,7 @@ describe('Loop', () => {
       loop.post('work', 1)
       loop.post('work', 2)
       const a = loop.stop()
-      const b = loop.stop({ drain: false })
+      const b = loop.stop()
       expect(a).toBe(b)
       await clock.run()
       await a
@@ -155,6 +155,28 @@ describe('Loop', () => {
       await clock.run()
       await stopped
       expect(done).toEqual(['o-1'])
+    })
+
+    it('escalates a draining stop when called again with drain: false', async () => {
+      const { clock, loop } = virtualLoop({ workers: 1 })
+      const done: number[] = []
+      const events: string[] = []
+      loop.events.on('cancelled', (m) => events.push(`cancelled ${m.payload}`))
+      loop.events.on('drained', () => events.push('drained'))
+      loop.on('work', async (m, ctx) => {
+        await clock.sleep(10)
+        if (!ctx.signal.aborted) done.push(m.payload)
+      })
+      for (let i = 1; i <= 4; i++) loop.post('work', i)
+      const graceful = loop.stop()
+      await clock.advance(15) // 1 done, 2 running
+      const forced = loop.stop({ drain: false })
+      expect(forced).toBe(graceful)
+      await clock.run()
+      await forced
+      expect(done).toEqual([1])
+      expect(events).toEqual(['cancelled 3', 'cancelled 4'])
+      expect(loop.metrics().counters).toMatchObject({ accepted: 4, succeeded: 2, cancelled: 2 })
     })
 
     it('refuses follow-ups once a non-draining stop began', async () => {

@@ -1,4 +1,5 @@
 import type { Message, MessageKey } from '../message.js'
+import type { PriorityLevel } from '../priority.js'
 
 /** Where an envelope is; the single source of truth for which structure holds it. */
 export enum Where {
@@ -24,7 +25,7 @@ export class Envelope {
   readonly type: string
   readonly payload: unknown
   readonly key: MessageKey | undefined
-  readonly priority: number
+  readonly priority: PriorityLevel
   // Set right after construction by the type's router, before the message is admitted.
   routeKey: string | undefined = undefined
   readonly postedAt: number
@@ -41,7 +42,7 @@ export class Envelope {
     type: string,
     payload: unknown,
     key: MessageKey | undefined,
-    priority: number,
+    priority: PriorityLevel,
     postedAt: number,
     hops: number,
     trace: string | undefined,

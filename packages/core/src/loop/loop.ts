@@ -153,6 +153,7 @@ export class Loop<M extends MessageMap = MessageMap> {
    */
   post<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): Message<M, T> {
     this.#metrics.posted++
+    this.#checkOptions(type, options, false)
     return this.#admit(type, payload, options, 0, undefined, Mode.Throw) as Message<M, T>
   }
 
@@ -162,6 +163,7 @@ export class Loop<M extends MessageMap = MessageMap> {
    */
   tryPost<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): PostResult<M, T> {
     this.#metrics.posted++
+    this.#checkOptions(type, options, false)
     return this.#admit(type, payload, options, 0, undefined, Mode.Result) as PostResult<M, T>
   }
 
@@ -175,7 +177,8 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#metrics.posted++
     let wait: boolean
     try {
-      checkPostOptions(options)
+      checkPostOptions(options, true)
+      if (this.#gate.length >= this.#options.maxWaiting) throw new QueueFullError(type, this.#load())
       wait =
         (options?.overflow ?? this.#options.overflow) === 'wait' &&
         this.#queue.length >= this.#options.capacity &&
@@ -241,17 +244,22 @@ export class Loop<M extends MessageMap = MessageMap> {
    *
    * @remarks While a draining stop runs, follow-ups that running handlers post through `ctx.post` are
    * still admitted (they belong to the work being drained); with `drain: false` they are refused too.
+   * Calling `stop({ drain: false })` while a draining stop is in progress escalates it: what is still
+   * queued is cancelled and running handlers are aborted; both calls return the same promise.
    */
   stop(options?: StopOptions): Promise<void> {
-    if (this.#stopping !== undefined) return this.#stopping
     const drain = options?.drain === undefined ? true : check.boolean('options.drain', options.drain)
+    if (this.#stopping !== undefined) {
+      if (!drain && this.#drainOnStop) this.#escalate() // a graceful stop that ran out of patience
+      return this.#stopping
+    }
     this.#drainOnStop = drain
     this.#setState('draining')
     this.#gate.rejectAll((w) => new LoopStoppedError(`send \`${w.type}\``, 'draining'))
     if (!drain) this.#cancelQueued()
     this.#schedulePump()
     this.#stopping = this.drain().then(() => {
-      if (drain) this.events.emit('drained')
+      if (this.#drainOnStop) this.events.emit('drained')
       this.#setState('stopped')
     })
     return this.#stopping
@@ -349,6 +357,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.#refused(type, error)
       throw error
     }
+    this.#checkOptions(type, options, false)
     return this.#admit(type, payload, options, hops, parent.traceId, mode === 'throw' ? Mode.Throw : Mode.Result) as
       | Message<M, T>
       | PostResult<M, T>
@@ -367,8 +376,10 @@ export class Loop<M extends MessageMap = MessageMap> {
   ): Message<M> | PostResult<M, MessageType<M>> {
     let m: Envelope
     try {
-      checkPostOptions(options)
       const router = this.#registry.resolve(type)
+      if (this.#state === 'stopped' || (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop))) {
+        return this.#refuse(type, new LoopStoppedError(`post \`${type}\``, this.#state), mode)
+      }
       const priority = options?.priority ?? this.#options.defaultPriority
       m = new Envelope(
         this.#options.idPrefix,
@@ -383,11 +394,8 @@ export class Loop<M extends MessageMap = MessageMap> {
       )
       if (router !== undefined) m.routeKey = router.select(m as unknown as Message<MessageMap, never>)
     } catch (error) {
-      this.#refused(type, error as Error)
+      if (!(error instanceof LoopStoppedError)) this.#refused(type, error as Error) // #refuse counted it
       throw error
-    }
-    if (this.#state === 'stopped' || (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop))) {
-      return this.#refuse(type, new LoopStoppedError(`post \`${type}\``, this.#state), mode)
     }
     if (this.#queue.length >= this.#options.capacity) {
       const overflow = options?.overflow ?? this.#options.overflow
@@ -404,6 +412,16 @@ export class Loop<M extends MessageMap = MessageMap> {
     return mode === Mode.Throw
       ? (m as unknown as Message<M>)
       : { ok: true, status: 'queued', message: m as unknown as Message<M> }
+  }
+
+  // Validates per-post options; a bad one is a refused post (counted, evented) and throws.
+  #checkOptions(type: string, options: PostOptions | undefined, forSend: boolean): void {
+    try {
+      checkPostOptions(options, forSend)
+    } catch (error) {
+      this.#refused(type, error as Error)
+      throw error
+    }
   }
 
   #acceptDropped(m: Envelope, mode: Mode): Message<M> | PostResult<M, MessageType<M>> {
@@ -457,6 +475,11 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (waiters.length === 0) return
     this.#idleWaiters = []
     for (const resolve of waiters) resolve()
+  }
+
+  #escalate(): void {
+    this.#drainOnStop = false
+    this.#cancelQueued()
   }
 
   #cancelQueued(): void {

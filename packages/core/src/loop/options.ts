@@ -23,6 +23,12 @@ export interface LoopOptions {
    */
   readonly workers?: number
   /**
+   * Bound on producers blocked in `send()`; one more is refused at once with `QueueFullError`, so
+   * memory stays bounded even when producers outrun consumers.
+   * @defaultValue 10_000
+   */
+  readonly maxWaiting?: number
+  /**
    * What a post does when the queue is full: `reject` (throw `QueueFullError` / result `full`),
    * `drop-new` (drop the new message, event `dropped`), `drop-oldest-lowest` (evict the oldest message
    * of the least urgent level if it is not more urgent than the new one, else drop the new one), or
@@ -82,6 +88,7 @@ export type ResolvedLoopOptions = Required<LoopOptions>
 const KNOWN: readonly (keyof LoopOptions)[] = [
   'capacity',
   'workers',
+  'maxWaiting',
   'overflow',
   'agingMs',
   'defaultPriority',
@@ -108,6 +115,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
   return {
     capacity: pick('capacity', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
     workers: pick('workers', 8, (n, v) => check.positiveInteger(n, v, 65_536)),
+    maxWaiting: pick('maxWaiting', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
     overflow: pick('overflow', 'reject' as OverflowPolicy, (n, v) => check.oneOf(n, v, OVERFLOW_POLICIES)),
     agingMs: pick('agingMs', 1000, (n, v) => check.nonNegativeNumber(n, v, true)),
     defaultPriority: pick(

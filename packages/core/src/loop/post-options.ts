@@ -11,20 +11,15 @@ import { OVERFLOW_POLICIES } from './options.js'
  *
  * @throws InvalidArgumentError naming the first bad option
  */
-export function checkPostOptions(options: SendOptions | undefined): void {
+export function checkPostOptions(options: SendOptions | undefined, forSend: boolean): void {
   if (options === undefined) return
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InvalidArgumentError('options', 'an object', options)
   }
   for (const name in options) {
-    if (name !== 'key' && name !== 'priority' && name !== 'overflow' && name !== 'signal' && name !== 'timeoutMs') {
-      check.knownKeys('options', options as Record<string, unknown>, [
-        'key',
-        'priority',
-        'overflow',
-        'signal',
-        'timeoutMs',
-      ])
+    const known = name === 'key' || name === 'priority' || name === 'overflow'
+    if (!known && !(forSend && (name === 'signal' || name === 'timeoutMs'))) {
+      check.knownKeys('options', options as Record<string, unknown>, forSend ? SEND_KEYS : POST_KEYS)
     }
   }
   const { key, priority, overflow } = options
@@ -39,4 +34,12 @@ export function checkPostOptions(options: SendOptions | undefined): void {
     check.priority('options.priority', priority)
   }
   if (overflow !== undefined) check.oneOf('options.overflow', overflow, OVERFLOW_POLICIES)
+  if (!forSend) return
+  if (options.timeoutMs !== undefined) check.nonNegativeNumber('options.timeoutMs', options.timeoutMs, false)
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError('options.signal', 'an AbortSignal', options.signal)
+  }
 }
+
+const POST_KEYS = ['key', 'priority', 'overflow']
+const SEND_KEYS = [...POST_KEYS, 'signal', 'timeoutMs']

@@ -1,6 +1,5 @@
 import type { Clock, TimerHandle } from '../clock.js'
-import { InvalidArgumentError, type QueueLoad, SendAbortedError, SendTimeoutError } from '../errors.js'
-import * as check from '../internal/validate.js'
+import { type QueueLoad, SendAbortedError, SendTimeoutError } from '../errors.js'
 import type { Message, MessageMap, SendOptions } from '../message.js'
 import { type Waiter, WaitingRoom } from '../queue/waiting-room.js'
 
@@ -47,13 +46,8 @@ export class SendGate<M extends MessageMap> {
     priority: number,
     load: QueueLoad,
   ): Promise<Message<M>> {
-    const timeoutMs =
-      options?.timeoutMs === undefined
-        ? undefined
-        : check.nonNegativeNumber('options.timeoutMs', options.timeoutMs, false)
+    const timeoutMs = options?.timeoutMs // validated by the loop
     const signal = options?.signal
-    if (signal !== undefined && !(signal instanceof AbortSignal))
-      throw new InvalidArgumentError('options.signal', 'an AbortSignal', signal)
     if (signal?.aborted) throw new SendAbortedError(type, signal.reason)
     return new Promise<Message<M>>((resolve, reject) => {
       const w: SendWaiter = {

@@ -155,7 +155,9 @@ export class WorkerPool<A> {
       this.#finish(slot, false, error)
       return
     }
-    if (isThenable(result)) result.then(slot.onFulfilled, slot.onRejected)
+    if (result instanceof Promise) result.then(slot.onFulfilled, slot.onRejected)
+    // A foreign thenable might call back twice; adopting it into a native promise settles once.
+    else if (isThenable(result)) Promise.resolve(result).then(slot.onFulfilled, slot.onRejected)
     else this.#finish(slot, true, result)
   }
 

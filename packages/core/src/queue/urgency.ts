@@ -11,6 +11,7 @@
  * `agingMs = Infinity` priorities are strict; with `agingMs = 0` the queue is FIFO.
  */
 import type { Envelope } from '../internal/envelope.js'
+import { MAX_PRIORITY } from '../priority.js'
 
 /** Orders envelopes by (rank, seq). */
 export class Urgency {
@@ -21,7 +22,8 @@ export class Urgency {
 
   /** @param agingMs - ms of waiting worth one priority level; `Infinity` for strict priority */
   constructor(agingMs: number) {
-    const strict = agingMs === Number.POSITIVE_INFINITY
+    // Strict also when `priority × agingMs` would overflow to Infinity and flatten every level into one.
+    const strict = !Number.isFinite(agingMs * MAX_PRIORITY)
     this.#timeWeight = strict ? 0 : 1
     this.#levelWeight = strict ? 1 : agingMs
   }
