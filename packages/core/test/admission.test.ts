@@ -196,8 +196,12 @@ describe('Loop', () => {
       expect(done).toEqual([0, 2])
     })
 
-    it('rejects at once when the signal is already aborted', async () => {
+    it('rejects at once when the signal is already aborted, with or without room', async () => {
       const { loop } = pausedLoop(1, 'wait')
+      await expect(loop.send('work', 1, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+        name: 'SendAbortedError',
+      })
+      expect(loop.queued).toBe(0)
       loop.post('work', 0)
       await expect(loop.send('work', 1, { signal: AbortSignal.abort() })).rejects.toMatchObject({
         name: 'SendAbortedError',

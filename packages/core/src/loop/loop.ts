@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
 import type { Router } from '../dispatcher/router.js'
-import { HopLimitError, LoopStoppedError, QueueFullError, type QueueLoad } from '../errors.js'
+import { HopLimitError, LoopStoppedError, QueueFullError, type QueueLoad, SendAbortedError } from '../errors.js'
 import { AmortizedClock } from '../internal/amortized-clock.js'
 import { Envelope, Where } from '../internal/envelope.js'
 import * as check from '../internal/validate.js'
@@ -178,6 +178,8 @@ export class Loop<M extends MessageMap = MessageMap> {
     let wait: boolean
     try {
       checkPostOptions(options, true)
+      // An already-aborted signal means "do not send", whether or not there is room (AbortSignal convention).
+      if (options?.signal?.aborted) throw new SendAbortedError(type, options.signal.reason)
       if (this.#gate.length >= this.#options.maxWaiting) throw new QueueFullError(type, this.#load())
       wait =
         (options?.overflow ?? this.#options.overflow) === 'wait' &&
