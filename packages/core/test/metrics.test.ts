@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { virtualLoop } from './fixtures.js'
+import { createLoop, VirtualClock } from '../src/index.js'
+import { type Messages, virtualLoop } from './fixtures.js'
 
 describe('Loop', () => {
   describe('metrics()', () => {
@@ -32,6 +33,52 @@ describe('Loop', () => {
       expect(loop.metrics().gauges).toMatchObject({ queued: 2, running: 1, fill: 0.5, busyKeys: 1, capacity: 4 })
       expect(JSON.parse(JSON.stringify(loop.metrics())).counters.accepted).toBe(3)
       await clock.run()
+    })
+  })
+})
+
+describe('Loop', () => {
+  describe('timestamps', () => {
+    // A clock the test moves synchronously, as producer and handler code move real time.
+    function steppedClock() {
+      const real = new VirtualClock()
+      let t = 0
+      const clock = {
+        now: () => t,
+        setTimeout: (fn: () => void, ms: number) => real.setTimeout(fn, ms),
+        clearTimeout: (h: unknown) => real.clearTimeout(h),
+        setImmediate: (fn: () => void) => real.setImmediate(fn),
+      }
+      return { clock, real, step: (ms: number) => (t += ms) }
+    }
+
+    it('stamps each post with the exact time, even with no await between posts (aging stays exact)', async () => {
+      const { clock, real, step } = steppedClock()
+      const loop = createLoop<Messages>({ clock, workers: 1, agingMs: 10, autoStart: false })
+      const order: number[] = []
+      loop.on('work', (m) => {
+        order.push(m.payload)
+      })
+      const a = loop.post('work', 1, { priority: 9 })
+      step(100) // the producer works for 100 ms between two posts
+      const b = loop.post('work', 2, { priority: 0 })
+      expect(b.postedAt - a.postedAt).toBe(100)
+      loop.start()
+      await real.run()
+      expect(order).toEqual([1, 2]) // posted 100 ms ≥ 10 × 9 later: it may not overtake
+    })
+
+    it('measures synchronous handlers and the waits behind them exactly', async () => {
+      const { clock, real, step } = steppedClock()
+      const loop = createLoop<Messages>({ clock, workers: 1 })
+      loop.on('work', () => {
+        step(20)
+      })
+      for (let i = 0; i < 5; i++) loop.post('work', i)
+      await real.run()
+      const { handlerTime, queueWait } = loop.metrics()
+      expect(handlerTime).toMatchObject({ count: 5, mean: 20, max: 20 })
+      expect(queueWait).toMatchObject({ count: 5, mean: 40, max: 80 })
     })
   })
 })

@@ -7,22 +7,32 @@ import { Router } from './router.js'
 type AnyHandler = Handler<MessageMap, never>
 type AnyRouter = Router<MessageMap, never, string>
 
+/** What a type dispatches to: a handler, or a router that picks one by route key. */
+interface Entry {
+  readonly handler: AnyHandler | undefined
+  readonly router: AnyRouter | undefined
+}
+
 /**
  * The dispatcher's tables: message type → handler or router, plus the middleware chain.
  *
- * @remarks Lookups are one `Map.get`; a message with neither handler nor matching route is refused at
- * post time, never silently dropped at run time.
+ * @remarks Lookups are one `Map.get`, skipped when the type is the one looked up last (streams of one
+ * type are the common case); a message with neither handler nor matching route is refused at post time,
+ * never silently dropped at run time.
  */
 export class Registry<M extends MessageMap> {
-  readonly #handlers = new Map<string, AnyHandler | AnyRouter>()
+  readonly #entries = new Map<string, Entry>()
   readonly #middleware: Middleware<M>[] = []
+  // One-entry lookup cache: a string identity check instead of a hash lookup, twice per message.
+  #lastType: string | undefined
+  #lastEntry: Entry | undefined
 
   /** Registers a handler for a type. */
   on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): void {
     checkType(type)
     if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
     this.#claim(type, options)
-    this.#handlers.set(type, handler as unknown as AnyHandler)
+    this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined })
   }
 
   /** Registers a router for a type and returns it. */
@@ -34,7 +44,7 @@ export class Registry<M extends MessageMap> {
     checkType(type)
     const router = new Router<M, T, R>(type, selector)
     this.#claim(type, options)
-    this.#handlers.set(type, router as unknown as AnyRouter)
+    this.#set(type, { handler: undefined, router: router as unknown as AnyRouter })
     return router
   }
 
@@ -46,7 +56,7 @@ export class Registry<M extends MessageMap> {
 
   /** The registered types. */
   types(): string[] {
-    return [...this.#handlers.keys()]
+    return [...this.#entries.keys()]
   }
 
   /**
@@ -54,17 +64,15 @@ export class Registry<M extends MessageMap> {
    * @throws UnknownMessageTypeError
    */
   resolve(type: string): AnyRouter | undefined {
-    const entry = this.#handlers.get(type)
-    if (entry === undefined) throw new UnknownMessageTypeError(type, this.types())
-    return entry instanceof Router ? entry : undefined
+    return this.#lookup(type).router
   }
 
   /** Runs the middleware chain and the handler for one message; returns what the chain returns. */
   invoke(message: Envelope, ctx: HandlerContext<M>): unknown {
-    const entry = this.#handlers.get(message.type)
-    const handler = (entry instanceof Router
-      ? entry.handlerFor(message.routeKey as string)
-      : entry) as unknown as Handler<M, MessageType<M>>
+    const entry = this.#lookup(message.type)
+    const handler = (entry.router === undefined
+      ? entry.handler
+      : entry.router.handlerFor(message.routeKey as string)) as unknown as Handler<M, MessageType<M>>
     const msg = message as unknown as Message<M, MessageType<M>>
     if (this.#middleware.length === 0) return handler(msg, ctx) // the fast path: no chain to build
     return this.#chain(0, handler, msg, ctx)
@@ -86,8 +94,23 @@ export class Registry<M extends MessageMap> {
     })
   }
 
+  #lookup(type: string): Entry {
+    if (type === this.#lastType) return this.#lastEntry as Entry
+    const entry = this.#entries.get(type)
+    if (entry === undefined) throw new UnknownMessageTypeError(type, this.types())
+    this.#lastType = type
+    this.#lastEntry = entry
+    return entry
+  }
+
+  #set(type: string, entry: Entry): void {
+    this.#entries.set(type, entry)
+    this.#lastType = undefined // a replaced registration must not be served from the cache
+    this.#lastEntry = undefined
+  }
+
   #claim(type: string, options: RegisterOptions | undefined): void {
-    if (this.#handlers.has(type) && options?.replace !== true) throw new DuplicateHandlerError(`\`${type}\``)
+    if (this.#entries.has(type) && options?.replace !== true) throw new DuplicateHandlerError(`\`${type}\``)
   }
 }
 

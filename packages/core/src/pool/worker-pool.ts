@@ -13,6 +13,8 @@ export interface PoolHost<A> {
   invoke(m: Envelope, attempt: A): unknown
   /** Records the outcome and frees the key. */
   end(m: Envelope, attempt: A, ok: boolean, value: unknown): void
+  /** A pump stretch ended: user code may run next. */
+  pumped(): void
 }
 
 /**
@@ -98,9 +100,10 @@ export class WorkerPool<A> {
 
   /** Starts as many runnable messages as there are free workers and budget. */
   pump(): void {
-    if (this.#pumping || this.#yielding) return
+    if (this.#pumping) return
     this.#pumping = true
     try {
+      if (this.#yielding) return
       while (this.#running < this.#size && this.#host.canDispatch()) {
         if (this.#startsThisTurn >= this.#budget) {
           this.#yielding = true
@@ -112,6 +115,7 @@ export class WorkerPool<A> {
       }
     } finally {
       this.#pumping = false
+      this.#host.pumped()
     }
   }
 

@@ -73,14 +73,18 @@ export class LevelQueue implements ReadyQueue {
     let best = 31 - Math.clz32(bits & -bits) // lowest set bit: most urgent level
     bits &= bits - 1
     if (bits === 0) return best
+    const urgency = this.#urgency
     let head = (this.#levels[best] as Ring<Envelope>).peek() as Envelope
+    let headRank = urgency.rank(head)
     while (bits !== 0) {
       const level = 31 - Math.clz32(bits & -bits)
       bits &= bits - 1
       const candidate = (this.#levels[level] as Ring<Envelope>).peek() as Envelope
-      if (this.#urgency.compare(candidate, head) < 0) {
+      const rank = urgency.rank(candidate)
+      if (rank < headRank || (rank === headRank && candidate.seq < head.seq)) {
         best = level
         head = candidate
+        headRank = rank
       }
     }
     return best

@@ -67,11 +67,12 @@ export class RunQueue {
       const m = this.#next()
       if (m === undefined) return undefined
       if (m.key !== undefined) {
-        if (this.#busy.has(m.key)) {
+        // One hash operation claims the key: `add` leaves the size unchanged iff the key was busy.
+        const before = this.#busy.size
+        if (this.#busy.add(m.key).size === before) {
           this.#park(m)
           continue
         }
-        this.#busy.add(m.key)
       }
       m.where = Where.Running
       return m
@@ -81,6 +82,7 @@ export class RunQueue {
   /** Frees `key` after its message finished; its next message becomes runnable. */
   release(key: MessageKey): void {
     this.#busy.delete(key)
+    if (this.#parked === 0) return // no lane exists: skip the lookup
     const lane = this.#lanes.get(key)
     if (lane === undefined) return
     const head = lane.pop() as Envelope
