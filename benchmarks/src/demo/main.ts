@@ -5,10 +5,11 @@
  * with `send()`, and a graceful stop. Live status every 400 ms, a metrics table at the end.
  */
 import { createLoop, Priority } from '@flowing/core'
-import { type OrderMessages, registerOrderHandlers, seededRandom } from './orders.js'
+import { mulberry32 } from '../lib/random.js'
+import { type OrderMessages, registerOrderHandlers } from './orders.js'
 import { closingReport, liveLine } from './report.js'
 
-const random = seededRandom(42)
+const random = mulberry32(42) // the same story on every run
 const loop = createLoop<OrderMessages>({ capacity: 2_000, workers: 16, overflow: 'drop-oldest-lowest' })
 registerOrderHandlers(loop, random)
 

@@ -21,18 +21,6 @@ export class PaymentDeclinedError extends Error {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-/** Deterministic pseudo-random numbers (mulberry32), so two runs of the demo tell the same story. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /** Registers the order pipeline's handlers on `loop`. */
 export function registerOrderHandlers(loop: Loop<OrderMessages>, random: () => number): void {
   loop.on('order.placed', (msg, ctx) => {

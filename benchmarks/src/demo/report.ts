@@ -1,5 +1,15 @@
 /** Terminal output for the demo: one live line per tick and a closing metrics table. */
 import type { MetricsSnapshot } from '@flowing/core'
+import { type Column, renderTable } from '../lib/table.js'
+
+/** An aligned table: the first column left, the figures right. */
+function table(header: string[], rows: (string | number)[][]): string {
+  const columns: Column[] = header.map((h, i) => ({ header: h, align: i === 0 ? 'left' : 'right' }))
+  return renderTable(
+    columns,
+    rows.map((r) => r.map(String)),
+  )
+}
 
 const ms = (v: number) => (v < 1 ? `${(v * 1000).toFixed(0)}µs` : `${v.toFixed(1)}ms`)
 
@@ -18,15 +28,6 @@ export function liveLine(elapsedMs: number, phase: string, m: MetricsSnapshot): 
     `rej ${String(c.rejected).padStart(5)}`,
     `wait p99 ${ms(m.queueWait.p99).padStart(8)}`,
   ].join('  ')
-}
-
-/** Renders rows as an aligned table with a header rule. */
-export function table(header: string[], rows: (string | number)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map(String))]
-  const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)))
-  const line = (r: string[]) =>
-    r.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')
-  return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n')
 }
 
 /** The closing report: counters, the I1 balance, and latency percentiles per priority. */

@@ -1,0 +1,93 @@
+/**
+ * Command-line options of the throughput benchmark.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util'
+
+/** A bad command line: printed with the usage text, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+}
+
+/** Resolved options. */
+export interface BenchConfig {
+  /** Small N, one run, no speed expectations: the CI check that every code path still works. */
+  readonly smoke: boolean
+  /** Messages per run. */
+  readonly n: number
+  /** Runs per case; the tables show the median. */
+  readonly runs: number
+  /** Subject ids to run (substring match); empty = all. */
+  readonly only: readonly string[]
+  /** Write `benchmarks/RESULTS.md`. */
+  readonly write: boolean
+  /** Per-run deadline: a run that has not drained by then fails (a lost message must not hang CI). */
+  readonly deadlineMs: number
+}
+
+/** `--help` text. */
+export const USAGE = `Usage: node dist/core-throughput.js [options]
+
+  --smoke        N = 20,000, 1 run: checks every code path in a few seconds (never fails on speed)
+  --n=<count>    messages per run (default 1,000,000; smoke 20,000)
+  --runs=<k>     runs per case, median reported (default 3; smoke 1)
+  --only=<ids>   comma-separated substrings of case ids, e.g. --only=flowing-levels-w8,fastq
+  --write        write benchmarks/RESULTS.md (default: on for a full, unfiltered, default-N run)
+  --help         this text
+
+Case ids: flowing-levels-w1, flowing-levels-w4, flowing-levels-w8, flowing-heap-w8,
+          fastq-promise, fastq-callback, p-queue, p-queue-priority`
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      smoke: { type: 'boolean', default: false },
+      n: { type: 'string' },
+      runs: { type: 'string' },
+      only: { type: 'string' },
+      write: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  })
+}
+
+function positiveInteger(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback
+  const value = Number(text.replaceAll('_', ''))
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new UsageError(`Expected \`--${name}\` to be a positive integer, got \`${text}\``)
+  }
+  return value
+}
+
+/**
+ * Parses `argv` (without node and script).
+ * @returns the config, or `undefined` when `--help` was asked for
+ * @throws UsageError for an unknown option or a bad value
+ */
+export function parseCli(argv: readonly string[]): BenchConfig | undefined {
+  let values: ReturnType<typeof parse>['values']
+  try {
+    values = parse(argv).values
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error))
+  }
+  if (values.help === true) return undefined
+  const smoke = values.smoke === true
+  const only = (values.only ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+  const defaultRun = !smoke && values.n === undefined && values.runs === undefined && only.length === 0
+  return {
+    smoke,
+    n: positiveInteger('n', values.n, smoke ? 20_000 : 1_000_000),
+    runs: positiveInteger('runs', values.runs, smoke ? 1 : 3),
+    only,
+    write: values.write === true || defaultRun,
+    deadlineMs: smoke ? 60_000 : 600_000,
+  }
+}
