@@ -10,6 +10,10 @@ export default defineConfig({
   test: {
     projects: [
       { extends: true, test: { name: 'core', root: 'packages/core', include: ['test/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: { name: 'timing-wheel', root: 'packages/timing-wheel', include: ['test/**/*.test.ts'] },
+      },
       { extends: true, test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'] } },
     ],
   },

@@ -1,15 +1,3 @@
-/**
- * Core throughput benchmark: Flowing's message loop against fastq and p-queue, side by side, on
- * 1M no-op async messages — *burst* (one synchronous posting loop, then drain) and *streamed*
- * (1,000 posts per event-loop turn) — plus bytes per queued message. Runs against built output.
- *
- * Every run checks itself (processed = posted, Flowing's counters add up) and an untimed invariant
- * pass checks per-key exclusivity and order; any violation exits with code 1. `--smoke` runs the same
- * code paths on 20k messages in a few seconds and never judges speed.
- *
- * @module
- */
-import { BenchError } from './lib/check.js'
 import { type BenchConfig, parseCli, USAGE, UsageError } from './lib/cli.js'
 import { flowingSubject } from './lib/flowing.js'
 import { ensureExposedGc } from './lib/gc.js'
@@ -26,6 +14,7 @@ import {
   throughputTable,
 } from './lib/report.js'
 import { writeResults } from './lib/results-file.js'
+import { runSuite } from './lib/run-suite.js'
 import { formatRate } from './lib/stats.js'
 import { type Subject, timeRun } from './lib/subject.js'
 import { verifyInvariants } from './lib/verify.js'
@@ -164,30 +153,4 @@ async function main(argv: readonly string[]): Promise<void> {
   log(`All self-checks passed (${((performance.now() - started) / 1000).toFixed(1)} s).`)
 }
 
-// A promise that never settles (a lost message) would let Node exit 0 with an empty event loop: the
-// exit hook turns that into a failure.
-let finished = false
-process.on('exit', () => {
-  if (!finished && process.exitCode === undefined) {
-    process.stderr.write(
-      '✗ core-throughput: the event loop emptied before the benchmark finished (a drain never resolved)\n',
-    )
-    process.exitCode = 1
-  }
-})
-
-main(process.argv.slice(2)).then(
-  () => {
-    finished = true
-  },
-  (error: unknown) => {
-    finished = true
-    if (error instanceof BenchError) process.stderr.write(`✗ core-throughput: ${error.message}\n`)
-    else if (error instanceof UsageError) process.stderr.write(`✗ ${error.message}\n\n${USAGE}\n`)
-    else
-      process.stderr.write(
-        `✗ core-throughput failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      )
-    process.exitCode = error instanceof UsageError ? 2 : 1
-  },
-)
+runSuite('core-throughput', USAGE, main)

@@ -6,12 +6,12 @@
  */
 import { createLoop, Priority } from '@flowing/core'
 import { mulberry32 } from '../lib/random.js'
-import { type OrderMessages, registerOrderHandlers } from './orders.js'
+import { type OrderMessages, PAYMENT_TIMEOUT_MS, registerOrderHandlers } from './orders.js'
 import { closingReport, liveLine } from './report.js'
 
 const random = mulberry32(42) // the same story on every run
 const loop = createLoop<OrderMessages>({ capacity: 2_000, workers: 16, overflow: 'drop-oldest-lowest' })
-registerOrderHandlers(loop, random)
+const timeouts = registerOrderHandlers(loop, random)
 
 let phase = 'steady'
 const started = performance.now()
@@ -76,6 +76,7 @@ for (let i = 0; i < 1_500; i++) {
 }
 await Promise.all(backfill)
 await loop.drain()
+await sleep(PAYMENT_TIMEOUT_MS + 50) // let the last unpaid orders time out
 
 // 4. Graceful stop: refuse new posts, drain what is queued.
 phase = 'stopping'
@@ -83,5 +84,8 @@ await loop.stop()
 clearInterval(ticker)
 console.log(liveLine(performance.now() - started, 'stopped', loop.metrics()))
 console.log(`\n${declines} payments declined (the failing handler); the loop kept going.`)
+console.log(
+  `${timeouts.scheduled} payment timeouts scheduled on the timing wheel: ${timeouts.cancelledByPayment} cancelled by payment, ${timeouts.fired} fired (unpaid orders closed after ${PAYMENT_TIMEOUT_MS} ms, never early).`,
+)
 console.log(`${refused} partner events refused with QueueFullError results during the flood (none lost silently).\n`)
 console.log(closingReport(loop.metrics()))

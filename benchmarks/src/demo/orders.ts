@@ -1,9 +1,11 @@
 /**
  * The demo's domain: an order pipeline. `order.placed` fans out to payment, inventory and email;
  * payment is flaky (fails ~4 %), email is slow (10–60 ms), and every step is keyed by order id so one
- * order's steps never run concurrently and stay in order.
+ * order's steps never run concurrently and stay in order. Each order also schedules its payment
+ * timeout (a delayed message on the loop's timing wheel); a successful payment cancels it, so only
+ * unpaid orders are closed — on time, never early.
  */
-import { type Loop, Priority } from '@flowing/core'
+import { type DelayedMessage, type Loop, Priority } from '@flowing/core'
 
 /** The demo's message map. */
 export interface OrderMessages {
@@ -12,6 +14,17 @@ export interface OrderMessages {
   'order.updated': { orderId: string; status: 'paid' | 'declined' | 'reserved' }
   'email.send': { orderId: string; template: 'receipt' | 'declined' }
   'analytics.track': { event: string }
+  'order.timeout': { orderId: string }
+}
+
+/** How long an order may stay unpaid (the demo's stand-in for "15 minutes"). */
+export const PAYMENT_TIMEOUT_MS = 300
+
+/** What the timeout flow did, for the closing report. */
+export interface TimeoutStats {
+  scheduled: number
+  cancelledByPayment: number
+  fired: number
 }
 
 /** A payment provider that declines some cards. */
@@ -22,9 +35,14 @@ export class PaymentDeclinedError extends Error {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** Registers the order pipeline's handlers on `loop`. */
-export function registerOrderHandlers(loop: Loop<OrderMessages>, random: () => number): void {
+export function registerOrderHandlers(loop: Loop<OrderMessages>, random: () => number): TimeoutStats {
+  const stats: TimeoutStats = { scheduled: 0, cancelledByPayment: 0, fired: 0 }
+  const timeouts = new Map<string, DelayedMessage<OrderMessages, 'order.timeout'>>()
+
   loop.on('order.placed', (msg, ctx) => {
     const { orderId, amount, vip } = msg.payload
+    timeouts.set(orderId, loop.postDelayed('order.timeout', { orderId }, PAYMENT_TIMEOUT_MS, { key: orderId }))
+    stats.scheduled++
     ctx.post('payment.charge', { orderId, amount }, { key: orderId, priority: vip ? Priority.high : Priority.normal })
   })
 
@@ -35,7 +53,14 @@ export function registerOrderHandlers(loop: Loop<OrderMessages>, random: () => n
       ctx.post('email.send', { orderId, template: 'declined' }, { key: orderId, priority: Priority.low })
       throw new PaymentDeclinedError(`card declined for ${orderId}`)
     }
-    ctx.post('order.updated', { orderId, status: 'paid' }, { key: orderId, priority: msg.priority as 2 | 5 })
+    if (timeouts.get(orderId)?.cancel()) stats.cancelledByPayment++
+    timeouts.delete(orderId)
+    ctx.post('order.updated', { orderId, status: 'paid' }, { key: orderId, priority: msg.priority })
+  })
+
+  loop.on('order.timeout', (msg) => {
+    timeouts.delete(msg.payload.orderId) // closed unpaid
+    stats.fired++
   })
 
   loop
@@ -52,4 +77,5 @@ export function registerOrderHandlers(loop: Loop<OrderMessages>, random: () => n
   })
 
   loop.on('analytics.track', () => {})
+  return stats
 }

@@ -43,16 +43,23 @@ export function formatMachine(m: Machine): string {
 }
 
 /**
- * The command that produced this run, as a reader would retype it. Under `pnpm bench` (the
- * `bench` lifecycle, no extra arguments) that is the root script, which builds first.
+ * The command that produced this run, as a reader would retype it. Under `pnpm bench` (the `bench`
+ * lifecycle, no extra arguments) that is the root script, which builds first; `bench:<suite>` names
+ * the suite's own script.
+ *
+ * @param argv - the script's arguments
+ * @param script - the entry point's name in `dist/`, e.g. `core-throughput`
  */
-export function producingCommand(argv: readonly string[]): string {
+export function producingCommand(argv: readonly string[], script = 'core-throughput'): string {
   const { npm_lifecycle_event: lifecycle } = process.env
   if (lifecycle === 'bench' && argv.length === 0) {
-    return '`npx -y pnpm@12.4.2 bench` from the repository root (runs `tsc -b`, then `node dist/core-throughput.js` in `benchmarks/`)'
+    return `\`npx -y pnpm@12.4.2 bench\` from the repository root (runs \`tsc -b\`, then the suites in \`benchmarks/\`, this one as \`node dist/${script}.js\`)`
+  }
+  if (lifecycle?.startsWith('bench:') === true && argv.length === 0) {
+    return `\`npx -y pnpm@12.4.2 --filter @flowing/benchmarks ${lifecycle}\` after \`npx tsc -b\` (runs \`node dist/${script}.js\`)`
   }
   const args = argv.length === 0 ? '' : ` ${argv.join(' ')}`
-  return `\`node --expose-gc benchmarks/dist/core-throughput.js${args}\` from the repository root, after \`npx tsc -b\``
+  return `\`node --expose-gc benchmarks/dist/${script}.js${args}\` from the repository root, after \`npx tsc -b\``
 }
 
 /**

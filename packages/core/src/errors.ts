@@ -18,6 +18,7 @@ export type FlowingErrorCode =
   | 'ERR_FLOWING_SEND_TIMEOUT'
   | 'ERR_FLOWING_SEND_ABORTED'
   | 'ERR_FLOWING_LOOP_ABORTED'
+  | 'ERR_FLOWING_DELAYED_FULL'
 
 /**
  * Base class of every Flowing error.
@@ -256,5 +257,27 @@ export class LoopAbortedError extends FlowingError {
   /** Creates the error; the message says the loop is stopping. */
   constructor() {
     super('ERR_FLOWING_LOOP_ABORTED', 'The loop is stopping: in-flight handlers are asked to abort')
+  }
+}
+
+/** `postDelayed` / `postAt` found `maxDelayed` messages already scheduled. Nothing was scheduled. */
+export class DelayedFullError extends FlowingError {
+  /** Delayed messages pending (scheduled, or due and waiting for room). */
+  readonly pending: number
+  /** The configured bound. */
+  readonly maxDelayed: number
+
+  /**
+   * @param messageType - the refused type
+   * @param pending - delayed messages pending
+   * @param maxDelayed - the configured bound
+   */
+  constructor(messageType: string, pending: number, maxDelayed: number) {
+    super(
+      'ERR_FLOWING_DELAYED_FULL',
+      `Cannot schedule \`${messageType}\`: ${pending} delayed messages pending, maxDelayed = ${maxDelayed}`,
+    )
+    this.pending = pending
+    this.maxDelayed = maxDelayed
   }
 }

@@ -15,11 +15,13 @@
  * ```
  *
  * @packageDocumentation
+ * @module @flowing/core
  */
 export { type Clock, systemClock, type TimerHandle, VirtualClock } from './clock.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions } from './dispatcher/handler.js'
 export { Router } from './dispatcher/router.js'
 export {
+  DelayedFullError,
   DuplicateHandlerError,
   describeValue,
   FlowingError,
@@ -35,6 +37,7 @@ export {
   UnknownMessageTypeError,
   UnknownRouteError,
 } from './errors.js'
+export { DelayedMessage } from './loop/delayed-posts.js'
 export { type DropReason, LoopEmitter, type LoopEvents, type LoopState } from './loop/events.js'
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'

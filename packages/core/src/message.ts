@@ -45,7 +45,7 @@ export interface Message<M extends MessageMap = MessageMap, T extends MessageTyp
   readonly priority: PriorityLevel
   /** The route key chosen by the type's router, if it has one. */
   readonly routeKey: string | undefined
-  /** Clock time (ms) when the message was admitted. */
+  /** Clock time (ms) when the message entered the queue (a delayed message enters when it becomes due). */
   readonly postedAt: number
   /** Post order within the loop: the tiebreak among equal urgency. */
   readonly seq: number

@@ -13,6 +13,10 @@ export enum Where {
   Running = 3,
   /** Reached an outcome. */
   Done = 4,
+  /** Scheduled on the timing wheel, not yet due. */
+  Delayed = 5,
+  /** Due, but the queue was full: waits (outside the queue) to enter as soon as there is room. */
+  Overdue = 6,
 }
 
 /**
@@ -28,7 +32,8 @@ export class Envelope {
   readonly priority: PriorityLevel
   // Set right after construction by the type's router, before the message is admitted.
   routeKey: string | undefined = undefined
-  readonly postedAt: number
+  // When the message entered the queue; a delayed message gets its entry time when it becomes due.
+  postedAt: number
   readonly hops: number
   // The root's id for follow-ups; undefined for roots (their trace id is their own id).
   readonly #trace: string | undefined

@@ -18,8 +18,10 @@ export type DropReason = 'drop-new' | 'drop-oldest-lowest'
  * @typeParam M - the message map
  */
 export interface LoopEvents<M extends MessageMap = MessageMap> {
-  /** A message was admitted. */
+  /** A message entered the queue (a delayed one when it became due). */
   posted: [message: Message<M>]
+  /** A delayed message was accepted onto the timing wheel (`postDelayed` / `postAt`). */
+  scheduled: [message: Message<M>, dueAt: number]
   /** A post was refused (the caller got the same error). */
   rejected: [type: string, error: Error]
   /** A handler started. */
@@ -30,7 +32,7 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   failed: [message: Message<M>, error: unknown]
   /** An overflow policy dropped a message. */
   dropped: [message: Message<M>, reason: DropReason]
-  /** A queued message was cancelled by `stop({ drain: false })`. */
+  /** A message was cancelled: queued ones by `stop({ drain: false })`, delayed ones by their handle or by `stop()`. */
   cancelled: [message: Message<M>]
   /** Queue empty and nothing running (fired on each transition to idle). */
   idle: []

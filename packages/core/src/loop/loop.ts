@@ -7,8 +7,16 @@ import type { Clock } from '../clock.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
 import type { Router } from '../dispatcher/router.js'
-import { HopLimitError, LoopStoppedError, QueueFullError, type QueueLoad, SendAbortedError } from '../errors.js'
-import { Envelope, Where } from '../internal/envelope.js'
+import {
+  DelayedFullError,
+  HopLimitError,
+  InvalidArgumentError,
+  LoopStoppedError,
+  QueueFullError,
+  type QueueLoad,
+  SendAbortedError,
+} from '../errors.js'
+import { type Envelope, Where } from '../internal/envelope.js'
 import * as check from '../internal/validate.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult, SendOptions } from '../message.js'
 import { LoopMetrics, type MetricsSnapshot } from '../metrics/loop-metrics.js'
@@ -17,8 +25,10 @@ import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
 import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
+import { Admission } from './admission.js'
 import { AttemptContext } from './attempt-context.js'
-import { type DropReason, LoopEmitter, type LoopState } from './events.js'
+import { type DelayedHost, type DelayedMessage, DelayedPosts } from './delayed-posts.js'
+import { LoopEmitter, type LoopState } from './events.js'
 import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from './options.js'
 import { checkPostOptions } from './post-options.js'
 import { SendGate } from './send-gate.js'
@@ -74,9 +84,10 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #queue: RunQueue
   readonly #pool: WorkerPool<AttemptContext<M>>
   readonly #gate: SendGate<M>
+  readonly #delayed: DelayedPosts
   readonly #metrics = new LoopMetrics()
   #state: LoopState
-  #seq = 0
+  readonly #admission: Admission<M>
   // A pump is queued on the microtask queue; posts in one synchronous burst share it.
   #pumpScheduled = false
   readonly #pumpNow = (): void => {
@@ -100,6 +111,16 @@ export class Loop<M extends MessageMap = MessageMap> {
     const urgency = new Urgency(this.#options.agingMs)
     const ready = this.#options.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency)
     this.#queue = new RunQueue(ready, urgency)
+    this.#admission = new Admission<M>({
+      options: this.#options,
+      clock: this.#clock,
+      registry: this.#registry,
+      queue: this.#queue,
+      metrics: this.#metrics,
+      events: this.events,
+      schedulePump: () => this.#schedulePump(),
+      load: () => this.#load(),
+    })
     this.#pool = new WorkerPool<AttemptContext<M>>(
       this,
       this.#clock,
@@ -109,7 +130,13 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#gate = new SendGate<M>(
       this.#clock,
       (w) => this.#admit(w.type, w.payload, w.options, 0, undefined, Mode.Throw),
-      (type, error) => this.#refused(type, error),
+      (type, error) => this.#admission.refused(type, error),
+    )
+    this.#delayed = new DelayedPosts(
+      this.#clock,
+      this.#options.dispatchBudget,
+      this.#options.maxDelayed,
+      this.#delayedHost,
     )
     this.#state = this.#options.autoStart ? 'running' : 'created'
   }
@@ -154,7 +181,7 @@ export class Loop<M extends MessageMap = MessageMap> {
    */
   post<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): Message<M, T> {
     this.#metrics.posted++
-    this.#checkOptions(type, options, false)
+    this.#admission.checkOptions(type, options, false)
     return this.#admit(type, payload, options, 0, undefined, Mode.Throw) as Message<M, T>
   }
 
@@ -164,7 +191,7 @@ export class Loop<M extends MessageMap = MessageMap> {
    */
   tryPost<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): PostResult<M, T> {
     this.#metrics.posted++
-    this.#checkOptions(type, options, false)
+    this.#admission.checkOptions(type, options, false)
     return this.#admit(type, payload, options, 0, undefined, Mode.Result) as PostResult<M, T>
   }
 
@@ -198,7 +225,7 @@ export class Loop<M extends MessageMap = MessageMap> {
         ) as Promise<Message<M, T>>
       }
     } catch (error) {
-      this.#refused(type, error as Error)
+      this.#admission.refused(type, error as Error)
       return Promise.reject(error)
     }
     try {
@@ -206,6 +233,53 @@ export class Loop<M extends MessageMap = MessageMap> {
     } catch (error) {
       return Promise.reject(error) // #admit counted the refusal
     }
+  }
+
+  /**
+   * Schedules a message to enter the queue after `delayMs` (on the loop's timing wheel: O(1), one real
+   * timer for all of them). It never starts before it is due; when due it enters under the overflow
+   * policy in force then — under `reject` / `wait` a due message that finds the queue full waits
+   * outside it and enters first when a slot frees (it was accepted: it may not vanish).
+   *
+   * @param delayMs - from now, 0 to `Number.MAX_SAFE_INTEGER` ms
+   * @returns a handle: `dueAt`, `pending`, `cancel()` (outcome `cancelled`)
+   * @throws InvalidArgumentError for a bad delay, DelayedFullError past `maxDelayed`, and what `post` throws
+   *
+   * @example
+   * ```ts
+   * const timeout = loop.postDelayed('order.timeout', { orderId }, 15 * 60_000, { key: orderId })
+   * // … payment arrived in time:
+   * timeout.cancel()
+   * ```
+   */
+  postDelayed<T extends MessageType<M>>(
+    type: T,
+    payload: M[T],
+    delayMs: number,
+    options?: PostOptions,
+  ): DelayedMessage<M, T> {
+    this.#metrics.posted++
+    if (typeof delayMs !== 'number' || !(delayMs >= 0 && delayMs <= Number.MAX_SAFE_INTEGER)) {
+      this.#admission.refuseInput(
+        type,
+        new InvalidArgumentError('delayMs', 'a number from 0 to Number.MAX_SAFE_INTEGER', delayMs),
+      )
+    }
+    return this.#schedule(type, payload, this.#clock.now() + delayMs, options)
+  }
+
+  /**
+   * Like {@link Loop.postDelayed}, at an absolute clock time (`loop`'s clock, ms). A time in the past is
+   * due at once.
+   *
+   * @throws InvalidArgumentError for a non-finite `at`, and what `postDelayed` throws
+   */
+  postAt<T extends MessageType<M>>(type: T, payload: M[T], at: number, options?: PostOptions): DelayedMessage<M, T> {
+    this.#metrics.posted++
+    if (typeof at !== 'number' || !Number.isFinite(at)) {
+      this.#admission.refuseInput(type, new InvalidArgumentError('at', 'a finite clock time in ms', at))
+    }
+    return this.#schedule(type, payload, at, options)
   }
 
   // ── lifecycle ─────────────────────────────────────────────────────────────────────────────────
@@ -259,6 +333,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#drainOnStop = drain
     this.#setState('draining')
     this.#gate.rejectAll((w) => new LoopStoppedError(`send \`${w.type}\``, 'draining'))
+    this.#cancelDelayed(!drain)
     if (!drain) this.#cancelQueued()
     this.#schedulePump()
     this.#stopping = this.drain().then(() => {
@@ -287,6 +362,8 @@ export class Loop<M extends MessageMap = MessageMap> {
       parked: this.#queue.parked,
       workers: this.#pool.size,
       busyKeys: this.#queue.busyKeys,
+      delayed: this.#delayed.scheduled,
+      overdue: this.#delayed.overdue,
       fill: load.queued / load.capacity,
     })
   }
@@ -311,9 +388,13 @@ export class Loop<M extends MessageMap = MessageMap> {
   /** @internal */
   take(): Envelope | undefined {
     const m = this.#queue.take()
+    if (m !== undefined && this.#delayed.overdue > 0) {
+      this.#lastReadingValid = false // entering messages emit `posted`
+      this.#delayed.admitOverdue(this.#hasRoom, (due) => this.#admission.enqueue(due))
+    }
     if (m !== undefined && this.#gate.length > 0) {
       this.#lastReadingValid = false // admission may run route selectors and listeners
-      this.#gate.admitWhile(() => this.#queue.length < this.#options.capacity)
+      this.#gate.admitWhile(this.#hasRoom)
     }
     return m
   }
@@ -369,10 +450,10 @@ export class Loop<M extends MessageMap = MessageMap> {
     const hops = parent.hops + 1
     if (hops > this.#options.maxHops) {
       const error = new HopLimitError(type, hops, this.#options.maxHops)
-      this.#refused(type, error)
+      this.#admission.refused(type, error)
       throw error
     }
-    this.#checkOptions(type, options, false)
+    this.#admission.checkOptions(type, options, false)
     return this.#admit(type, payload, options, hops, parent.traceId, mode === 'throw' ? Mode.Throw : Mode.Result) as
       | Message<M, T>
       | PostResult<M, T>
@@ -380,7 +461,7 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   // ── admission ─────────────────────────────────────────────────────────────────────────────────
 
-  // Validates, then admits, drops or refuses; `posted` was already counted by the caller.
+  // Admits, drops or refuses a post; `posted` was already counted, the options already checked.
   #admit(
     type: string,
     payload: unknown,
@@ -389,79 +470,45 @@ export class Loop<M extends MessageMap = MessageMap> {
     trace: string | undefined,
     mode: Mode,
   ): Message<M> | PostResult<M, MessageType<M>> {
-    let m: Envelope
-    try {
-      const router = this.#registry.resolve(type)
-      if (this.#state === 'stopped' || (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop))) {
-        return this.#refuse(type, new LoopStoppedError(`post \`${type}\``, this.#state), mode)
-      }
-      const priority = options?.priority ?? this.#options.defaultPriority
-      m = new Envelope(
-        this.#options.idPrefix,
-        ++this.#seq,
-        type,
-        payload,
-        options?.key,
-        priority,
-        this.#clock.now(), // exact: the aging bound (I3) is stated in real post times
-        hops,
-        trace,
-      )
-      if (router !== undefined) m.routeKey = router.select(m as unknown as Message<MessageMap, never>)
-    } catch (error) {
-      if (!(error instanceof LoopStoppedError)) this.#refused(type, error as Error) // #refuse counted it
-      throw error
+    if (this.#state === 'stopped' || (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop))) {
+      return this.#admission.refuse(type, new LoopStoppedError(`post \`${type}\``, this.#state), mode)
     }
-    if (this.#queue.length >= this.#options.capacity) {
-      const overflow = options?.overflow ?? this.#options.overflow
-      if (overflow === 'reject' || overflow === 'wait')
-        return this.#refuse(type, new QueueFullError(type, this.#load()), mode)
-      const victim = overflow === 'drop-oldest-lowest' ? this.#queue.evictLowest(m.priority) : undefined
-      if (victim === undefined) return this.#acceptDropped(m, mode)
-      this.#drop(victim, 'drop-oldest-lowest')
+    const m = this.#admission.stamp(type, payload, options, hops, trace)
+    const placed = this.#admission.place(m, options?.overflow ?? this.#options.overflow, true)
+    return this.#admission.answer(m, placed, mode)
+  }
+
+  // Accepts a delayed message onto the wheel; `posted` was already counted.
+  #schedule<T extends MessageType<M>>(
+    type: T,
+    payload: M[T],
+    dueAt: number,
+    options: PostOptions | undefined,
+  ): DelayedMessage<M, T> {
+    this.#admission.checkOptions(type, options, false)
+    if (this.#state === 'draining' || this.#state === 'stopped') {
+      this.#admission.refuseInput(type, new LoopStoppedError(`schedule \`${type}\``, this.#state))
     }
+    if (this.#delayed.length >= this.#options.maxDelayed) {
+      this.#admission.refuseInput(type, new DelayedFullError(type, this.#delayed.length, this.#options.maxDelayed))
+    }
+    const m = this.#admission.stamp(type, payload, options, 0, undefined)
     this.#metrics.accepted++
-    this.#queue.push(m)
-    this.events.emit('posted', m as unknown as Message<M>)
-    this.#schedulePump()
-    return mode === Mode.Throw
-      ? (m as unknown as Message<M>)
-      : { ok: true, status: 'queued', message: m as unknown as Message<M> }
+    const handle = this.#delayed.schedule<M, T>(m, dueAt)
+    this.events.emit('scheduled', m as unknown as Message<M>, dueAt)
+    return handle
   }
 
-  // Validates per-post options; a bad one is a refused post (counted, evented) and throws.
-  #checkOptions(type: string, options: PostOptions | undefined, forSend: boolean): void {
-    try {
-      checkPostOptions(options, forSend)
-    } catch (error) {
-      this.#refused(type, error as Error)
-      throw error
-    }
+  // The loop's side of the delayed store: a due message enters under the policy in force then.
+  readonly #delayedHost: DelayedHost = {
+    enterDue: (m) => {
+      m.postedAt = this.#clock.now() // aging and queue wait start when it enters
+      return this.#admission.place(m, this.#options.overflow, false) !== 'full'
+    },
+    cancelled: (m) => this.#admission.cancel(m),
   }
 
-  #acceptDropped(m: Envelope, mode: Mode): Message<M> | PostResult<M, MessageType<M>> {
-    this.#metrics.accepted++
-    this.#drop(m, 'drop-new')
-    const message = m as unknown as Message<M>
-    return mode === Mode.Throw ? message : { ok: false, status: 'dropped', message }
-  }
-
-  #drop(m: Envelope, reason: DropReason): void {
-    m.where = Where.Done
-    this.#metrics.dropped++
-    this.events.emit('dropped', m as unknown as Message<M>, reason)
-  }
-
-  #refuse(type: string, error: QueueFullError | LoopStoppedError, mode: Mode): PostResult<M, MessageType<M>> {
-    this.#refused(type, error)
-    if (mode === Mode.Throw) throw error
-    return { ok: false, status: error instanceof QueueFullError ? 'full' : 'stopped', error }
-  }
-
-  #refused(type: string, error: Error): void {
-    this.#metrics.rejected++
-    this.events.emit('rejected', type, error)
-  }
+  readonly #hasRoom = (): boolean => this.#queue.length < this.#options.capacity
 
   #load(): QueueLoad {
     return {
@@ -481,7 +528,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   #isIdle(): boolean {
-    return this.#queue.length === 0 && this.#pool.running === 0
+    return this.#queue.length === 0 && this.#pool.running === 0 && this.#delayed.overdue === 0
   }
 
   // Returns whether an `idle` listener ran.
@@ -497,15 +544,17 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   #escalate(): void {
     this.#drainOnStop = false
+    this.#cancelDelayed(true)
     this.#cancelQueued()
   }
 
+  // Delayed messages not yet due never run once stop() began; overdue ones are part of a drain.
+  #cancelDelayed(overdueToo: boolean): void {
+    for (const m of this.#delayed.clear(overdueToo)) this.#admission.cancel(m)
+  }
+
   #cancelQueued(): void {
-    for (const m of this.#queue.clear()) {
-      m.where = Where.Done
-      this.#metrics.cancelled++
-      this.events.emit('cancelled', m as unknown as Message<M>)
-    }
+    for (const m of this.#queue.clear()) this.#admission.cancel(m)
     for (const ctx of this.#pool.attempts()) ctx.abort()
     if (this.#isIdle()) this.#onIdle()
   }

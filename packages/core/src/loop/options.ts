@@ -29,6 +29,12 @@ export interface LoopOptions {
    */
   readonly maxWaiting?: number
   /**
+   * Bound on delayed messages pending (`postDelayed` / `postAt`, not yet in the queue); one more is
+   * refused with `DelayedFullError`. The timing wheel costs ~30 B per pending timer.
+   * @defaultValue 1_000_000
+   */
+  readonly maxDelayed?: number
+  /**
    * What a post does when the queue is full: `reject` (throw `QueueFullError` / result `full`),
    * `drop-new` (drop the new message, event `dropped`), `drop-oldest-lowest` (evict the oldest message
    * of the least urgent level if it is not more urgent than the new one, else drop the new one), or
@@ -89,6 +95,7 @@ const KNOWN: readonly (keyof LoopOptions)[] = [
   'capacity',
   'workers',
   'maxWaiting',
+  'maxDelayed',
   'overflow',
   'agingMs',
   'defaultPriority',
@@ -116,6 +123,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     capacity: pick('capacity', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
     workers: pick('workers', 8, (n, v) => check.positiveInteger(n, v, 65_536)),
     maxWaiting: pick('maxWaiting', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
+    maxDelayed: pick('maxDelayed', 1_000_000, (n, v) => check.positiveInteger(n, v, 16_000_000)),
     overflow: pick('overflow', 'reject' as OverflowPolicy, (n, v) => check.oneOf(n, v, OVERFLOW_POLICIES)),
     agingMs: pick('agingMs', 1000, (n, v) => check.nonNegativeNumber(n, v, true)),
     defaultPriority: pick(

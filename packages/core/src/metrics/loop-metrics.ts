@@ -20,7 +20,7 @@ export interface LoopCounters {
   readonly failed: number
   /** Messages dropped by an overflow policy. */
   readonly dropped: number
-  /** Messages cancelled by `stop({ drain: false })`. */
+  /** Messages cancelled: by `stop({ drain: false })`, or delayed ones by their handle or `stop()`. */
   readonly cancelled: number
 }
 
@@ -36,6 +36,10 @@ export interface LoopGauges {
   readonly workers: number
   /** Keys with a running message. */
   readonly busyKeys: number
+  /** Delayed messages scheduled on the timing wheel, not yet due. */
+  readonly delayed: number
+  /** Delayed messages due while the queue was full, waiting outside it to enter first. */
+  readonly overdue: number
   /** `queued / capacity`, 0–1. */
   readonly fill: number
   /** The capacity. */

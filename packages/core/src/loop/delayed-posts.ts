@@ -1,0 +1,153 @@
+/**
+ * Delayed messages: `postDelayed` / `postAt` park a message on the hierarchical timing wheel until it
+ * is due, then hand it to the queue.
+ *
+ * @module
+ */
+import { WheelDriver } from '@flowing/timing-wheel'
+import type { Clock } from '../clock.js'
+import { type Envelope, Where } from '../internal/envelope.js'
+import { Ring } from '../internal/ring.js'
+import type { Message, MessageMap, MessageType } from '../message.js'
+
+/** What the delayed store asks of the loop. */
+export interface DelayedHost {
+  /** A message became due: admit it, or drop it per the overflow policy. False: no room, keep it. */
+  enterDue(m: Envelope): boolean
+  /** Records the `cancelled` outcome of a message that never entered the queue. */
+  cancelled(m: Envelope): void
+}
+
+/**
+ * A scheduled message: read its due time, cancel it while it is pending.
+ *
+ * @typeParam M - the message map
+ * @typeParam T - the message type
+ */
+export class DelayedMessage<M extends MessageMap = MessageMap, T extends MessageType<M> = MessageType<M>> {
+  /** The message that will be posted (its `postedAt` is set when it enters the queue). */
+  readonly message: Message<M, T>
+  /** Clock time (ms) from which it may run: never earlier. */
+  readonly dueAt: number
+  readonly #store: DelayedPosts
+  readonly #envelope: Envelope
+  readonly #timer: number
+
+  /** @internal */
+  constructor(store: DelayedPosts, envelope: Envelope, timer: number, dueAt: number) {
+    this.#store = store
+    this.#envelope = envelope
+    this.#timer = timer
+    this.dueAt = dueAt
+    this.message = envelope as unknown as Message<M, T>
+  }
+
+  /** True while the message has not entered the queue (not yet due, or due and waiting for room). */
+  get pending(): boolean {
+    return this.#envelope.where === Where.Delayed || this.#envelope.where === Where.Overdue
+  }
+
+  /**
+   * Cancels the message if it has not entered the queue yet: its outcome becomes `cancelled`.
+   * @returns true if it was pending; false if it already entered the queue or was cancelled
+   */
+  cancel(): boolean {
+    return this.#store.cancel(this.#envelope, this.#timer)
+  }
+}
+
+/**
+ * The loop's delayed messages: pending on the wheel (one real timer armed for the earliest, driven by
+ * the loop's clock, so virtual-time tests cover delays end to end), plus *overdue* ones — due while the
+ * queue was full under `reject` / `wait`. An overdue message was accepted, so it may not vanish (I1):
+ * it waits outside the queue and enters first when a slot frees, ahead of producers blocked in `send()`.
+ */
+export class DelayedPosts {
+  readonly #driver: WheelDriver<Envelope>
+  readonly #host: DelayedHost
+  // Due while the queue was full; entries cancelled meanwhile are skipped lazily.
+  readonly #overdue = new Ring<Envelope>()
+  #overdueLive = 0
+
+  /**
+   * @param clock - the loop's clock (timers and time)
+   * @param budget - most messages delivered per timer wake-up
+   * @param maxPending - the wheel's bound (the loop checks `maxDelayed` first, with its own error)
+   * @param host - the loop
+   */
+  constructor(clock: Clock, budget: number, maxPending: number, host: DelayedHost) {
+    this.#host = host
+    this.#driver = new WheelDriver<Envelope>({
+      timers: clock,
+      budget,
+      maxPending,
+      onDue: (due) => this.#due(due),
+    })
+  }
+
+  /** Scheduled and not yet due. */
+  get scheduled(): number {
+    return this.#driver.size
+  }
+
+  /** Due, waiting for room in the queue. */
+  get overdue(): number {
+    return this.#overdueLive
+  }
+
+  /** Everything pending (what `maxDelayed` bounds). */
+  get length(): number {
+    return this.#driver.size + this.#overdueLive
+  }
+
+  /** Parks `m` until `dueAt`. */
+  schedule<M extends MessageMap, T extends MessageType<M>>(m: Envelope, dueAt: number): DelayedMessage<M, T> {
+    m.where = Where.Delayed
+    const timer = this.#driver.add(dueAt, m)
+    return new DelayedMessage<M, T>(this, m, timer, dueAt)
+  }
+
+  /** Cancels a pending message; see {@link DelayedMessage.cancel}. */
+  cancel(m: Envelope, timer: number): boolean {
+    if (m.where === Where.Delayed) this.#driver.remove(timer)
+    else if (m.where === Where.Overdue) this.#overdueLive--
+    else return false
+    m.where = Where.Done
+    this.#host.cancelled(m)
+    return true
+  }
+
+  /** Lets overdue messages in, oldest first, while `hasRoom()`. */
+  admitOverdue(hasRoom: () => boolean, admit: (m: Envelope) => void): void {
+    while (this.#overdueLive > 0 && hasRoom()) {
+      const m = this.#overdue.shift() as Envelope
+      if (m.where !== Where.Overdue) continue // cancelled while it waited
+      this.#overdueLive--
+      admit(m)
+    }
+  }
+
+  /** Removes every scheduled message (and overdue ones too if `overdue`), for a stop. */
+  clear(overdue: boolean): Envelope[] {
+    const all = this.#driver.clear()
+    if (overdue) {
+      for (let m = this.#overdue.shift(); m !== undefined; m = this.#overdue.shift()) {
+        if (m.where === Where.Overdue) all.push(m)
+      }
+      this.#overdueLive = 0
+    }
+    for (const m of all) m.where = Where.Done
+    return all
+  }
+
+  #due(due: Envelope[]): void {
+    for (const m of due) {
+      if (this.#overdueLive > 0 || !this.#host.enterDue(m)) {
+        // Behind earlier overdue messages, or no room: wait, in due order.
+        m.where = Where.Overdue
+        this.#overdue.push(m)
+        this.#overdueLive++
+      }
+    }
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Every error the timing wheel throws. Each has a stable {@link TimingWheelError.code} to branch on, a
+ * `name` equal to its class name, and a message that names the offending value, the rule it broke and
+ * the live numbers that matter.
+ *
+ * @module
+ */
+
+/** Stable machine-readable error codes, one per error class. */
+export type TimingWheelErrorCode = 'ERR_TIMING_WHEEL_INVALID_ARGUMENT' | 'ERR_TIMING_WHEEL_FULL'
+
+/**
+ * Base class of every timing-wheel error.
+ *
+ * @remarks Catch this to handle any failure of this package; switch on {@link TimingWheelError.code}
+ * (stable across versions) rather than on the message (meant for humans).
+ */
+export class TimingWheelError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: TimingWheelErrorCode
+
+  /**
+   * @param code - the stable code of the subclass
+   * @param message - a human-readable message naming the value and the rule
+   * @param options - standard `ErrorOptions` (`cause`)
+   */
+  constructor(code: TimingWheelErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+/** Renders a value the way argument errors quote it: `` `NaN` (number) ``. */
+export function describeValue(value: unknown): string {
+  let shown: string
+  if (typeof value === 'string') shown = JSON.stringify(value)
+  else if (typeof value === 'bigint') shown = `${value}n`
+  else if (typeof value === 'function') shown = `[function ${value.name || 'anonymous'}]`
+  else if (typeof value === 'symbol') shown = value.toString()
+  else if (value !== null && typeof value === 'object') shown = Array.isArray(value) ? '[array]' : '[object]'
+  else shown = String(value)
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
+  return `\`${shown}\` (${kind})`
+}
+
+/**
+ * An argument or option broke its rule. Thrown synchronously, before anything changed: no timer was
+ * scheduled, no option applied.
+ *
+ * @example
+ * ```text
+ * Expected `delayMs` to be a number from 0 to 9007199254740991, got `NaN` (number)
+ * ```
+ */
+export class WheelArgumentError extends TimingWheelError {
+  /** The argument or option name, e.g. `delayMs` or `options.tickMs`. */
+  readonly argument: string
+  /** The rejected value. */
+  readonly value: unknown
+
+  /**
+   * @param argument - the argument or option name
+   * @param rule - what it must be, e.g. "a positive integer"
+   * @param value - the value received
+   */
+  constructor(argument: string, rule: string, value: unknown) {
+    super('ERR_TIMING_WHEEL_INVALID_ARGUMENT', `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}`)
+    this.argument = argument
+    this.value = value
+  }
+}
+
+/**
+ * The wheel already holds `maxPending` timers. Nothing was scheduled.
+ *
+ * @remarks Raise `maxPending` if the load is legitimate; otherwise something schedules timers faster
+ * than they fire or are cancelled (a leak of handles that are never cancelled is the usual cause).
+ *
+ * @example
+ * ```text
+ * Timing wheel is full: cannot schedule another timer (1000000 pending, maxPending = 1000000)
+ * ```
+ */
+export class WheelFullError extends TimingWheelError {
+  /** Timers pending when the schedule was refused. */
+  readonly pending: number
+  /** The configured bound. */
+  readonly maxPending: number
+
+  /**
+   * @param pending - timers pending at the time
+   * @param maxPending - the configured bound
+   */
+  constructor(pending: number, maxPending: number) {
+    super(
+      'ERR_TIMING_WHEEL_FULL',
+      `Timing wheel is full: cannot schedule another timer (${pending} pending, maxPending = ${maxPending})`,
+    )
+    this.pending = pending
+    this.maxPending = maxPending
+  }
+}
