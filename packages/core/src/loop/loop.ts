@@ -41,6 +41,15 @@ enum Mode {
 
 const RESOLVED = Promise.resolve()
 
+// Promise.withResolvers arrived in Node 22; this is the same for Node 20.
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void
+  const promise = new Promise<void>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
+}
+
 /** Options of {@link Loop.stop}. */
 export interface StopOptions {
   /**
@@ -97,6 +106,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   // Resolvers of drain(); settled on the next transition to idle.
   #idleWaiters: (() => void)[] = []
   #stopping: Promise<void> | undefined
+  // The shared promise behind `ready` while the loop is congested.
+  #readyGate: { promise: Promise<void>; resolve: () => void } | undefined
   // A draining stop still admits follow-ups (ctx.post) of running handlers: they are part of the work
   // being drained, and refusing them would cut multi-step flows in half.
   #drainOnStop = false
@@ -282,6 +293,34 @@ export class Loop<M extends MessageMap = MessageMap> {
     return this.#schedule(type, payload, at, options)
   }
 
+  /**
+   * How many more messages the loop wants before it pushes back, as in the WHATWG streams API:
+   * `capacity − queued` (with backpressure: up to the shed mark). Zero or less: wait for
+   * {@link Loop.ready}.
+   */
+  get desiredSize(): number {
+    return this.#readyMark() - this.#queue.length
+  }
+
+  /**
+   * Resolves when {@link Loop.desiredSize} is positive — at once if it is. Every producer pacing
+   * itself shares one promise per congested period (no listener per producer). Also resolves when the
+   * loop stops (a post then throws `LoopStoppedError`).
+   *
+   * @example
+   * ```ts
+   * for (const row of rows) {
+   *   await loop.ready
+   *   loop.post('row.import', row)
+   * }
+   * ```
+   */
+  get ready(): Promise<void> {
+    if (this.desiredSize > 0 || this.#stopping !== undefined) return RESOLVED
+    this.#readyGate ??= deferred()
+    return this.#readyGate.promise
+  }
+
   // ── lifecycle ─────────────────────────────────────────────────────────────────────────────────
 
   /** The lifecycle state. */
@@ -332,6 +371,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     }
     this.#drainOnStop = drain
     this.#setState('draining')
+    this.#openReadyGate()
     this.#gate.rejectAll((w) => new LoopStoppedError(`send \`${w.type}\``, 'draining'))
     this.#cancelDelayed(!drain)
     if (!drain) this.#cancelQueued()
@@ -388,6 +428,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   /** @internal */
   take(): Envelope | undefined {
     const m = this.#queue.take()
+    if (m !== undefined && this.#readyGate !== undefined && this.desiredSize > 0) this.#openReadyGate()
     if (m !== undefined && this.#delayed.overdue > 0) {
       this.#lastReadingValid = false // entering messages emit `posted`
       this.#delayed.admitOverdue(this.#hasRoom, (due) => this.#admission.enqueue(due))
@@ -509,6 +550,17 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   readonly #hasRoom = (): boolean => this.#queue.length < this.#options.capacity
+
+  // The queue length up to which the loop wants more (desiredSize > 0).
+  #readyMark(): number {
+    return this.#options.capacity
+  }
+
+  #openReadyGate(): void {
+    const gate = this.#readyGate
+    this.#readyGate = undefined
+    gate?.resolve()
+  }
 
   #load(): QueueLoad {
     return {

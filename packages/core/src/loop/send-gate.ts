@@ -73,9 +73,12 @@ export class SendGate<M extends MessageMap> {
     })
   }
 
-  /** Admits waiters, most urgent first, while `hasRoom()` holds: exactly one per free slot. */
-  admitWhile(hasRoom: () => boolean): void {
-    while (this.#room.length > 0 && hasRoom()) {
+  /**
+   * Admits waiters, most urgent first, while `canAdmit(priority)` holds for the next one: exactly one
+   * per free slot. Waiters are in priority order, so when the most urgent cannot enter, none can.
+   */
+  admitWhile(canAdmit: (priority: number) => boolean): void {
+    for (let next = this.#room.peek(); next !== undefined && canAdmit(next.priority); next = this.#room.peek()) {
       const w = this.#room.next() as SendWaiter
       this.#release(w)
       try {

@@ -35,6 +35,15 @@ export class WaitingRoom<W extends Waiter> {
     this.#live++
   }
 
+  /** The next live waiter, without removing it (settled entries on top are discarded). */
+  peek(): W | undefined {
+    for (let w = this.#heap.peek(); w !== undefined; w = this.#heap.peek()) {
+      if (!w.settled) return w
+      this.#heap.pop()
+    }
+    return undefined
+  }
+
   /** Removes and returns the next live waiter, marking it settled. */
   next(): W | undefined {
     for (let w = this.#heap.pop(); w !== undefined; w = this.#heap.pop()) {
