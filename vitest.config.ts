@@ -14,7 +14,12 @@ export default defineConfig({
         extends: true,
         test: { name: 'timing-wheel', root: 'packages/timing-wheel', include: ['test/**/*.test.ts'] },
       },
+      {
+        extends: true,
+        test: { name: 'backpressure', root: 'packages/backpressure', include: ['test/**/*.test.ts'] },
+      },
       { extends: true, test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'] } },
+      { extends: true, test: { name: 'benchmarks', root: 'benchmarks', include: ['test/**/*.test.ts'] } },
     ],
   },
 })

@@ -2,9 +2,12 @@
  * The Flowing demo (`pnpm start`): an order-processing loop under a realistic day — steady orders
  * with VIP priority, a flaky payment provider, a slow email relay, then a flood of analytics events
  * that fills the queue (drop-oldest-lowest keeps the orders flowing), a producer that waits for space
- * with `send()`, and a graceful stop. Live status every 400 ms, a metrics table at the end.
+ * with `send()`, and a graceful stop. Live status every 400 ms, a metrics table at the end. Then a
+ * second loop with watermark backpressure is flooded, and its timeline printed.
  */
 import { createLoop, Priority } from '@flowing/core'
+import { runFlood } from '../flood/scenario.js'
+import { floodSummary, timelineTable } from '../flood/timeline.js'
 import { mulberry32 } from '../lib/random.js'
 import { type OrderMessages, PAYMENT_TIMEOUT_MS, registerOrderHandlers } from './orders.js'
 import { closingReport, liveLine } from './report.js'
@@ -89,3 +92,10 @@ console.log(
 )
 console.log(`${refused} partner events refused with QueueFullError results during the flood (none lost silently).\n`)
 console.log(closingReport(loop.metrics()))
+
+// 5. A second loop, with watermark backpressure (60 / 80 / 95 %), flooded by producers three times
+// faster than its workers: best-effort events are shed first, urgent payments wait in send().
+console.log('\nFlood with watermark backpressure — producers 3× faster than 8 workers, capacity 2,000:\n')
+const flood = await runFlood({ durationMs: 1_500, intervalMs: 250 })
+console.log(timelineTable(flood))
+console.log(`\n${floodSummary(flood)}`)

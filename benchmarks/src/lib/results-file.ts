@@ -32,8 +32,8 @@ export function renderResults(doc: ResultsDocument): string {
 
 Generated file: do not edit by hand; re-run the command below to refresh it. How to read it:
 [README.md](./README.md). Figures drift 10–30 % run to run — compare the **ratios** within this
-file, never absolute figures across machines or runs. The timing-wheel suite writes its own file:
-[RESULTS-timing-wheel.md](./RESULTS-timing-wheel.md).
+file, never absolute figures across machines or runs. The timing-wheel suite and the backpressure flood write their own files:
+[RESULTS-timing-wheel.md](./RESULTS-timing-wheel.md), [RESULTS-flood.md](./RESULTS-flood.md).
 
 - **Command:** ${doc.command}
 - **Code:** commit ${doc.revision}

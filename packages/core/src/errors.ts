@@ -19,6 +19,7 @@ export type FlowingErrorCode =
   | 'ERR_FLOWING_SEND_ABORTED'
   | 'ERR_FLOWING_LOOP_ABORTED'
   | 'ERR_FLOWING_DELAYED_FULL'
+  | 'ERR_FLOWING_BACKPRESSURE'
 
 /**
  * Base class of every Flowing error.
@@ -279,5 +280,50 @@ export class DelayedFullError extends FlowingError {
     )
     this.pending = pending
     this.maxDelayed = maxDelayed
+  }
+}
+
+/** Why backpressure refused a post. */
+export interface BackpressureState {
+  /** The pressure level at the time. */
+  readonly level: 'normal' | 'warn' | 'shed' | 'reject'
+  /** `shed`: too little urgency for level `shed`; `reject`: level `reject`; `breaker`: the admission breaker is open. */
+  readonly cause: 'shed' | 'reject' | 'breaker'
+  /** Queue fill ratio (0–1) at the time. */
+  readonly fill: number
+  /** A hint: try again in about this many ms. */
+  readonly retryAfterMs: number
+  /** Posts with a priority number above this are shed at level `shed`. */
+  readonly shedAbove: number
+}
+
+/**
+ * Watermark backpressure refused a post: level `shed` (not urgent enough), level `reject`, or the
+ * admission breaker is open. Nothing was admitted; retry after `retryAfterMs`, or raise the priority.
+ */
+export class BackpressureError extends FlowingError {
+  /** The pressure state that refused the post. */
+  readonly pressure: BackpressureState
+  /** The refused type. */
+  readonly messageType: string
+
+  /**
+   * @param messageType - the refused type
+   * @param priority - the refused post's priority
+   * @param pressure - the pressure state
+   */
+  constructor(messageType: string, priority: number, pressure: BackpressureState) {
+    const why =
+      pressure.cause === 'shed'
+        ? `priority ${priority} is above shedAbove = ${pressure.shedAbove} at level shed`
+        : pressure.cause === 'reject'
+          ? 'level reject refuses every post'
+          : 'the admission breaker is open'
+    super(
+      'ERR_FLOWING_BACKPRESSURE',
+      `Backpressure refused \`${messageType}\`: ${why} (queue ${Math.round(pressure.fill * 100)} % full); retry in ~${Math.ceil(pressure.retryAfterMs)} ms`,
+    )
+    this.pressure = pressure
+    this.messageType = messageType
   }
 }

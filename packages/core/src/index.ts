@@ -17,10 +17,14 @@
  * @packageDocumentation
  * @module @flowing/core
  */
+
+export type { PressureLevel, PressureTransition, WatermarkStats } from '@flowing/backpressure'
 export { type Clock, systemClock, type TimerHandle, VirtualClock } from './clock.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions } from './dispatcher/handler.js'
 export { Router } from './dispatcher/router.js'
 export {
+  BackpressureError,
+  type BackpressureState,
   DelayedFullError,
   DuplicateHandlerError,
   describeValue,
@@ -41,6 +45,7 @@ export { DelayedMessage } from './loop/delayed-posts.js'
 export { type DropReason, LoopEmitter, type LoopEvents, type LoopState } from './loop/events.js'
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
+export type { BackpressureOptions } from './loop/pressure.js'
 export type {
   Message,
   MessageKey,

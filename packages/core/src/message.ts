@@ -109,9 +109,12 @@ export interface PostDropped<M extends MessageMap, T extends MessageType<M>> {
 export interface PostRefused {
   /** Not admitted. */
   readonly ok: false
-  /** `full`: the queue is at capacity; `stopped`: `stop()` was called. */
-  readonly status: 'full' | 'stopped'
-  /** The error `post` would have thrown (`QueueFullError` or `LoopStoppedError`). */
+  /**
+   * `full`: the queue is at capacity; `stopped`: `stop()` was called; `shed` / `reject`: watermark
+   * backpressure refused it (level shed and not urgent enough / level reject or breaker open).
+   */
+  readonly status: 'full' | 'stopped' | 'shed' | 'reject'
+  /** The error `post` would have thrown (`QueueFullError`, `LoopStoppedError` or `BackpressureError`). */
   readonly error: Error
 }
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
-import { type LoopStoppedError, QueueFullError, type QueueLoad } from '../errors.js'
+import { type BackpressureError, type LoopStoppedError, QueueFullError, type QueueLoad } from '../errors.js'
 import { Envelope, Where } from '../internal/envelope.js'
 import type { Message, MessageMap, MessageType, OverflowPolicy, PostOptions, PostResult } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
@@ -25,6 +25,8 @@ export interface AdmissionContext<M extends MessageMap> {
   readonly events: LoopEmitter<M>
   schedulePump(): void
   load(): QueueLoad
+  /** The queue's length changed (pressure levels follow it). */
+  queueChanged(): void
 }
 
 /** Where {@link Admission.place} put a message. */
@@ -111,6 +113,7 @@ export class Admission<M extends MessageMap> {
   /** Puts an accepted message into the queue. */
   enqueue(m: Envelope): void {
     this.#c.queue.push(m)
+    this.#c.queueChanged()
     this.#c.events.emit('posted', m as unknown as Message<M>)
     this.#c.schedulePump()
   }
@@ -138,10 +141,14 @@ export class Admission<M extends MessageMap> {
   }
 
   /** Refuses an overload or lifecycle condition: thrown, or returned as a result. */
-  refuse(type: string, error: QueueFullError | LoopStoppedError, mode: Mode): PostResult<M, MessageType<M>> {
+  refuse(
+    type: string,
+    error: QueueFullError | LoopStoppedError | BackpressureError,
+    mode: Mode,
+  ): PostResult<M, MessageType<M>> {
     this.refused(type, error)
     if (mode === Mode.Throw) throw error
-    return { ok: false, status: error instanceof QueueFullError ? 'full' : 'stopped', error }
+    return { ok: false, status: statusOf(error), error }
   }
 
   /** Refuses bad input: always thrown. */
@@ -155,4 +162,12 @@ export class Admission<M extends MessageMap> {
     this.#c.metrics.rejected++
     this.#c.events.emit('rejected', type, error)
   }
+}
+
+function statusOf(
+  error: QueueFullError | LoopStoppedError | BackpressureError,
+): 'full' | 'stopped' | 'shed' | 'reject' {
+  if (error instanceof QueueFullError) return 'full'
+  if (error.code === 'ERR_FLOWING_LOOP_STOPPED') return 'stopped'
+  return (error as BackpressureError).pressure.cause === 'shed' ? 'shed' : 'reject'
 }

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { PressureTransition } from '@flowing/backpressure'
 import { EventEmitter } from 'eventemitter3'
 import type { Message, MessageMap } from '../message.js'
 
@@ -38,6 +39,8 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   idle: []
   /** A draining `stop()` finished its work (just before the state becomes `stopped`). */
   drained: []
+  /** Watermark backpressure changed level (one event per crossing; `backpressure` option). */
+  backpressure: [transition: PressureTransition]
   /** The lifecycle state changed. */
   state: [state: LoopState, previous: LoopState]
 }

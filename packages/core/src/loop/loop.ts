@@ -3,7 +3,9 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js'
+
+import type { PressureTransition } from '@flowing/backpressure'
+import type { Clock, TimerHandle } from '../clock.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
 import type { Router } from '../dispatcher/router.js'
@@ -25,19 +27,14 @@ import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
 import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
-import { Admission } from './admission.js'
+import { Admission, Mode } from './admission.js'
 import { AttemptContext } from './attempt-context.js'
 import { type DelayedHost, type DelayedMessage, DelayedPosts } from './delayed-posts.js'
 import { LoopEmitter, type LoopState } from './events.js'
 import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from './options.js'
 import { checkPostOptions } from './post-options.js'
+import { LoopPressure } from './pressure.js'
 import { SendGate } from './send-gate.js'
-
-/** `#admit` either throws refusals (post) or returns them (tryPost). */
-enum Mode {
-  Throw = 0,
-  Result = 1,
-}
 
 const RESOLVED = Promise.resolve()
 
@@ -94,6 +91,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #pool: WorkerPool<AttemptContext<M>>
   readonly #gate: SendGate<M>
   readonly #delayed: DelayedPosts
+  // Watermark backpressure, when enabled.
+  readonly #pressure: LoopPressure | undefined
   readonly #metrics = new LoopMetrics()
   #state: LoopState
   readonly #admission: Admission<M>
@@ -108,6 +107,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   #stopping: Promise<void> | undefined
   // The shared promise behind `ready` while the loop is congested.
   #readyGate: { promise: Promise<void>; resolve: () => void } | undefined
+  // The one timer that re-checks waiting producers when an open admission breaker cools down.
+  #breakerWake: TimerHandle | undefined
   // A draining stop still admits follow-ups (ctx.post) of running handlers: they are part of the work
   // being drained, and refusing them would cut multi-step flows in half.
   #drainOnStop = false
@@ -131,7 +132,11 @@ export class Loop<M extends MessageMap = MessageMap> {
       events: this.events,
       schedulePump: () => this.#schedulePump(),
       load: () => this.#load(),
+      queueChanged: () => this.#pressure?.update(this.#queue.length),
     })
+    const bp = this.#options.backpressure
+    this.#pressure =
+      bp === false ? undefined : new LoopPressure(bp, this.#options.capacity, this.#clock, (t) => this.#onPressure(t))
     this.#pool = new WorkerPool<AttemptContext<M>>(
       this,
       this.#clock,
@@ -222,18 +227,21 @@ export class Loop<M extends MessageMap = MessageMap> {
       if (this.#gate.length >= this.#options.maxWaiting) throw new QueueFullError(type, this.#load())
       wait =
         (options?.overflow ?? this.#options.overflow) === 'wait' &&
-        this.#queue.length >= this.#options.capacity &&
+        (this.#queue.length >= this.#options.capacity ||
+          !(this.#pressure?.admits(options?.priority ?? this.#options.defaultPriority, this.#queue.length) ?? true)) &&
         this.#state !== 'draining' &&
         this.#state !== 'stopped'
       if (wait) {
         this.#registry.resolve(type) // refuse unknown types now, not after the wait
-        return this.#gate.wait(
+        const waiting = this.#gate.wait(
           type,
           payload,
           options,
           options?.priority ?? this.#options.defaultPriority,
           this.#load(),
         ) as Promise<Message<M, T>>
+        this.#armBreakerWake()
+        return waiting
       }
     } catch (error) {
       this.#admission.refused(type, error as Error)
@@ -299,7 +307,9 @@ export class Loop<M extends MessageMap = MessageMap> {
    * {@link Loop.ready}.
    */
   get desiredSize(): number {
-    return this.#readyMark() - this.#queue.length
+    const pressure = this.#pressure
+    if (pressure === undefined) return this.#options.capacity - this.#queue.length
+    return pressure.desiredSize(this.#queue.length, this.#options.defaultPriority)
   }
 
   /**
@@ -318,6 +328,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   get ready(): Promise<void> {
     if (this.desiredSize > 0 || this.#stopping !== undefined) return RESOLVED
     this.#readyGate ??= deferred()
+    this.#armBreakerWake()
     return this.#readyGate.promise
   }
 
@@ -372,6 +383,8 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#drainOnStop = drain
     this.#setState('draining')
     this.#openReadyGate()
+    if (this.#breakerWake !== undefined) this.#clock.clearTimeout(this.#breakerWake)
+    this.#breakerWake = undefined
     this.#gate.rejectAll((w) => new LoopStoppedError(`send \`${w.type}\``, 'draining'))
     this.#cancelDelayed(!drain)
     if (!drain) this.#cancelQueued()
@@ -397,15 +410,19 @@ export class Loop<M extends MessageMap = MessageMap> {
   /** Counters, gauges and histograms (a fresh plain-data snapshot). */
   metrics(): MetricsSnapshot {
     const load = this.#load()
-    return this.#metrics.snapshot({
-      ...load,
-      parked: this.#queue.parked,
-      workers: this.#pool.size,
-      busyKeys: this.#queue.busyKeys,
-      delayed: this.#delayed.scheduled,
-      overdue: this.#delayed.overdue,
-      fill: load.queued / load.capacity,
-    })
+    return this.#metrics.snapshot(
+      {
+        ...load,
+        parked: this.#queue.parked,
+        workers: this.#pool.size,
+        busyKeys: this.#queue.busyKeys,
+        pressure: this.#pressure?.level ?? 'normal',
+        delayed: this.#delayed.scheduled,
+        overdue: this.#delayed.overdue,
+        fill: load.queued / load.capacity,
+      },
+      this.#pressure?.stats(),
+    )
   }
 
   /** Messages waiting (ready + parked). */
@@ -428,6 +445,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   /** @internal */
   take(): Envelope | undefined {
     const m = this.#queue.take()
+    if (m !== undefined) this.#pressure?.update(this.#queue.length)
     if (m !== undefined && this.#readyGate !== undefined && this.desiredSize > 0) this.#openReadyGate()
     if (m !== undefined && this.#delayed.overdue > 0) {
       this.#lastReadingValid = false // entering messages emit `posted`
@@ -435,7 +453,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     }
     if (m !== undefined && this.#gate.length > 0) {
       this.#lastReadingValid = false // admission may run route selectors and listeners
-      this.#gate.admitWhile(this.#hasRoom)
+      this.#gate.admitWhile(this.#canAdmitWaiter)
     }
     return m
   }
@@ -514,6 +532,14 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (this.#state === 'stopped' || (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop))) {
       return this.#admission.refuse(type, new LoopStoppedError(`post \`${type}\``, this.#state), mode)
     }
+    const pressure = this.#pressure
+    if (pressure !== undefined) {
+      const priority = options?.priority ?? this.#options.defaultPriority
+      const decision = pressure.decide(this.#queue.length, priority)
+      if (!decision.admitted) {
+        return this.#admission.refuse(type, pressure.refusal(type, priority, decision, this.#queue.length), mode)
+      }
+    }
     const m = this.#admission.stamp(type, payload, options, hops, trace)
     const placed = this.#admission.place(m, options?.overflow ?? this.#options.overflow, true)
     return this.#admission.answer(m, placed, mode)
@@ -550,10 +576,33 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   readonly #hasRoom = (): boolean => this.#queue.length < this.#options.capacity
+  // A producer waiting in send() may enter: room, and backpressure would admit its priority.
+  readonly #canAdmitWaiter = (priority: number): boolean =>
+    this.#queue.length < this.#options.capacity && (this.#pressure?.admits(priority, this.#queue.length) ?? true)
 
-  // The queue length up to which the loop wants more (desiredSize > 0).
-  #readyMark(): number {
-    return this.#options.capacity
+  // One event per level crossing; falling back below the shed mark wakes paced producers.
+  #onPressure(transition: PressureTransition): void {
+    this.events.emit('backpressure', transition)
+    this.#recheckWaiting()
+  }
+
+  // An open admission breaker reopens by time, not by queue activity: when producers wait on it (in
+  // send() or on `ready`), one timer re-checks them when its cooldown ends.
+  #armBreakerWake(): void {
+    const left = this.#pressure?.breakerCooldownLeft
+    if (left === undefined || this.#breakerWake !== undefined) return
+    if (this.#gate.length === 0 && this.#readyGate === undefined) return
+    this.#breakerWake = this.#clock.setTimeout(() => {
+      this.#breakerWake = undefined
+      this.#recheckWaiting()
+    }, left)
+  }
+
+  // Lets waiting producers in if they may enter now, and re-arms if the breaker still holds them.
+  #recheckWaiting(): void {
+    if (this.#gate.length > 0) this.#gate.admitWhile(this.#canAdmitWaiter)
+    if (this.#readyGate !== undefined && this.desiredSize > 0) this.#openReadyGate()
+    this.#armBreakerWake()
   }
 
   #openReadyGate(): void {

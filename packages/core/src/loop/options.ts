@@ -9,6 +9,7 @@ import { InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
 import type { OverflowPolicy } from '../message.js'
 import { Priority, type PriorityLevel } from '../priority.js'
+import { type BackpressureOptions, checkBackpressure } from './pressure.js'
 
 /** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. */
 export interface LoopOptions {
@@ -34,6 +35,13 @@ export interface LoopOptions {
    * @defaultValue 1_000_000
    */
   readonly maxDelayed?: number
+  /**
+   * Watermark backpressure (`@flowing/backpressure`): `true` for the defaults (warn 60 %, shed 80 %,
+   * reject 95 %, exits 50 / 70 / 85 %, an admission breaker), or its options. Off by default: the
+   * overflow policy alone decides at capacity.
+   * @defaultValue false
+   */
+  readonly backpressure?: boolean | BackpressureOptions
   /**
    * What a post does when the queue is full: `reject` (throw `QueueFullError` / result `full`),
    * `drop-new` (drop the new message, event `dropped`), `drop-oldest-lowest` (evict the oldest message
@@ -95,6 +103,7 @@ const KNOWN: readonly (keyof LoopOptions)[] = [
   'capacity',
   'workers',
   'maxWaiting',
+  'backpressure',
   'maxDelayed',
   'overflow',
   'agingMs',
@@ -124,6 +133,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     workers: pick('workers', 8, (n, v) => check.positiveInteger(n, v, 65_536)),
     maxWaiting: pick('maxWaiting', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
     maxDelayed: pick('maxDelayed', 1_000_000, (n, v) => check.positiveInteger(n, v, 16_000_000)),
+    backpressure: pick('backpressure', false as boolean | BackpressureOptions, checkBackpressure),
     overflow: pick('overflow', 'reject' as OverflowPolicy, (n, v) => check.oneOf(n, v, OVERFLOW_POLICIES)),
     agingMs: pick('agingMs', 1000, (n, v) => check.nonNegativeNumber(n, v, true)),
     defaultPriority: pick(

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { PressureLevel, WatermarkStats } from '@flowing/backpressure'
 import { MAX_PRIORITY } from '../priority.js'
 import { Histogram, type HistogramSnapshot } from './histogram.js'
 
@@ -36,6 +37,8 @@ export interface LoopGauges {
   readonly workers: number
   /** Keys with a running message. */
   readonly busyKeys: number
+  /** Watermark backpressure level (`normal` when backpressure is off). */
+  readonly pressure: PressureLevel
   /** Delayed messages scheduled on the timing wheel, not yet due. */
   readonly delayed: number
   /** Delayed messages due while the queue was full, waiting outside it to enter first. */
@@ -60,6 +63,8 @@ export interface MetricsSnapshot {
   readonly queueWaitByPriority: readonly HistogramSnapshot[]
   /** Handler run time, successes and failures (ms). */
   readonly handlerTime: HistogramSnapshot
+  /** Watermark backpressure: time per level, transitions, decisions per level (`undefined` when off). */
+  readonly backpressure: WatermarkStats | undefined
 }
 
 /** Mutable counters and histograms; the loop writes, `snapshot()` reads. */
@@ -89,7 +94,7 @@ export class LoopMetrics {
   }
 
   /** A consistent copy of everything. */
-  snapshot(gauges: LoopGauges): MetricsSnapshot {
+  snapshot(gauges: LoopGauges, backpressure: WatermarkStats | undefined): MetricsSnapshot {
     const all = new Histogram()
     for (const h of this.#waitByPriority) all.merge(h)
     const { posted, accepted, rejected, succeeded, failed, dropped, cancelled } = this
@@ -99,6 +104,7 @@ export class LoopMetrics {
       queueWait: all.snapshot(),
       queueWaitByPriority: this.#waitByPriority.map((h) => h.snapshot()),
       handlerTime: this.#handlerTime.snapshot(),
+      backpressure,
     }
   }
 }

@@ -1,0 +1,96 @@
+/**
+ * Two small SVG line charts — throughput and p99 against worker count — as hand-written strings: no
+ * dependency, readable in any browser and on GitHub. The x axis is logarithmic (worker counts double).
+ *
+ * @module
+ */
+import type { SweepPoint } from './knee.js'
+
+const W = 560
+const H = 300
+const M = { left: 70, right: 20, top: 36, bottom: 44 }
+
+/** Options of one chart. */
+export interface ChartSpec {
+  readonly title: string
+  readonly yLabel: string
+  readonly value: (p: SweepPoint) => number
+  /** A horizontal reference line (the p99 target), drawn dashed. */
+  readonly reference?: { readonly value: number; readonly label: string }
+  /** The recommended worker count, marked on the curve. */
+  readonly knee?: number | undefined
+}
+
+/** Renders `points` as an SVG document. */
+export function renderChart(points: readonly SweepPoint[], spec: ChartSpec): string {
+  const sorted = [...points].sort((a, b) => a.workers - b.workers)
+  const xs = sorted.map((p) => Math.log2(p.workers))
+  const ys = sorted.map(spec.value)
+  const xMin = Math.min(...xs)
+  const xMax = Math.max(...xs, xMin + 1)
+  // Ticks at a round step (1, 2, 2.5 or 5 × 10^k), four or five of them.
+  const top = Math.max(...ys, spec.reference?.value ?? 0) * 1.1
+  const step = niceCeil(top / 4)
+  const ticks = Math.max(1, Math.ceil(top / step))
+  const yMax = step * ticks
+  const px = (x: number): number => M.left + ((x - xMin) / (xMax - xMin)) * (W - M.left - M.right)
+  const py = (y: number): number => H - M.bottom - (y / yMax) * (H - M.top - M.bottom)
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<title>${escapeXml(spec.title)}</title>`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${W / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">${escapeXml(spec.title)}</text>`,
+  ]
+  for (let i = 0; i <= ticks; i++) {
+    const y = step * i
+    parts.push(
+      `<line x1="${M.left}" x2="${W - M.right}" y1="${r(py(y))}" y2="${r(py(y))}" stroke="#ddd"/>`,
+      `<text x="${M.left - 6}" y="${r(py(y)) + 4}" text-anchor="end">${formatTick(y)}</text>`,
+    )
+  }
+  sorted.forEach((p, i) => {
+    const x = r(px(xs[i] as number))
+    parts.push(`<text x="${x}" y="${H - M.bottom + 18}" text-anchor="middle">${p.workers}</text>`)
+  })
+  parts.push(
+    `<text x="${W / 2}" y="${H - 6}" text-anchor="middle">workers</text>`,
+    `<text x="16" y="${H / 2}" text-anchor="middle" transform="rotate(-90 16 ${H / 2})">${escapeXml(spec.yLabel)}</text>`,
+  )
+  if (spec.reference !== undefined) {
+    const y = r(py(spec.reference.value))
+    parts.push(
+      `<line x1="${M.left}" x2="${W - M.right}" y1="${y}" y2="${y}" stroke="#c33" stroke-dasharray="6 4"/>`,
+      `<text x="${W - M.right}" y="${y - 5}" text-anchor="end" fill="#c33">${escapeXml(spec.reference.label)}</text>`,
+    )
+  }
+  const path = sorted.map((_, i) => `${r(px(xs[i] as number))},${r(py(ys[i] as number))}`).join(' ')
+  parts.push(`<polyline points="${path}" fill="none" stroke="#2563eb" stroke-width="2"/>`)
+  sorted.forEach((p, i) => {
+    const isKnee = p.workers === spec.knee
+    const cx = r(px(xs[i] as number))
+    const cy = r(py(ys[i] as number))
+    parts.push(`<circle cx="${cx}" cy="${cy}" r="${isKnee ? 6 : 3.5}" fill="${isKnee ? '#16a34a' : '#2563eb'}"/>`)
+    if (isKnee) parts.push(`<text x="${cx}" y="${cy - 10}" text-anchor="middle" fill="#16a34a">knee</text>`)
+  })
+  parts.push('</svg>', '')
+  return parts.join('\n')
+}
+
+function niceCeil(value: number): number {
+  if (!(value > 0)) return 1
+  const step = 10 ** Math.floor(Math.log10(value))
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * step >= value) return m * step
+  return 10 * step
+}
+
+function formatTick(v: number): string {
+  if (v >= 1e6) return `${+(v / 1e6).toPrecision(3)}M`
+  if (v >= 1e3) return `${+(v / 1e3).toPrecision(3)}k`
+  return `${+v.toPrecision(3)}`
+}
+
+const r = (v: number): number => Math.round(v * 10) / 10
+
+function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+}

@@ -1,0 +1,192 @@
+/**
+ * One measured trial: a fresh loop with `workers` workers, the user's handlers, and offered load for a
+ * fixed time — open loop (a fixed rate, whether or not the loop keeps up) or closed loop (a fixed number
+ * of messages in flight, each completion admits the next). Returns what the window measured.
+ *
+ * @module
+ */
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { createLoop, Histogram, type Loop } from '@flowing/core'
+import { oneLine, TuneError } from './errors.js'
+import { seconds, workerCount } from './format.js'
+import { checkedSample, type TunerModule } from './module.js'
+
+/** How a trial offers load. */
+export interface TrialLoad {
+  readonly workers: number
+  readonly durationMs: number
+  /** Messages per second (open loop), or `undefined` for closed loop with 2 × workers in flight. */
+  readonly rate: number | undefined
+  readonly capacity: number
+  /** A warm-up: finishing nothing within it is not yet a sign of a hang. */
+  readonly warmup?: boolean
+}
+
+/** What one trial measured, over its window only. Times in ms. */
+export interface TrialResult {
+  /** Successful completions per second. */
+  readonly throughput: number
+  readonly succeeded: number
+  readonly failed: number
+  /** Open loop: posts the full queue refused. */
+  readonly refused: number
+  /** Admission → handler start (`loop.metrics().queueWait`). */
+  readonly queueWaitP50: number
+  readonly queueWaitP99: number
+  /** Post → handler settled: what a caller waits. */
+  readonly lifecycleP50: number
+  readonly lifecycleP99: number
+  /** Handler run time (`loop.metrics().handlerTime`). */
+  readonly handlerP50: number
+  /** p99 of the event loop's scheduling delay (perf_hooks `monitorEventLoopDelay`); NaN when one turn blocked the whole window. */
+  readonly eventLoopDelayP99: number
+  /** Share of the window the event loop was busy, 0–1 (`performance.eventLoopUtilization`). */
+  readonly utilization: number
+}
+
+// Handlers that outlive the window get this long to finish before the trial is declared stuck.
+const SETTLE_MS = 15_000
+
+/** Runs one trial. @throws TuneError when the handlers cannot be measured (all fail, none finish, bad samples) */
+export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<TrialResult> {
+  const loop = createLoop<Record<string, unknown>>({
+    workers: load.workers,
+    capacity: load.capacity,
+    overflow: 'reject',
+  })
+  const state = { measuring: true, inFlight: 0, next: 0, succeeded: 0, failed: 0, refused: 0 }
+  let fault: TuneError | undefined
+  let firstFailure: unknown
+  const lifecycle = new Histogram()
+  const closed = load.rate === undefined
+  const target = 2 * load.workers
+
+  const offer = (): void => {
+    const i = state.next++
+    const message = checkedSample(mod, i)
+    const result = loop.tryPost(message.type, message.payload, {
+      key: message.key,
+      priority: message.priority,
+    })
+    if (result.ok) state.inFlight++
+    else state.refused++
+  }
+  const guardedOffer = (count: number): void => {
+    try {
+      for (let k = 0; k < count && fault === undefined; k++) offer()
+    } catch (error) {
+      fault =
+        error instanceof TuneError ? error : new TuneError(`sample(${state.next - 1}) was refused: ${oneLine(error)}`)
+    }
+  }
+
+  loop.use(async (message, _ctx, next) => {
+    let ok = false
+    try {
+      await next()
+      ok = true
+    } catch (error) {
+      firstFailure ??= error
+      throw error
+    } finally {
+      state.inFlight--
+      if (state.measuring) {
+        if (ok) state.succeeded++
+        else state.failed++
+        lifecycle.record(performance.now() - message.postedAt)
+        if (closed) guardedOffer(target - state.inFlight)
+      }
+    }
+  })
+  await register(mod, loop)
+
+  const delay = monitorEventLoopDelay({ resolution: 5 })
+  delay.enable()
+  const elu0 = performance.eventLoopUtilization()
+  const t0 = performance.now()
+  if (closed) guardedOffer(target)
+  else await openLoop(load, t0, guardedOffer, () => fault !== undefined)
+  if (closed) await sleepUntil(t0 + load.durationMs, () => fault !== undefined)
+  state.measuring = false
+  const elapsed = performance.now() - t0
+  const metrics = loop.metrics()
+  const utilization = performance.eventLoopUtilization(elu0).utilization
+  delay.disable()
+  if (fault !== undefined) throw fault
+  const done = state.succeeded + state.failed
+  if (done === 0 && load.warmup !== true) {
+    throw new TuneError(
+      `no message finished within ${seconds(load.durationMs)} at ${workerCount(load.workers)}: a handler hangs or is slower than the trial (raise --duration)`,
+    )
+  }
+  if (state.succeeded === 0 && done > 0) {
+    throw new TuneError(
+      `every message failed (${done} of ${done}) at ${workerCount(load.workers)}; first error: ${oneLine(firstFailure)}`,
+    )
+  }
+  // Only now: a failed trial ends the run, so it need not wait for its stragglers.
+  await settle(loop, load.workers)
+  return {
+    throughput: (state.succeeded / elapsed) * 1000,
+    succeeded: state.succeeded,
+    failed: state.failed,
+    refused: state.refused,
+    queueWaitP50: metrics.queueWait.p50,
+    queueWaitP99: metrics.queueWait.p99,
+    lifecycleP50: lifecycle.quantile(0.5),
+    lifecycleP99: lifecycle.quantile(0.99),
+    handlerP50: metrics.handlerTime.p50,
+    // No sample at all means one turn blocked the whole window: there is no figure to give.
+    eventLoopDelayP99: delay.count > 0 ? delay.percentile(99) / 1e6 : Number.NaN,
+    utilization,
+  }
+}
+
+async function register(mod: TunerModule, loop: Loop<Record<string, unknown>>): Promise<void> {
+  try {
+    await mod.register(loop)
+  } catch (error) {
+    throw new TuneError(`register(loop) threw: ${oneLine(error)}`, undefined, { cause: error })
+  }
+}
+
+/** Posts at `rate`/s until the window ends: each tick posts what is due by now, so a slow tick catches up. */
+async function openLoop(load: TrialLoad, t0: number, offer: (n: number) => void, stop: () => boolean): Promise<void> {
+  const rate = load.rate as number
+  let posted = 0
+  for (;;) {
+    const now = performance.now()
+    if (now - t0 >= load.durationMs || stop()) return
+    const due = Math.floor(((now - t0) / 1000) * rate)
+    offer(due - posted)
+    posted = due
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+}
+
+async function sleepUntil(deadline: number, stop: () => boolean): Promise<void> {
+  while (performance.now() < deadline && !stop()) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - performance.now()))))
+  }
+}
+
+/** Cancels what is still queued and waits for running handlers, so trials never overlap. */
+async function settle(loop: Loop<Record<string, unknown>>, workers: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new TuneError(
+            `handlers were still running ${SETTLE_MS / 1000} s after the trial at ${workerCount(workers)} ended (running: ${loop.metrics().gauges.running}); a handler never settles`,
+          ),
+        ),
+      SETTLE_MS,
+    )
+  })
+  try {
+    await Promise.race([loop.stop({ drain: false }), stuck])
+  } finally {
+    clearTimeout(timer)
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Every error the backpressure package throws. Each has a stable {@link BackpressurePolicyError.code}
+ * to branch on, a `name` equal to its class name, and a message that names the offending value, the
+ * rule it broke and the live numbers that matter.
+ *
+ * @module
+ */
+
+/** Stable machine-readable error codes, one per error class. */
+export type BackpressurePolicyErrorCode = 'ERR_BACKPRESSURE_INVALID_ARGUMENT'
+
+/**
+ * Base class of every error of `@flowing/backpressure`.
+ *
+ * @remarks Catch this to handle any failure of this package; switch on
+ * {@link BackpressurePolicyError.code} (stable across versions) rather than on the message (meant for
+ * humans). It is named *policy* error so that it never clashes with the overload error a loop throws
+ * at its producers.
+ */
+export class BackpressurePolicyError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: BackpressurePolicyErrorCode
+
+  /**
+   * @param code - the stable code of the subclass
+   * @param message - a human-readable message naming the value and the rule
+   * @param options - standard `ErrorOptions` (`cause`)
+   */
+  constructor(code: BackpressurePolicyErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+/** Renders a value the way argument errors quote it: `` `NaN` (number) ``. */
+export function describeValue(value: unknown): string {
+  let shown: string
+  if (typeof value === 'string') shown = JSON.stringify(value)
+  else if (typeof value === 'bigint') shown = `${value}n`
+  else if (typeof value === 'function') shown = `[function ${value.name || 'anonymous'}]`
+  else if (typeof value === 'symbol') shown = value.toString()
+  else if (value !== null && typeof value === 'object') shown = Array.isArray(value) ? '[array]' : '[object]'
+  else shown = String(value)
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
+  return `\`${shown}\` (${kind})`
+}
+
+/**
+ * An argument or option broke its rule. Thrown synchronously, before anything changed: no option
+ * applied, no level moved, no counter incremented.
+ *
+ * @example
+ * ```text
+ * Expected `warn.exit` to be below `warn.enter` (0.6), got `0.7` (number)
+ * Expected `fill` to be a number ≥ 0, got `NaN` (number)
+ * ```
+ */
+export class BackpressureArgumentError extends BackpressurePolicyError {
+  /** The argument or option name, e.g. `fill` or `shed.enter`. */
+  readonly argument: string
+  /** The rejected value. */
+  readonly value: unknown
+
+  /**
+   * @param argument - the argument or option name
+   * @param rule - what it must be, e.g. "a number in (0, 1]"
+   * @param value - the value received
+   */
+  constructor(argument: string, rule: string, value: unknown) {
+    super('ERR_BACKPRESSURE_INVALID_ARGUMENT', `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}`)
+    this.argument = argument
+    this.value = value
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Watermark backpressure in the loop: the `@flowing/backpressure` controller fed with the queue's fill,
+ * asked once per post, and turned into typed refusals.
+ *
+ * @module
+ */
+import {
+  type Decision,
+  type PressureTransition,
+  WatermarkController,
+  type WatermarkControllerOptions,
+} from '@flowing/backpressure'
+import type { Clock } from '../clock.js'
+import { BackpressureError, InvalidArgumentError } from '../errors.js'
+import * as check from '../internal/validate.js'
+import { Priority, type PriorityLevel } from '../priority.js'
+
+/**
+ * Options of the loop's `backpressure`: the controller's marks, dwell, retry hint bound and breaker
+ * (see `@flowing/backpressure`), plus the shed threshold. The loop supplies the clock and the
+ * transition callback.
+ */
+export interface BackpressureOptions extends Omit<WatermarkControllerOptions, 'now' | 'onTransition'> {
+  /**
+   * At level `shed`, posts with a priority number above this (less urgent) are refused.
+   * @defaultValue `Priority.high` (2): critical and high pass, normal and below are shed
+   */
+  readonly shedAbove?: PriorityLevel
+}
+
+/** The loop's pressure gauge and admission policy. */
+export class LoopPressure {
+  readonly #controller: WatermarkController
+  readonly #capacity: number
+  readonly #shedAbove: number
+  readonly #clock: Clock
+
+  /**
+   * @param options - `true` for the defaults, or the options
+   * @param capacity - the loop's capacity (fill = queued ÷ capacity)
+   * @param clock - the loop's clock
+   * @param onTransition - called once per level crossing
+   */
+  constructor(
+    options: true | BackpressureOptions,
+    capacity: number,
+    clock: Clock,
+    onTransition: (t: PressureTransition) => void,
+  ) {
+    const { shedAbove = Priority.high, ...marks } = options === true ? {} : options
+    this.#shedAbove = check.priority('options.backpressure.shedAbove', shedAbove)
+    this.#capacity = capacity
+    this.#clock = clock
+    this.#controller = new WatermarkController({ ...marks, now: () => clock.now(), onTransition })
+  }
+
+  /** The current level. */
+  get level(): PressureTransition['to'] {
+    return this.#controller.level
+  }
+
+  /**
+   * How many more posts of `priority` the loop wants now (the WHATWG `desiredSize`): up to the shed
+   * mark while they would be admitted (at least 1), else how far the queue is above the shed exit mark
+   * (≤ 0) — by hysteresis, a shed level only ends below its exit mark.
+   */
+  desiredSize(queued: number, priority: number): number {
+    const { shed } = this.#controller.watermarks
+    if (this.admits(priority, queued)) return Math.max(1, Math.floor(shed.enter * this.#capacity) - queued)
+    return Math.min(0, Math.floor(shed.exit * this.#capacity) - queued)
+  }
+
+  /** Milliseconds until an open breaker may let probes through, or `undefined` when it is not open. */
+  get breakerCooldownLeft(): number | undefined {
+    const breaker = this.#controller.breaker
+    return breaker?.state === 'open' ? breaker.cooldownLeft(this.#clock.now()) : undefined
+  }
+
+  /** Feeds the queue length after a change (one level step, one event per crossing). */
+  update(queued: number): void {
+    this.#controller.update(queued / this.#capacity)
+  }
+
+  /** Decides one post (counted in the level's metrics). */
+  decide(queued: number, priority: number): Decision {
+    return this.#controller.decide(queued / this.#capacity, priority, this.#shedAbove)
+  }
+
+  /**
+   * Whether a post of `priority` would pass now, without counting it (for waiting producers and
+   * `ready`). An open breaker passes once cooled down with the fill below the reject exit mark (the
+   * post then becomes a probe).
+   */
+  admits(priority: number, queued: number): boolean {
+    const breaker = this.#controller.breaker
+    if (breaker?.state === 'open') {
+      const belowExit = queued / this.#capacity < this.#controller.watermarks.reject.exit
+      if (!belowExit || breaker.cooldownLeft(this.#clock.now()) > 0) return false
+    }
+    const level = this.#controller.level
+    return level === 'normal' || level === 'warn' || (level === 'shed' && priority <= this.#shedAbove)
+  }
+
+  /** The typed refusal for a decision that did not admit. */
+  refusal(type: string, priority: number, decision: Decision, queued: number): BackpressureError {
+    return new BackpressureError(type, priority, {
+      level: this.#controller.level,
+      cause: decision.cause === 'breaker' ? 'breaker' : decision.outcome === 'shed' ? 'shed' : 'reject',
+      fill: queued / this.#capacity,
+      retryAfterMs: this.#controller.retryAfterMs,
+      shedAbove: this.#shedAbove,
+    })
+  }
+
+  /** Time per level, transitions, and decisions per level. */
+  stats(): ReturnType<WatermarkController['stats']> {
+    return this.#controller.stats()
+  }
+}
+
+/** Validates the `backpressure` loop option. */
+export function checkBackpressure(name: string, value: unknown): false | true | BackpressureOptions {
+  if (value === false || value === true) return value
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidArgumentError(name, 'a boolean or an options object', value)
+  }
+  return value as BackpressureOptions
+}
