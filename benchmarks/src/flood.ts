@@ -4,22 +4,42 @@
  */
 
 import { writeFileSync } from 'node:fs'
+import { measureDecide } from './flood/decide-bench.js'
 import { runFlood } from './flood/scenario.js'
 import { floodSummary, timelineTable } from './flood/timeline.js'
 import { BenchError } from './lib/check.js'
+import { ensureExposedGc } from './lib/gc.js'
 import { codeRevision, describeMachine, formatMachine } from './lib/machine.js'
 import { runSuite } from './lib/run-suite.js'
+import { renderTable } from './lib/table.js'
 
 const RESULTS = new URL('../RESULTS-flood.md', import.meta.url)
 
 const USAGE = 'usage: node dist/flood.js [--smoke]'
 
 async function main(args: string[]): Promise<void> {
+  if (!ensureExposedGc()) return // re-ran itself with --expose-gc
   const smoke = args.includes('--smoke')
+  const decide = measureDecide(smoke ? 100_000 : 5_000_000, smoke ? 1 : 5)
+  const decideTable = renderTable(
+    [
+      { header: 'decide() path', align: 'left' },
+      { header: 'ns / call', align: 'right' },
+      { header: 'heap bytes / call', align: 'right' },
+      { header: 'target ≤ 100 ns, 0 B', align: 'left' },
+    ],
+    decide.map((d) => [
+      d.path,
+      d.nsPerCall.toFixed(1),
+      d.bytesPerCall.toFixed(2),
+      d.nsPerCall <= 100 && d.bytesPerCall < 1 ? 'met' : 'NOT met',
+    ]),
+  )
   const result = await runFlood(smoke ? { durationMs: 600, intervalMs: 200 } : { durationMs: 3_000, intervalMs: 250 })
   console.log(`Flood — producers 3× faster than 8 workers, capacity 2,000, backpressure on\n`)
   console.log(timelineTable(result))
   console.log(`\n${floodSummary(result)}`)
+  console.log(`\nAdmission decision (WatermarkController.decide, median of runs):\n\n${decideTable}`)
   if (result.failures.length > 0) throw new BenchError(result.failures.join('; '))
   if (!smoke) {
     writeFileSync(
@@ -39,6 +59,13 @@ async function main(args: string[]): Promise<void> {
         timelineTable(result),
         '',
         floodSummary(result).replaceAll('\n', '  \n'),
+        '',
+        '## Admission decision',
+        '',
+        '`WatermarkController.decide(fill, priority, shedAbove)` called 5,000,000 times per path, median of 5 runs;',
+        'heap bytes per call measured over 5,000,000 calls without a GC in between (0 = allocation-free).',
+        '',
+        decideTable,
         '',
       ].join('\n'),
     )
