@@ -105,6 +105,20 @@ describe('Loop', () => {
       expect(loop.metrics().gauges.workers).toBe(8)
     })
 
+    it('yields by time too, so CPU-heavy synchronous handlers cannot hold the event loop (real clock)', async () => {
+      const loop = createLoop<Messages>({ workers: 4, dispatchBudgetMs: 5 })
+      loop.on('work', () => {
+        const until = performance.now() + 1
+        while (performance.now() < until) {} // 1 ms of CPU
+      })
+      for (let i = 0; i < 100; i++) loop.post('work', i)
+      const t0 = performance.now()
+      const immediateAfter = await new Promise<number>((resolve) => setImmediate(() => resolve(performance.now() - t0)))
+      expect(immediateAfter).toBeLessThan(40) // a count budget alone (1024) would block for ~100 ms
+      await loop.drain()
+      await loop.stop()
+    })
+
     it('yields to the event loop on a budget while sync handlers drain (real clock)', async () => {
       const loop = createLoop<Messages>({ workers: 4, dispatchBudget: 100, capacity: 5000 })
       let handled = 0

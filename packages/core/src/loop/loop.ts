@@ -142,6 +142,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.#clock,
       this.#options.workers,
       this.#options.dispatchBudget,
+      this.#options.dispatchBudgetMs,
     )
     this.#gate = new SendGate<M>(
       this.#clock,

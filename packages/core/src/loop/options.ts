@@ -74,6 +74,12 @@ export interface LoopOptions {
    */
   readonly dispatchBudget?: number
   /**
+   * Milliseconds of handler starts per event-loop turn before the loop yields, whatever the count:
+   * keeps CPU-heavy synchronous handlers from holding timers and I/O back for long.
+   * @defaultValue 10
+   */
+  readonly dispatchBudgetMs?: number
+  /**
    * Time source and timers; pass a `VirtualClock` in tests.
    * @defaultValue `systemClock`
    */
@@ -110,6 +116,7 @@ const KNOWN: readonly (keyof LoopOptions)[] = [
   'defaultPriority',
   'maxHops',
   'dispatchBudget',
+  'dispatchBudgetMs',
   'clock',
   'autoStart',
   'queue',
@@ -143,6 +150,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     ),
     maxHops: pick('maxHops', 16, check.nonNegativeInteger),
     dispatchBudget: pick('dispatchBudget', 1024, (n, v) => check.positiveInteger(n, v)),
+    dispatchBudgetMs: pick('dispatchBudgetMs', 10, (n, v) => check.nonNegativeNumber(n, v, true)),
     clock: pick('clock', systemClock, checkClock),
     autoStart: pick('autoStart', true, check.boolean),
     queue: pick('queue', 'levels' as const, (n, v) => check.oneOf(n, v, ['levels', 'heap'] as const)),

@@ -43,7 +43,8 @@ const isThenable = (v: unknown): v is PromiseLike<unknown> =>
  * serialization lives there, not in worker identity), so any worker takes any runnable message: the
  * pool is work-conserving, and `resize()` cannot break per-key order.
  *
- * Fairness to the process: at most `budget` handlers start per event-loop turn. A turn boundary is
+ * Fairness to the process: at most `budget` handlers start per event-loop turn, and no more once
+ * `budgetMs` have passed in the turn (checked every 16 starts). A turn boundary is
  * detected with one `setImmediate` armed at the first start of a turn; when the budget runs out first,
  * dispatch pauses until that immediate fires, so timers and I/O get their turn even while a million
  * synchronous handlers drain.
@@ -52,14 +53,16 @@ export class WorkerPool<A> {
   readonly #host: PoolHost<A>
   readonly #clock: Clock
   readonly #budget: number
+  readonly #budgetMs: number
   #size: number
   #running = 0
   // Slots not running anything; reused so steady state allocates none.
   readonly #idle: Slot<A>[] = []
   // Every slot ever made (≤ peak concurrency), to list running attempts without per-message cost.
   readonly #slots: Slot<A>[] = []
-  // Starts since the last turn boundary.
+  // Starts since the last turn boundary, and when the first of them happened.
   #startsThisTurn = 0
+  #turnStartedAt = 0
   // A turn-boundary immediate is pending.
   #turnArmed = false
   // Budget exhausted: dispatch waits for the turn-boundary immediate.
@@ -75,11 +78,12 @@ export class WorkerPool<A> {
     }
   }
 
-  constructor(host: PoolHost<A>, clock: Clock, size: number, budget: number) {
+  constructor(host: PoolHost<A>, clock: Clock, size: number, budget: number, budgetMs: number) {
     this.#host = host
     this.#clock = clock
     this.#size = size
     this.#budget = budget
+    this.#budgetMs = budgetMs
   }
 
   /** Configured worker count. */
@@ -105,7 +109,7 @@ export class WorkerPool<A> {
     try {
       if (this.#yielding) return
       while (this.#running < this.#size && this.#host.canDispatch()) {
-        if (this.#startsThisTurn >= this.#budget) {
+        if (this.#startsThisTurn >= this.#budget || this.#overTime()) {
           this.#yielding = true
           break
         }
@@ -141,9 +145,16 @@ export class WorkerPool<A> {
     return slot
   }
 
+  // Every 16th start of a turn, checks the time spent: a count alone would let 1024 CPU-heavy
+  // handlers (200 µs each) hold the event loop for 200 ms.
+  #overTime(): boolean {
+    return (this.#startsThisTurn & 15) === 15 && this.#clock.now() - this.#turnStartedAt > this.#budgetMs
+  }
+
   #start(m: Envelope): void {
     if (!this.#turnArmed) {
       this.#turnArmed = true
+      this.#turnStartedAt = this.#clock.now()
       this.#clock.setImmediate(this.#onTurn)
     }
     this.#startsThisTurn++
