@@ -1,0 +1,345 @@
+/**
+ * One guarded run of a handler: the token that races completion, failure, timeout and cancellation.
+ *
+ * @module
+ */
+import { AttemptCancelledError, FencedError, HandlerTimeoutError, type TimeoutKind } from './errors.js'
+import type { WatchdogCore } from './internal/core.js'
+import { renderLabel } from './internal/label.js'
+
+/** Where an attempt stands. `running` until exactly one of the four outcomes wins (I6). */
+export type AttemptState = 'running' | 'completed' | 'failed' | 'timed-out' | 'cancelled'
+
+/**
+ * What is guarded, for messages and reports. A message object with `type`, `key` and `id` fields
+ * fits as it is (no allocation); rendered only when an error or report needs it.
+ */
+export interface AttemptLabel {
+  /** The message type, e.g. `order.paid`. */
+  readonly type?: string
+  /** The route key. */
+  readonly key?: unknown
+  /** The message id. */
+  readonly id?: unknown
+}
+
+/**
+ * Called in the timeout step, after the attempt is marked `timed-out` and before its signal is
+ * aborted: free the worker slot here. Should not throw; if it does, the signal is still aborted and
+ * the grace timer armed, then the error propagates.
+ */
+export type TimeoutHandler = (attempt: Attempt, error: HandlerTimeoutError) => void
+
+/** A timed-out attempt still unsettled `graceMs` after its timeout. */
+export interface ZombieInfo {
+  /** The attempt's epoch. */
+  readonly epoch: number
+  /** The rendered label. */
+  readonly label: string
+  /** Time since the attempt was guarded, in ms. */
+  readonly ageMs: number
+  /** The attempt itself. */
+  readonly attempt: Attempt
+}
+
+/** Called once when a timed-out attempt becomes a zombie. */
+export type ZombieHandler = (zombie: ZombieInfo) => void
+
+/** A snapshot of one attempt for stall reports and dashboards. */
+export interface AttemptSnapshot {
+  /** The attempt's epoch. */
+  readonly epoch: number
+  /** The rendered label. */
+  readonly label: string
+  /** The state at the time of the snapshot. */
+  readonly state: AttemptState
+  /** Time since the attempt was guarded, in ms. */
+  readonly ageMs: number
+}
+
+// States as small integers: a Smi field, no string compare on the hot path.
+const RUNNING = 0
+const COMPLETED = 1
+const FAILED = 2
+const TIMED_OUT = 3
+const CANCELLED = 4
+const STATES: readonly AttemptState[] = ['running', 'completed', 'failed', 'timed-out', 'cancelled']
+// Flags of an attempt that lost the race: its handler settled late / it is a zombie now.
+const LATE = 1
+const ZOMBIE = 2
+
+/**
+ * The token of one guarded run, returned by {@link Watchdog.guard}.
+ *
+ * @remarks
+ * **One outcome (I6).** {@link Attempt.done}, {@link Attempt.fail}, {@link Attempt.cancel} and the
+ * watchdog's timeout race; the first wins and fixes {@link Attempt.state}, the others return `false`.
+ *
+ * **Cheap.** Guarding is one wheel `add`, settling one wheel `remove`; the `AbortController` is
+ * created only if {@link Attempt.signal} is read; {@link Attempt.heartbeat} is a clock read and a
+ * field write — the wheel notices it only when the armed deadline fires (lazy re-arm).
+ *
+ * **Late settlement.** Call `done()` / `fail()` when the handler settles, whatever happened: on an
+ * attempt that lost to a timeout or a cancellation the first such call counts one
+ * `lateCompletions`, ends its zombie status and returns `false` (swallow the result).
+ */
+export class Attempt {
+  readonly #core: WatchdogCore
+  readonly #epoch: number
+  readonly #startedAt: number
+  readonly #timeoutMs: number
+  // 0: no heartbeat deadline.
+  readonly #heartbeatMs: number
+  readonly #label: AttemptLabel | string | undefined
+  readonly #onTimeout: TimeoutHandler | undefined
+  #state = RUNNING
+  #flags = 0
+  // Last heartbeat (starts at #startedAt); only read when the armed deadline fires.
+  #lastBeat: number
+  // The pending wheel entry (deadline while running, grace while timed-out), or -1.
+  #timerId: number
+  // Lazy: most handlers never read the signal.
+  #controller: AbortController | undefined = undefined
+  // The abort reason once timed out or cancelled (undefined: the default cancel error, made lazily).
+  #reason: unknown = undefined
+
+  /** @internal Created by {@link Watchdog.guard} only. */
+  constructor(
+    core: WatchdogCore,
+    timeoutMs: number,
+    heartbeatMs: number,
+    label: AttemptLabel | string | undefined,
+    onTimeout: TimeoutHandler | undefined,
+  ) {
+    const now = core.now()
+    this.#core = core
+    this.#timeoutMs = timeoutMs
+    this.#heartbeatMs = heartbeatMs
+    this.#label = label
+    this.#onTimeout = onTimeout
+    this.#startedAt = now
+    this.#lastBeat = now
+    // The first wake-up is the earlier deadline; throws (wheel full) before anything is counted.
+    this.#timerId = core.scheduler.add(
+      now + (heartbeatMs > 0 && heartbeatMs < timeoutMs ? heartbeatMs : timeoutMs),
+      this,
+    )
+    this.#epoch = core.nextEpoch++
+  }
+
+  /** A number unique to this attempt (per watchdog), increasing in guard order. */
+  get epoch(): number {
+    return this.#epoch
+  }
+
+  /** Where the attempt stands; see {@link AttemptState}. */
+  get state(): AttemptState {
+    return STATES[this.#state] as AttemptState
+  }
+
+  /** `true` while running: effects made on behalf of this attempt may still be applied. */
+  get isCurrent(): boolean {
+    return this.#state === RUNNING
+  }
+
+  /** The label given at guard time, rendered (`order.paid (key "o-1")`, or `attempt #epoch`). */
+  get label(): string {
+    return renderLabel(this.#label, this.#epoch)
+  }
+
+  /** When it was guarded, on the watchdog's clock. */
+  get startedAt(): number {
+    return this.#startedAt
+  }
+
+  /** The hard deadline (`startedAt + timeoutMs`): never moves. */
+  get deadline(): number {
+    return this.#startedAt + this.#timeoutMs
+  }
+
+  /** The current heartbeat deadline (`last heartbeat + heartbeatMs`), or `undefined` without one. */
+  get heartbeatDeadline(): number | undefined {
+    return this.#heartbeatMs > 0 ? this.#lastBeat + this.#heartbeatMs : undefined
+  }
+
+  /** `true` once the handler of an attempt that lost the race has settled (`done()`/`fail()` after losing). */
+  get settledLate(): boolean {
+    return (this.#flags & LATE) !== 0
+  }
+
+  /** `true` while this attempt is a zombie: timed out, unsettled past the grace period. */
+  get isZombie(): boolean {
+    return (this.#flags & ZOMBIE) !== 0
+  }
+
+  /**
+   * The attempt's `AbortSignal`, created on first read. Aborted when the attempt times out (reason:
+   * a {@link HandlerTimeoutError}) or is cancelled (reason: the one given to `cancel`), and only then;
+   * read after that, it is already aborted.
+   */
+  get signal(): AbortSignal {
+    let controller = this.#controller
+    if (controller === undefined) {
+      controller = new AbortController()
+      this.#controller = controller
+      if (this.#state === TIMED_OUT || this.#state === CANCELLED) controller.abort(this.#abortReason())
+    }
+    return controller.signal
+  }
+
+  /**
+   * Extends the heartbeat deadline to `now + heartbeatMs`; the hard deadline never moves. O(1): a
+   * clock read and a field write, no timer touched.
+   *
+   * @returns `false` when the attempt is no longer running
+   */
+  heartbeat(): boolean {
+    if (this.#state !== RUNNING) return false
+    this.#lastBeat = this.#core.now()
+    return true
+  }
+
+  /**
+   * The handler succeeded. Disarms the deadline.
+   *
+   * @returns `true` if completion won the race; `false` if the attempt had already ended (on a
+   * timed-out or cancelled one, the first call counts a late completion and ends its zombie status)
+   */
+  done(): boolean {
+    return this.#finish(COMPLETED)
+  }
+
+  /**
+   * The handler failed. Disarms the deadline.
+   *
+   * @returns `true` if failure won the race; `false` otherwise, as for {@link Attempt.done}
+   */
+  fail(): boolean {
+    return this.#finish(FAILED)
+  }
+
+  /**
+   * Cancels the attempt (shutdown, the caller gave up): disarms and aborts the signal with `reason`
+   * (default: an {@link AttemptCancelledError}). The handler may still be running: call `done()` /
+   * `fail()` when it settles.
+   *
+   * @returns `true` if cancellation won the race
+   */
+  cancel(reason?: unknown): boolean {
+    if (this.#state !== RUNNING) return false
+    this.#state = CANCELLED
+    this.#reason = reason
+    const core = this.#core
+    core.running--
+    core.cancelled++
+    this.#disarm()
+    this.#controller?.abort(this.#abortReason())
+    return true
+  }
+
+  /**
+   * Refuses an effect of an attempt that is no longer running: call it before every effect a handler
+   * makes through its context (`post`, acks …).
+   *
+   * @param effect - names the effect in the error, e.g. `ctx.post`
+   * @throws {@link FencedError} unless the attempt is running (the refusal is counted)
+   */
+  fence(effect = 'an effect'): void {
+    if (this.#state === RUNNING) return
+    this.#core.fencedEffects++
+    throw new FencedError(this.label, this.#epoch, this.state, effect)
+  }
+
+  /** A snapshot for stall reports: epoch, label, state and age at the watchdog's `now()`. */
+  describe(): AttemptSnapshot {
+    const ageMs = this.#core.now() - this.#startedAt
+    return { epoch: this.#epoch, label: this.label, state: this.state, ageMs }
+  }
+
+  /** @internal The wheel entry of this attempt is due: check the deadlines, or become a zombie. */
+  _fire(): void {
+    this.#timerId = -1
+    const now = this.#core.now()
+    if (this.#state === RUNNING) this.#check(now)
+    else if (this.#state === TIMED_OUT && this.#flags === 0) this.#becomeZombie(now)
+  }
+
+  /** Times out if a deadline has passed; otherwise re-arms for the earlier one (a newer heartbeat). */
+  #check(now: number): void {
+    const hard = this.#startedAt + this.#timeoutMs
+    const beat = this.#heartbeatMs > 0 ? this.#lastBeat + this.#heartbeatMs : Number.POSITIVE_INFINITY
+    if (now >= hard) this.#timeout(now, 'deadline')
+    else if (now >= beat) this.#timeout(now, 'heartbeat')
+    else this.#timerId = this.#core.scheduler.add(Math.min(hard, beat), this)
+  }
+
+  /** The timeout step, synchronous: mark, let the owner free the slot, abort, arm the grace timer. */
+  #timeout(now: number, kind: TimeoutKind): void {
+    const core = this.#core
+    this.#state = TIMED_OUT
+    core.running--
+    core.timedOut++
+    const error = new HandlerTimeoutError({
+      label: this.label,
+      epoch: this.#epoch,
+      kind,
+      timeoutMs: this.#timeoutMs,
+      heartbeatMs: this.#heartbeatMs,
+      elapsedMs: now - this.#startedAt,
+      sinceHeartbeatMs: now - this.#lastBeat,
+    })
+    this.#reason = error
+    try {
+      ;(this.#onTimeout ?? core.onTimeout)?.(this, error)
+    } finally {
+      this.#controller?.abort(error)
+      // onTimeout may have settled the handler already (done() after losing): no grace timer then.
+      if (this.#flags === 0) this.#armGrace(now)
+    }
+  }
+
+  #armGrace(now: number): void {
+    const grace = this.#core.graceMs
+    if (grace === 0) this.#becomeZombie(now)
+    else if (grace !== Number.POSITIVE_INFINITY) this.#timerId = this.#core.scheduler.add(now + grace, this)
+  }
+
+  #becomeZombie(now: number): void {
+    const core = this.#core
+    this.#flags |= ZOMBIE
+    core.zombies.add(this)
+    core.zombiesTotal++
+    core.onZombie?.({ epoch: this.#epoch, label: this.label, ageMs: now - this.#startedAt, attempt: this })
+  }
+
+  /** The first settlement wins; a later one on a lost attempt is a late completion, counted once. */
+  #finish(state: number): boolean {
+    const core = this.#core
+    if (this.#state !== RUNNING) {
+      if ((this.#state === TIMED_OUT || this.#state === CANCELLED) && (this.#flags & LATE) === 0) {
+        if ((this.#flags & ZOMBIE) !== 0) core.zombies.delete(this)
+        this.#flags = LATE
+        core.lateCompletions++
+        this.#disarm()
+      }
+      return false
+    }
+    this.#state = state
+    core.running--
+    if (state === COMPLETED) core.completed++
+    else core.failed++
+    this.#disarm()
+    return true
+  }
+
+  #disarm(): void {
+    if (this.#timerId < 0) return
+    this.#core.scheduler.remove(this.#timerId)
+    this.#timerId = -1
+  }
+
+  #abortReason(): unknown {
+    if (this.#reason === undefined) this.#reason = new AttemptCancelledError(this.label, this.#epoch)
+    return this.#reason
+  }
+}

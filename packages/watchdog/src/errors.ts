@@ -1,0 +1,184 @@
+/**
+ * Every error the watchdog package throws or aborts with. Each has a stable
+ * {@link WatchdogError.code} to branch on, a `name` equal to its class name, and a message that names
+ * the value, the rule and the live numbers that matter.
+ *
+ * @module
+ */
+
+/** Stable machine-readable error codes, one per error class. */
+export type WatchdogErrorCode =
+  | 'ERR_WATCHDOG_INVALID_ARGUMENT'
+  | 'ERR_HANDLER_TIMEOUT'
+  | 'ERR_ATTEMPT_FENCED'
+  | 'ERR_ATTEMPT_CANCELLED'
+
+/**
+ * Base class of every error of `@flowing/watchdog`.
+ *
+ * @remarks Switch on {@link WatchdogError.code} (stable across versions), not on the message (meant
+ * for humans).
+ */
+export class WatchdogError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: WatchdogErrorCode
+
+  /**
+   * @param code - the stable code of the subclass
+   * @param message - a human-readable message naming the value and the rule
+   * @param options - standard `ErrorOptions` (`cause`)
+   */
+  constructor(code: WatchdogErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+/** Renders a value the way argument errors quote it: `` `NaN` (number) ``. */
+export function describeValue(value: unknown): string {
+  let shown: string
+  if (typeof value === 'string') shown = JSON.stringify(value)
+  else if (typeof value === 'bigint') shown = `${value}n`
+  else if (typeof value === 'function') shown = `[function ${value.name || 'anonymous'}]`
+  else if (typeof value === 'symbol') shown = value.toString()
+  else if (value !== null && typeof value === 'object') shown = Array.isArray(value) ? '[array]' : '[object]'
+  else shown = String(value)
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
+  return `\`${shown}\` (${kind})`
+}
+
+/**
+ * An argument or option broke its rule. Thrown synchronously, before anything changed: no attempt
+ * armed, no counter incremented.
+ *
+ * @example
+ * ```text
+ * Expected `timeoutMs` to be a finite number > 0, got `NaN` (number)
+ * ```
+ */
+export class WatchdogArgumentError extends WatchdogError {
+  /** The argument or option name, e.g. `timeoutMs`. */
+  readonly argument: string
+  /** The rejected value. */
+  readonly value: unknown
+
+  /**
+   * @param argument - the argument or option name
+   * @param rule - what it must be, e.g. "a finite number > 0"
+   * @param value - the value received
+   */
+  constructor(argument: string, rule: string, value: unknown) {
+    super('ERR_WATCHDOG_INVALID_ARGUMENT', `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}`)
+    this.argument = argument
+    this.value = value
+  }
+}
+
+/** Which deadline expired: the hard one (never moves) or the heartbeat one (extended by `heartbeat()`). */
+export type TimeoutKind = 'deadline' | 'heartbeat'
+
+/**
+ * The reason an attempt's signal is aborted with when it times out; also passed to `onTimeout`.
+ *
+ * @example
+ * ```text
+ * Handler order.paid (key "o-1", id 7) timed out after 5001 ms: its hard deadline is 5000 ms (attempt epoch 12)
+ * ```
+ */
+export class HandlerTimeoutError extends WatchdogError {
+  /** What was guarded, as given at guard time (rendered). */
+  readonly label: string
+  /** The attempt's epoch. */
+  readonly epoch: number
+  /** Which deadline expired. */
+  readonly kind: TimeoutKind
+  /** The hard timeout of the attempt, in ms. */
+  readonly timeoutMs: number
+  /** The heartbeat timeout of the attempt, in ms (`0`: none). */
+  readonly heartbeatMs: number
+  /** Time from guard to timeout, in ms. */
+  readonly elapsedMs: number
+
+  /**
+   * @param fields - what timed out and the measured numbers
+   */
+  constructor(fields: {
+    label: string
+    epoch: number
+    kind: TimeoutKind
+    timeoutMs: number
+    heartbeatMs: number
+    elapsedMs: number
+    sinceHeartbeatMs: number
+  }) {
+    const { label, epoch, kind, timeoutMs, heartbeatMs, elapsedMs, sinceHeartbeatMs } = fields
+    const rule =
+      kind === 'deadline'
+        ? `its hard deadline is ${timeoutMs} ms`
+        : `no heartbeat for ${ms(sinceHeartbeatMs)} ms, the heartbeat timeout is ${heartbeatMs} ms (hard deadline ${timeoutMs} ms)`
+    super(
+      'ERR_HANDLER_TIMEOUT',
+      `Handler ${label} timed out after ${ms(elapsedMs)} ms: ${rule} (attempt epoch ${epoch})`,
+    )
+    this.label = label
+    this.epoch = epoch
+    this.kind = kind
+    this.timeoutMs = timeoutMs
+    this.heartbeatMs = heartbeatMs
+    this.elapsedMs = elapsedMs
+  }
+}
+
+/**
+ * An effect was attempted through an attempt that already lost its race (it is no longer running):
+ * the effect was not applied.
+ *
+ * @example
+ * ```text
+ * Fenced off ctx.post of order.paid (key "o-1"): attempt epoch 12 is timed-out, not running
+ * ```
+ */
+export class FencedError extends WatchdogError {
+  /** The attempt's rendered label. */
+  readonly label: string
+  /** The attempt's epoch. */
+  readonly epoch: number
+  /** The attempt's state when the effect was refused. */
+  readonly state: string
+  /** The effect that was refused, as named by the caller. */
+  readonly effect: string
+
+  /**
+   * @param label - the attempt's rendered label
+   * @param epoch - its epoch
+   * @param state - its state
+   * @param effect - the refused effect
+   */
+  constructor(label: string, epoch: number, state: string, effect: string) {
+    super('ERR_ATTEMPT_FENCED', `Fenced off ${effect} of ${label}: attempt epoch ${epoch} is ${state}, not running`)
+    this.label = label
+    this.epoch = epoch
+    this.state = state
+    this.effect = effect
+  }
+}
+
+/** The default abort reason of a cancelled attempt (when `cancel()` is given no reason). */
+export class AttemptCancelledError extends WatchdogError {
+  /** The attempt's epoch. */
+  readonly epoch: number
+
+  /**
+   * @param label - the attempt's rendered label
+   * @param epoch - its epoch
+   */
+  constructor(label: string, epoch: number) {
+    super('ERR_ATTEMPT_CANCELLED', `Attempt epoch ${epoch} of ${label} was cancelled`)
+    this.epoch = epoch
+  }
+}
+
+function ms(value: number): number {
+  return Math.round(value * 10) / 10
+}
