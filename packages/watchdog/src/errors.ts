@@ -5,6 +5,10 @@
  *
  * @module
  */
+import { describeValue } from '@flowing/timing-wheel'
+
+/** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
+export { describeValue }
 
 /** Stable machine-readable error codes, one per error class. */
 export type WatchdogErrorCode =
@@ -33,19 +37,6 @@ export class WatchdogError extends Error {
     this.code = code
     this.name = new.target.name
   }
-}
-
-/** Renders a value the way argument errors quote it: `` `NaN` (number) ``. */
-export function describeValue(value: unknown): string {
-  let shown: string
-  if (typeof value === 'string') shown = JSON.stringify(value)
-  else if (typeof value === 'bigint') shown = `${value}n`
-  else if (typeof value === 'function') shown = `[function ${value.name || 'anonymous'}]`
-  else if (typeof value === 'symbol') shown = value.toString()
-  else if (value !== null && typeof value === 'object') shown = Array.isArray(value) ? '[array]' : '[object]'
-  else shown = String(value)
-  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
-  return `\`${shown}\` (${kind})`
 }
 
 /**
