@@ -67,4 +67,9 @@ export interface RegisterOptions {
    * @defaultValue false
    */
   readonly replace?: boolean
+  /**
+   * Handler deadline for this type (ms), overriding the loop's `timeoutMs`; `Infinity` for none.
+   * @defaultValue the loop's `timeoutMs`
+   */
+  readonly timeoutMs?: number
 }

@@ -11,6 +11,7 @@ type AnyRouter = Router<MessageMap, never, string>
 interface Entry {
   readonly handler: AnyHandler | undefined
   readonly router: AnyRouter | undefined
+  readonly timeoutMs: number | undefined
 }
 
 /**
@@ -32,7 +33,7 @@ export class Registry<M extends MessageMap> {
     checkType(type)
     if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
     this.#claim(type, options)
-    this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined })
+    this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined, timeoutMs: timeoutOf(options) })
   }
 
   /** Registers a router for a type and returns it. */
@@ -44,7 +45,7 @@ export class Registry<M extends MessageMap> {
     checkType(type)
     const router = new Router<M, T, R>(type, selector)
     this.#claim(type, options)
-    this.#set(type, { handler: undefined, router: router as unknown as AnyRouter })
+    this.#set(type, { handler: undefined, router: router as unknown as AnyRouter, timeoutMs: timeoutOf(options) })
     return router
   }
 
@@ -63,6 +64,11 @@ export class Registry<M extends MessageMap> {
    * Checks that `type` can be dispatched; returns its router, if any.
    * @throws UnknownMessageTypeError
    */
+  /** The type's own handler deadline, if it was registered with one. */
+  timeoutFor(type: string): number | undefined {
+    return this.#lookup(type).timeoutMs
+  }
+
   resolve(type: string): AnyRouter | undefined {
     return this.#lookup(type).router
   }
@@ -118,4 +124,12 @@ function checkType(type: unknown): void {
   if (typeof type !== 'string' || type.length === 0) {
     throw new InvalidArgumentError('type', 'a non-empty string', type)
   }
+}
+
+function timeoutOf(options: RegisterOptions | undefined): number | undefined {
+  const t = options?.timeoutMs
+  if (t === undefined) return undefined
+  if (typeof t !== 'number' || !(t > 0))
+    throw new InvalidArgumentError('options.timeoutMs', 'a positive number of ms or Infinity', t)
+  return t
 }

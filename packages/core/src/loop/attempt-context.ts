@@ -1,3 +1,4 @@
+import type { Attempt } from '@flowing/watchdog'
 import type { HandlerContext } from '../dispatcher/handler.js'
 import { LoopAbortedError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
@@ -26,9 +27,12 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
   readonly #loop: FollowUpPoster<M>
   // Created on first read of `signal` only: most handlers never look.
   #controller: AbortController | undefined
+  /** The watchdog's guard when a timeout applies: its signal and its fence replace ours. */
+  readonly guard: Attempt | undefined
 
-  constructor(loop: FollowUpPoster<M>, envelope: Envelope, attempt: number, startedAt: number) {
+  constructor(loop: FollowUpPoster<M>, envelope: Envelope, attempt: number, startedAt: number, guard?: Attempt) {
     this.#loop = loop
+    this.guard = guard
     this.#envelope = envelope
     this.message = envelope as unknown as Message<M>
     this.attempt = attempt
@@ -36,20 +40,27 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
   }
 
   get signal(): AbortSignal {
+    if (this.guard !== undefined) return this.guard.signal
     this.#controller ??= new AbortController()
     return this.#controller.signal
   }
 
   post<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): Message<M, T> {
+    this.guard?.fence('ctx.post') // a timed-out attempt's late effects are refused and counted
     return this.#loop.postFollowUp(this.#envelope, type, payload, options, 'throw') as Message<M, T>
   }
 
   tryPost<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): PostResult<M, T> {
+    this.guard?.fence('ctx.tryPost')
     return this.#loop.postFollowUp(this.#envelope, type, payload, options, 'result') as PostResult<M, T>
   }
 
   /** Aborts `signal` (if anyone read it) because the loop stops without draining. */
   abort(): void {
+    if (this.guard !== undefined) {
+      this.guard.cancel(new LoopAbortedError())
+      return
+    }
     this.#controller?.abort(new LoopAbortedError())
     if (this.#controller === undefined) {
       this.#controller = new AbortController()

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { WheelDriver } from '@flowing/timing-wheel'
-import type { Clock } from '../clock.js'
+import type { DeadlineScheduler } from '@flowing/watchdog'
 import { type Envelope, Where } from '../internal/envelope.js'
 import { Ring } from '../internal/ring.js'
 import type { Message, MessageMap, MessageType } from '../message.js'
@@ -63,31 +62,27 @@ export class DelayedMessage<M extends MessageMap = MessageMap, T extends Message
  * it waits outside the queue and enters first when a slot frees, ahead of producers blocked in `send()`.
  */
 export class DelayedPosts {
-  readonly #driver: WheelDriver<Envelope>
+  // The loop's timing wheel, shared with the watchdog: only this store's own timers are touched.
+  readonly #wheel: DeadlineScheduler<Envelope>
+  // Scheduled messages and their wheel ids, so a stop removes these timers and no one else's.
+  readonly #timers = new Map<Envelope, number>()
   readonly #host: DelayedHost
   // Due while the queue was full; entries cancelled meanwhile are skipped lazily.
   readonly #overdue = new Ring<Envelope>()
   #overdueLive = 0
 
   /**
-   * @param clock - the loop's clock (timers and time)
-   * @param budget - most messages delivered per timer wake-up
-   * @param maxPending - the wheel's bound (the loop checks `maxDelayed` first, with its own error)
+   * @param wheel - the loop's shared timing wheel; it hands due messages back through {@link DelayedPosts.due}
    * @param host - the loop
    */
-  constructor(clock: Clock, budget: number, maxPending: number, host: DelayedHost) {
+  constructor(wheel: DeadlineScheduler<Envelope>, host: DelayedHost) {
+    this.#wheel = wheel
     this.#host = host
-    this.#driver = new WheelDriver<Envelope>({
-      timers: clock,
-      budget,
-      maxPending,
-      onDue: (due) => this.#due(due),
-    })
   }
 
   /** Scheduled and not yet due. */
   get scheduled(): number {
-    return this.#driver.size
+    return this.#timers.size
   }
 
   /** Due, waiting for room in the queue. */
@@ -97,20 +92,23 @@ export class DelayedPosts {
 
   /** Everything pending (what `maxDelayed` bounds). */
   get length(): number {
-    return this.#driver.size + this.#overdueLive
+    return this.#timers.size + this.#overdueLive
   }
 
   /** Parks `m` until `dueAt`. */
   schedule<M extends MessageMap, T extends MessageType<M>>(m: Envelope, dueAt: number): DelayedMessage<M, T> {
     m.where = Where.Delayed
-    const timer = this.#driver.add(dueAt, m)
+    const timer = this.#wheel.add(dueAt, m)
+    this.#timers.set(m, timer)
     return new DelayedMessage<M, T>(this, m, timer, dueAt)
   }
 
   /** Cancels a pending message; see {@link DelayedMessage.cancel}. */
   cancel(m: Envelope, timer: number): boolean {
-    if (m.where === Where.Delayed) this.#driver.remove(timer)
-    else if (m.where === Where.Overdue) this.#overdueLive--
+    if (m.where === Where.Delayed) {
+      this.#wheel.remove(timer)
+      this.#timers.delete(m)
+    } else if (m.where === Where.Overdue) this.#overdueLive--
     else return false
     m.where = Where.Done
     this.#host.cancelled(m)
@@ -129,7 +127,12 @@ export class DelayedPosts {
 
   /** Removes every scheduled message (and overdue ones too if `overdue`), for a stop. */
   clear(overdue: boolean): Envelope[] {
-    const all = this.#driver.clear()
+    const all: Envelope[] = []
+    for (const [m, timer] of this.#timers) {
+      this.#wheel.remove(timer)
+      all.push(m)
+    }
+    this.#timers.clear()
     if (overdue) {
       for (let m = this.#overdue.shift(); m !== undefined; m = this.#overdue.shift()) {
         if (m.where === Where.Overdue) all.push(m)
@@ -140,14 +143,14 @@ export class DelayedPosts {
     return all
   }
 
-  #due(due: Envelope[]): void {
-    for (const m of due) {
-      if (this.#overdueLive > 0 || !this.#host.enterDue(m)) {
-        // Behind earlier overdue messages, or no room: wait, in due order.
-        m.where = Where.Overdue
-        this.#overdue.push(m)
-        this.#overdueLive++
-      }
+  /** A scheduled message is due (called by the loop's wheel driver, in deadline order). */
+  due(m: Envelope): void {
+    this.#timers.delete(m)
+    if (this.#overdueLive > 0 || !this.#host.enterDue(m)) {
+      // Behind earlier overdue messages, or no room: wait, in due order.
+      m.where = Where.Overdue
+      this.#overdue.push(m)
+      this.#overdueLive++
     }
   }
 }

@@ -5,6 +5,8 @@
  */
 
 import type { PressureTransition } from '@flowing/backpressure'
+import { WheelDriver } from '@flowing/timing-wheel'
+import { type Attempt, type DeadlineScheduler, HandlerTimeoutError, Watchdog } from '@flowing/watchdog'
 import type { Clock, TimerHandle } from '../clock.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
@@ -91,6 +93,9 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #pool: WorkerPool<AttemptContext<M>>
   readonly #gate: SendGate<M>
   readonly #delayed: DelayedPosts
+  readonly #wheel: WheelDriver<Envelope | Attempt>
+  // Handler deadlines (the `timeoutMs` options), on the shared wheel.
+  readonly #watchdog: Watchdog
   // Watermark backpressure, when enabled.
   readonly #pressure: LoopPressure | undefined
   readonly #metrics = new LoopMetrics()
@@ -149,12 +154,27 @@ export class Loop<M extends MessageMap = MessageMap> {
       (w) => this.#admit(w.type, w.payload, w.options, 0, undefined, Mode.Throw),
       (type, error) => this.#admission.refused(type, error),
     )
-    this.#delayed = new DelayedPosts(
-      this.#clock,
-      this.#options.dispatchBudget,
-      this.#options.maxDelayed,
-      this.#delayedHost,
-    )
+    // One timing wheel and one real timer for delayed messages and handler deadlines alike.
+    this.#wheel = new WheelDriver<Envelope | Attempt>({
+      timers: this.#clock,
+      budget: this.#options.dispatchBudget,
+      maxPending: Math.min(16_000_000, this.#options.maxDelayed + 2 * 65_536),
+      onDue: (due) => {
+        for (const item of due) {
+          if (Watchdog.owns(item)) this.#watchdog.onDue(item)
+          else this.#delayed.due(item)
+        }
+      },
+    })
+    this.#delayed = new DelayedPosts(this.#wheel as DeadlineScheduler<Envelope>, this.#delayedHost)
+    this.#watchdog = new Watchdog({
+      timers: this.#clock,
+      scheduler: this.#wheel as DeadlineScheduler<Attempt>,
+      graceMs: this.#options.graceMs,
+      onTimeout: (attempt, error) => {
+        this.#pool.detach((ctx) => ctx.guard === attempt, error)
+      },
+    })
     this.#state = this.#options.autoStart ? 'running' : 'created'
   }
 
@@ -411,6 +431,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   /** Counters, gauges and histograms (a fresh plain-data snapshot). */
   metrics(): MetricsSnapshot {
     const load = this.#load()
+    this.#metrics.lateCompletions = this.#watchdog.lateCompletions
+    this.#metrics.fenced = this.#watchdog.stats().fencedEffects
     return this.#metrics.snapshot(
       {
         ...load,
@@ -418,6 +440,7 @@ export class Loop<M extends MessageMap = MessageMap> {
         workers: this.#pool.size,
         busyKeys: this.#queue.busyKeys,
         pressure: this.#pressure?.level ?? 'normal',
+        zombies: this.#watchdog.zombieCount,
         delayed: this.#delayed.scheduled,
         overdue: this.#delayed.overdue,
         fill: load.queued / load.capacity,
@@ -470,7 +493,17 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#lastReadingValid = false
     this.#metrics.recordWait(m.priority, now - m.postedAt)
     this.events.emit('started', m as unknown as Message<M>)
-    return new AttemptContext<M>(this, m, 1, now)
+    const timeoutMs = this.#registry.timeoutFor(m.type) ?? this.#options.timeoutMs
+    if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, 1, now)
+    const guard = this.#watchdog.guard({ timeoutMs, label: m })
+    return new AttemptContext<M>(this, m, 1, now, guard)
+  }
+
+  /** @internal */
+  late(_m: Envelope, ctx: AttemptContext<M>, ok: boolean): void {
+    // Swallowed and counted once by the watchdog (`lateCompletions`); the outcome was recorded at the timeout.
+    if (ok) ctx.guard?.done()
+    else ctx.guard?.fail()
   }
 
   /** @internal */
@@ -483,6 +516,11 @@ export class Loop<M extends MessageMap = MessageMap> {
     const now = this.#clock.now()
     const duration = now - ctx.startedAt
     this.#metrics.recordHandler(duration)
+    if (ctx.guard?.isCurrent) {
+      if (ok) ctx.guard.done()
+      else ctx.guard.fail()
+    }
+    if (!ok && value instanceof HandlerTimeoutError) this.#metrics.timedOut++
     m.where = Where.Done
     if (m.key !== undefined) this.#queue.release(m.key)
     let heard: boolean

@@ -36,6 +36,19 @@ export interface LoopOptions {
    */
   readonly maxDelayed?: number
   /**
+   * Handler deadline (ms) for every type without its own (`on(type, handler, { timeoutMs })`). On
+   * timeout the worker slot is freed at once, the message fails with `HandlerTimeoutError`,
+   * `ctx.signal` aborts, and the handler's later effects through `ctx` are fenced (`FencedError`).
+   * `Infinity`: no deadline (no watchdog cost per message).
+   * @defaultValue Infinity
+   */
+  readonly timeoutMs?: number
+  /**
+   * How long a timed-out handler may stay unsettled before it counts as a zombie (ms).
+   * @defaultValue 5000
+   */
+  readonly graceMs?: number
+  /**
    * Watermark backpressure (`@flowing/backpressure`): `true` for the defaults (warn 60 %, shed 80 %,
    * reject 95 %, exits 50 / 70 / 85 %, an admission breaker), or its options. Off by default: the
    * overflow policy alone decides at capacity.
@@ -110,6 +123,8 @@ const KNOWN: readonly (keyof LoopOptions)[] = [
   'workers',
   'maxWaiting',
   'backpressure',
+  'timeoutMs',
+  'graceMs',
   'maxDelayed',
   'overflow',
   'agingMs',
@@ -140,6 +155,11 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     workers: pick('workers', 8, (n, v) => check.positiveInteger(n, v, 65_536)),
     maxWaiting: pick('maxWaiting', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
     maxDelayed: pick('maxDelayed', 1_000_000, (n, v) => check.positiveInteger(n, v, 16_000_000)),
+    timeoutMs: pick('timeoutMs', Number.POSITIVE_INFINITY, (n, v) => {
+      if (typeof v !== 'number' || !(v > 0)) throw new InvalidArgumentError(n, 'a positive number of ms or Infinity', v)
+      return v
+    }),
+    graceMs: pick('graceMs', 5000, (n, v) => check.nonNegativeNumber(n, v, true)),
     backpressure: pick('backpressure', false as boolean | BackpressureOptions, checkBackpressure),
     overflow: pick('overflow', 'reject' as OverflowPolicy, (n, v) => check.oneOf(n, v, OVERFLOW_POLICIES)),
     agingMs: pick('agingMs', 1000, (n, v) => check.nonNegativeNumber(n, v, true)),

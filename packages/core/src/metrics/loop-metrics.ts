@@ -23,6 +23,12 @@ export interface LoopCounters {
   readonly dropped: number
   /** Messages cancelled: by `stop({ drain: false })`, or delayed ones by their handle or `stop()`. */
   readonly cancelled: number
+  /** Of the failures, handlers that missed their deadline (`timeoutMs`). */
+  readonly timedOut: number
+  /** Timed-out handlers that settled afterwards: swallowed, counted once, never a second outcome. */
+  readonly lateCompletions: number
+  /** Effects a timed-out handler tried through `ctx` after losing the race (refused with `FencedError`). */
+  readonly fenced: number
 }
 
 /** Point-in-time levels. */
@@ -37,6 +43,8 @@ export interface LoopGauges {
   readonly workers: number
   /** Keys with a running message. */
   readonly busyKeys: number
+  /** Timed-out handlers still unsettled after `graceMs`. */
+  readonly zombies: number
   /** Watermark backpressure level (`normal` when backpressure is off). */
   readonly pressure: PressureLevel
   /** Delayed messages scheduled on the timing wheel, not yet due. */
@@ -76,6 +84,9 @@ export class LoopMetrics {
   failed = 0
   dropped = 0
   cancelled = 0
+  timedOut = 0
+  lateCompletions = 0
+  fenced = 0
   readonly #waitByPriority: Histogram[] = []
   readonly #handlerTime = new Histogram()
 
@@ -97,9 +108,21 @@ export class LoopMetrics {
   snapshot(gauges: LoopGauges, backpressure: WatermarkStats | undefined): MetricsSnapshot {
     const all = new Histogram()
     for (const h of this.#waitByPriority) all.merge(h)
-    const { posted, accepted, rejected, succeeded, failed, dropped, cancelled } = this
+    const { posted, accepted, rejected, succeeded, failed, dropped, cancelled, timedOut, lateCompletions, fenced } =
+      this
     return {
-      counters: { posted, accepted, rejected, succeeded, failed, dropped, cancelled },
+      counters: {
+        posted,
+        accepted,
+        rejected,
+        succeeded,
+        failed,
+        dropped,
+        cancelled,
+        timedOut,
+        lateCompletions,
+        fenced,
+      },
       gauges,
       queueWait: all.snapshot(),
       queueWaitByPriority: this.#waitByPriority.map((h) => h.snapshot()),

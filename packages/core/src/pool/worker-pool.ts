@@ -15,6 +15,8 @@ export interface PoolHost<A> {
   end(m: Envelope, attempt: A, ok: boolean, value: unknown): void
   /** A pump stretch ended: user code may run next. */
   pumped(): void
+  /** A detached (timed-out) attempt's handler settled at last: count it, change nothing else. */
+  late(m: Envelope, attempt: A, ok: boolean, value: unknown): void
 }
 
 /**
@@ -24,6 +26,8 @@ export interface PoolHost<A> {
 class Slot<A> {
   message: Envelope | undefined = undefined
   attempt: A | undefined = undefined
+  // Timed out: the slot was given back to the pool; the handler's late settle must not free it again.
+  detached = false
   readonly onFulfilled: (value: unknown) => void
   readonly onRejected: (error: unknown) => void
 
@@ -125,6 +129,10 @@ export class WorkerPool<A> {
 
   /** A slot's handler settled asynchronously. */
   settle(slot: Slot<A>, ok: boolean, value: unknown): void {
+    if (slot.detached) {
+      this.#settleLate(slot, ok, value)
+      return
+    }
     try {
       this.#finish(slot, ok, value)
     } finally {
@@ -132,11 +140,40 @@ export class WorkerPool<A> {
     }
   }
 
-  /** The attempts running now. */
+  /** The attempts running now (timed-out ones no longer count). */
   attempts(): A[] {
     const out: A[] = []
-    for (const slot of this.#slots) if (slot.attempt !== undefined) out.push(slot.attempt)
+    for (const slot of this.#slots) if (slot.attempt !== undefined && !slot.detached) out.push(slot.attempt)
     return out
+  }
+
+  /**
+   * Gives up on the running attempt that `matches` (its deadline passed): the slot is freed now — once —
+   * and the outcome recorded with `error`; whatever the handler does later only reaches `host.late`.
+   *
+   * @returns false when no running attempt matches (it finished first: the race is lost, nothing changes)
+   */
+  detach(matches: (attempt: A) => boolean, error: unknown): boolean {
+    const slot = this.#slots.find((s) => !s.detached && s.attempt !== undefined && matches(s.attempt))
+    if (slot === undefined) return false
+    slot.detached = true
+    this.#running--
+    try {
+      this.#host.end(slot.message as Envelope, slot.attempt as A, false, error)
+    } finally {
+      this.pump()
+    }
+    return true
+  }
+
+  #settleLate(slot: Slot<A>, ok: boolean, value: unknown): void {
+    const m = slot.message as Envelope
+    const attempt = slot.attempt as A
+    slot.detached = false
+    slot.message = undefined
+    slot.attempt = undefined
+    this.#slots.splice(this.#slots.indexOf(slot), 1) // a fresh slot replaced it long ago
+    this.#host.late(m, attempt, ok, value)
   }
 
   #newSlot(): Slot<A> {

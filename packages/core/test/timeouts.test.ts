@@ -1,0 +1,150 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { createLoop, FencedError, HandlerTimeoutError, InvalidArgumentError, VirtualClock } from '../src/index.js'
+import { type Messages, thrown, virtualLoop } from './fixtures.js'
+
+describe('Loop', () => {
+  describe('timeoutMs', () => {
+    it('fails a handler that misses its deadline, frees its slot at once and aborts its signal', async () => {
+      const { clock, loop } = virtualLoop({ workers: 1, timeoutMs: 50 })
+      const events: string[] = []
+      const reasons: unknown[] = []
+      loop.events.on('failed', (m, e) => events.push(`failed ${m.payload} ${(e as Error).name} @${clock.now()}`))
+      loop.events.on('started', (m) => events.push(`started ${m.payload} @${clock.now()}`))
+      loop.on('work', async (m, ctx) => {
+        ctx.signal.addEventListener('abort', () => reasons.push(ctx.signal.reason))
+        await clock.sleep(m.payload === 1 ? 500 : 10) // 1 hangs on a slow dependency
+      })
+      loop.post('work', 1, { key: 'k' })
+      loop.post('work', 2, { key: 'k' })
+      await clock.run()
+      expect(events).toEqual(['started 1 @0', 'failed 1 HandlerTimeoutError @50', 'started 2 @50'])
+      expect(reasons).toHaveLength(1)
+      expect(reasons[0]).toBeInstanceOf(HandlerTimeoutError)
+      expect((reasons[0] as Error).message).toContain('work')
+      expect(loop.metrics().counters).toMatchObject({
+        accepted: 2,
+        succeeded: 1,
+        failed: 1,
+        timedOut: 1,
+        lateCompletions: 1, // handler 1 settled at 500 ms: swallowed, counted once
+      })
+    })
+
+    it('fences effects a timed-out handler tries through ctx, and counts them', async () => {
+      const { clock, loop } = virtualLoop({ timeoutMs: 20 })
+      const fenced: unknown[] = []
+      loop.on('order.paid', async (m, ctx) => {
+        await clock.sleep(100)
+        try {
+          ctx.post('order.updated', { orderId: m.payload.orderId, status: 'paid' })
+        } catch (error) {
+          fenced.push(error)
+        }
+      })
+      loop.on('order.updated', () => {})
+      loop.post('order.paid', { orderId: 'o-1', amount: 1 }, { key: 'o-1' })
+      await clock.run()
+      expect(fenced).toHaveLength(1)
+      expect(fenced[0]).toBeInstanceOf(FencedError)
+      expect(loop.metrics().counters).toMatchObject({ accepted: 1, fenced: 1, timedOut: 1 })
+    })
+
+    it('uses the per-type timeout over the loop default; Infinity disables it', async () => {
+      const { clock, loop } = virtualLoop({ timeoutMs: 10 })
+      loop.on('work', async () => {
+        await clock.sleep(30)
+      })
+      loop.on(
+        'order.paid',
+        async () => {
+          await clock.sleep(30)
+        },
+        { timeoutMs: Number.POSITIVE_INFINITY },
+      )
+      loop.post('work', 1)
+      loop.post('order.paid', { orderId: 'o', amount: 1 })
+      await clock.run()
+      expect(loop.metrics().counters).toMatchObject({ succeeded: 1, timedOut: 1 })
+      expect(thrown(() => loop.on('order.updated', () => {}, { timeoutMs: 0 }))).toBeInstanceOf(InvalidArgumentError)
+      expect(thrown(() => createLoop({ timeoutMs: -5 })).message).toBe(
+        'Expected `options.timeoutMs` to be a positive number of ms or Infinity, got `-5` (number)',
+      )
+    })
+
+    it('reports zombies: timed-out handlers still unsettled after graceMs', async () => {
+      const { clock, loop } = virtualLoop({ timeoutMs: 10, graceMs: 100 })
+      loop.on('work', async () => {
+        await clock.sleep(1000)
+      })
+      loop.post('work', 1)
+      await clock.advance(50)
+      expect(loop.metrics().gauges.zombies).toBe(0)
+      await clock.advance(100)
+      expect(loop.metrics().gauges.zombies).toBe(1)
+      await clock.run()
+      expect(loop.metrics().gauges.zombies).toBe(0)
+      expect(loop.metrics().counters.lateCompletions).toBe(1)
+    })
+
+    it('shares one real timer between delayed messages and deadlines', async () => {
+      const { clock, loop } = virtualLoop({ timeoutMs: 1000, workers: 4 })
+      loop.on('work', async () => {
+        await clock.sleep(5)
+      })
+      for (let i = 0; i < 4; i++) loop.post('work', i)
+      for (let i = 0; i < 10; i++) loop.postDelayed('work', i, 500 + i)
+      await clock.advance(1)
+      expect(clock.pending).toBeLessThanOrEqual(4 + 2) // 4 handler sleeps + one wheel timer (+ a turn boundary)
+      await clock.run()
+      expect(loop.metrics().counters).toMatchObject({ succeeded: 14, timedOut: 0 })
+    })
+
+    it('gives exactly one outcome per message whatever the race between completion and deadline', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 4 }),
+          fc.integer({ min: 1, max: 40 }),
+          fc.array(
+            fc.record({
+              latency: fc.integer({ min: 0, max: 60 }),
+              fails: fc.boolean(),
+              key: fc.integer({ min: 0, max: 3 }),
+            }),
+            { maxLength: 25 },
+          ),
+          async (workers, timeoutMs, jobs) => {
+            const clock = new VirtualClock()
+            const loop = createLoop<Messages>({ clock, workers, timeoutMs, graceMs: 20 })
+            const outcomes = new Map<number, string[]>()
+            const note = (n: number, what: string) => outcomes.set(n, [...(outcomes.get(n) ?? []), what])
+            let live = 0
+            loop.events.on('succeeded', (m) => note(m.payload as number, 'succeeded'))
+            loop.events.on('failed', (m) => note(m.payload as number, 'failed'))
+            loop.events.on('started', () => expect(loop.running).toBeLessThanOrEqual(workers))
+            loop.on('work', async (m) => {
+              live++
+              await clock.sleep(jobs[m.payload]?.latency ?? 0)
+              live--
+              if (jobs[m.payload]?.fails) throw new Error('boom')
+            })
+            for (const [i, job] of jobs.entries()) loop.post('work', i, { key: job.key })
+            const stopped = loop.stop()
+            await clock.run()
+            await stopped
+            expect(live).toBe(0)
+            for (let i = 0; i < jobs.length; i++) expect(outcomes.get(i), `message ${i}`).toHaveLength(1)
+            const c = loop.metrics().counters
+            expect(c.accepted).toBe(c.succeeded + c.failed)
+            // Past the deadline: timed out. Exactly at it: either side may win the race, never both (I6).
+            expect(c.timedOut).toBeGreaterThanOrEqual(jobs.filter((j) => j.latency > timeoutMs).length)
+            expect(c.timedOut).toBeLessThanOrEqual(jobs.filter((j) => j.latency >= timeoutMs).length)
+            expect(c.lateCompletions).toBe(c.timedOut) // every timed-out handler settled later, counted once
+            expect(loop.metrics().gauges.zombies).toBe(0)
+          },
+        ),
+        { numRuns: 150 },
+      )
+    })
+  })
+})
