@@ -75,6 +75,11 @@ export interface PostOptions {
    * @defaultValue the loop's `overflow` option
    */
   readonly overflow?: OverflowPolicy | undefined
+  /**
+   * Handler deadline for this message (ms, > 0 or `Infinity`), overriding the type's and the loop's
+   * `timeoutMs`.
+   */
+  readonly handlerTimeoutMs?: number | undefined
 }
 
 /** Options of {@link PostOptions} plus waiting controls, for `send()`. */

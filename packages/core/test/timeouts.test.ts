@@ -148,3 +148,80 @@ describe('Loop', () => {
     })
   })
 })
+
+describe('Loop', () => {
+  describe('compensate', () => {
+    it('runs once after a timeout, under its own deadline, and reports through `compensated`', async () => {
+      const { clock, loop } = virtualLoop({ timeoutMs: 20 })
+      const compensated: unknown[] = []
+      let runs = 0
+      loop.events.on('compensated', (m, error) => compensated.push([m.payload, error]))
+      loop.on(
+        'work',
+        async () => {
+          await clock.sleep(100)
+        },
+        {
+          compensate: async (_m, { signal }) => {
+            runs++
+            expect(signal.aborted).toBe(false)
+            await clock.sleep(5)
+          },
+        },
+      )
+      loop.post('work', 1)
+      loop.post('work', 2)
+      await clock.run()
+      expect(runs).toBe(2)
+      expect(compensated).toEqual([
+        [1, undefined],
+        [2, undefined],
+      ])
+    })
+
+    it('reports a compensation that itself times out, and never touches the message outcome', async () => {
+      const { clock, loop } = virtualLoop({ timeoutMs: 10 })
+      const errors: unknown[] = []
+      loop.events.on('compensated', (_m, error) => errors.push(error))
+      loop.on(
+        'work',
+        async () => {
+          await clock.sleep(50)
+        },
+        { compensate: () => clock.sleep(1000) },
+      )
+      loop.post('work', 1)
+      await clock.run()
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toBeInstanceOf(HandlerTimeoutError)
+      expect(loop.metrics().counters).toMatchObject({ accepted: 1, failed: 1, timedOut: 1 })
+    })
+  })
+
+  describe('stall', () => {
+    it('reports an event loop blocked by a synchronous handler, with what was running', async () => {
+      const timers = new VirtualClock()
+      let t = 0
+      const clock = {
+        now: () => t,
+        setTimeout: (fn: () => void, ms: number) => timers.setTimeout(fn, ms),
+        clearTimeout: (h: unknown) => timers.clearTimeout(h),
+        setImmediate: (fn: () => void) => timers.setImmediate(fn),
+      }
+      const loop = createLoop<Messages>({ clock, stall: { intervalMs: 100, blockedMs: 200 } })
+      const reports: { kind: string; lagMs: number; running: readonly { label: string }[] }[] = []
+      loop.events.on('stall', (report) => reports.push(report))
+      loop.on('work', () => {
+        t += 450 // spins for 450 ms without yielding
+      })
+      loop.post('work', 1, { key: 'k' })
+      await timers.advance(0)
+      await timers.advance(100)
+      expect(reports).toHaveLength(1)
+      expect(reports[0]?.kind).toBe('blocked')
+      expect(reports[0]?.lagMs).toBeGreaterThanOrEqual(200)
+      await loop.stop()
+      expect(timers.pending).toBe(0) // the detector's timer is gone with the loop
+    })
+  })
+})

@@ -72,4 +72,10 @@ export interface RegisterOptions {
    * @defaultValue the loop's `timeoutMs`
    */
   readonly timeoutMs?: number
+  /**
+   * Runs once after a handler of this type timed out — to undo or flag a half-done side effect — under
+   * its own deadline (the same timeout) and with its own `signal`. Its outcome is the `compensated`
+   * event; it never changes the message's outcome.
+   */
+  readonly compensate?: (message: Message<MessageMap>, context: { readonly signal: AbortSignal }) => unknown
 }

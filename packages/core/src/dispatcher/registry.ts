@@ -12,6 +12,7 @@ interface Entry {
   readonly handler: AnyHandler | undefined
   readonly router: AnyRouter | undefined
   readonly timeoutMs: number | undefined
+  readonly compensate: RegisterOptions['compensate']
 }
 
 /**
@@ -33,7 +34,7 @@ export class Registry<M extends MessageMap> {
     checkType(type)
     if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
     this.#claim(type, options)
-    this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined, timeoutMs: timeoutOf(options) })
+    this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined, ...extrasOf(options) })
   }
 
   /** Registers a router for a type and returns it. */
@@ -45,7 +46,7 @@ export class Registry<M extends MessageMap> {
     checkType(type)
     const router = new Router<M, T, R>(type, selector)
     this.#claim(type, options)
-    this.#set(type, { handler: undefined, router: router as unknown as AnyRouter, timeoutMs: timeoutOf(options) })
+    this.#set(type, { handler: undefined, router: router as unknown as AnyRouter, ...extrasOf(options) })
     return router
   }
 
@@ -67,6 +68,11 @@ export class Registry<M extends MessageMap> {
   /** The type's own handler deadline, if it was registered with one. */
   timeoutFor(type: string): number | undefined {
     return this.#lookup(type).timeoutMs
+  }
+
+  /** The type's compensation hook, if any. */
+  compensationFor(type: string): RegisterOptions['compensate'] {
+    return this.#lookup(type).compensate
   }
 
   resolve(type: string): AnyRouter | undefined {
@@ -124,6 +130,14 @@ function checkType(type: unknown): void {
   if (typeof type !== 'string' || type.length === 0) {
     throw new InvalidArgumentError('type', 'a non-empty string', type)
   }
+}
+
+function extrasOf(options: RegisterOptions | undefined): Pick<Entry, 'timeoutMs' | 'compensate'> {
+  const compensate = options?.compensate
+  if (compensate !== undefined && typeof compensate !== 'function') {
+    throw new InvalidArgumentError('options.compensate', 'a function', compensate)
+  }
+  return { timeoutMs: timeoutOf(options), compensate }
 }
 
 function timeoutOf(options: RegisterOptions | undefined): number | undefined {

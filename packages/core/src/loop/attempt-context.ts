@@ -1,4 +1,4 @@
-import type { Attempt } from '@flowing/watchdog'
+import type { Attempt, AttemptSnapshot } from '@flowing/watchdog'
 import type { HandlerContext } from '../dispatcher/handler.js'
 import { LoopAbortedError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
@@ -53,6 +53,14 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
   tryPost<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): PostResult<M, T> {
     this.guard?.fence('ctx.tryPost')
     return this.#loop.postFollowUp(this.#envelope, type, payload, options, 'result') as PostResult<M, T>
+  }
+
+  /** What a stall report lists for this attempt. */
+  describe(now: number): AttemptSnapshot {
+    if (this.guard !== undefined) return this.guard.describe()
+    const m = this.#envelope
+    const key = m.key === undefined ? '' : ` (key ${JSON.stringify(m.key)})`
+    return { epoch: m.seq, label: `${m.type}${key} ${m.id}`, state: 'running', ageMs: now - this.startedAt }
   }
 
   /** Aborts `signal` (if anyone read it) because the loop stops without draining. */

@@ -4,6 +4,7 @@
  * @module
  */
 import type { PressureTransition } from '@flowing/backpressure'
+import type { StallReport } from '@flowing/watchdog'
 import { EventEmitter } from 'eventemitter3'
 import type { Message, MessageMap } from '../message.js'
 
@@ -41,6 +42,10 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   drained: []
   /** Watermark backpressure changed level (one event per crossing; `backpressure` option). */
   backpressure: [transition: PressureTransition]
+  /** A compensation hook finished after a timeout (`error` when it threw, rejected or timed out). */
+  compensated: [message: Message<M>, error: unknown]
+  /** The stall detector saw the event loop blocked, or no progress while work waits (`stall` option). */
+  stall: [report: StallReport]
   /** The lifecycle state changed. */
   state: [state: LoopState, previous: LoopState]
 }

@@ -6,7 +6,7 @@
 
 import type { PressureTransition } from '@flowing/backpressure'
 import { WheelDriver } from '@flowing/timing-wheel'
-import { type Attempt, type DeadlineScheduler, HandlerTimeoutError, Watchdog } from '@flowing/watchdog'
+import { type Attempt, type DeadlineScheduler, HandlerTimeoutError, StallDetector, Watchdog } from '@flowing/watchdog'
 import type { Clock, TimerHandle } from '../clock.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
@@ -96,6 +96,10 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #wheel: WheelDriver<Envelope | Attempt>
   // Handler deadlines (the `timeoutMs` options), on the shared wheel.
   readonly #watchdog: Watchdog
+  // Reports a blocked event loop or no progress while work waits (`stall` option).
+  readonly #stall: StallDetector | undefined
+  // Per-post deadlines (`handlerTimeoutMs`), kept beside the envelope so messages without one pay nothing.
+  readonly #postTimeouts = new WeakMap<Envelope, number>()
   // Watermark backpressure, when enabled.
   readonly #pressure: LoopPressure | undefined
   readonly #metrics = new LoopMetrics()
@@ -175,6 +179,18 @@ export class Loop<M extends MessageMap = MessageMap> {
         this.#pool.detach((ctx) => ctx.guard === attempt, error)
       },
     })
+    const stall = this.#options.stall
+    this.#stall =
+      stall === false
+        ? undefined
+        : new StallDetector({
+            ...(stall === true ? {} : stall),
+            timers: this.#clock,
+            onStall: (report) => this.events.emit('stall', report),
+            busy: () => this.#queue.length > 0,
+            describeRunning: () => this.#pool.attempts().map((ctx) => ctx.describe(this.#clock.now())),
+          })
+    this.#stall?.start()
     this.#state = this.#options.autoStart ? 'running' : 'created'
   }
 
@@ -402,6 +418,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       return this.#stopping
     }
     this.#drainOnStop = drain
+    this.#stall?.stop()
     this.#setState('draining')
     this.#openReadyGate()
     if (this.#breakerWake !== undefined) this.#clock.clearTimeout(this.#breakerWake)
@@ -493,7 +510,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#lastReadingValid = false
     this.#metrics.recordWait(m.priority, now - m.postedAt)
     this.events.emit('started', m as unknown as Message<M>)
-    const timeoutMs = this.#registry.timeoutFor(m.type) ?? this.#options.timeoutMs
+    const timeoutMs = this.#timeoutFor(m)
     if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, 1, now)
     const guard = this.#watchdog.guard({ timeoutMs, label: m })
     return new AttemptContext<M>(this, m, 1, now, guard)
@@ -520,7 +537,11 @@ export class Loop<M extends MessageMap = MessageMap> {
       if (ok) ctx.guard.done()
       else ctx.guard.fail()
     }
-    if (!ok && value instanceof HandlerTimeoutError) this.#metrics.timedOut++
+    this.#stall?.progress()
+    if (!ok && value instanceof HandlerTimeoutError) {
+      this.#metrics.timedOut++
+      this.#compensate(m)
+    }
     m.where = Where.Done
     if (m.key !== undefined) this.#queue.release(m.key)
     let heard: boolean
@@ -580,6 +601,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       }
     }
     const m = this.#admission.stamp(type, payload, options, hops, trace)
+    if (options?.handlerTimeoutMs !== undefined) this.#postTimeouts.set(m, options.handlerTimeoutMs)
     const placed = this.#admission.place(m, options?.overflow ?? this.#options.overflow, true)
     return this.#admission.answer(m, placed, mode)
   }
@@ -599,6 +621,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.#admission.refuseInput(type, new DelayedFullError(type, this.#delayed.length, this.#options.maxDelayed))
     }
     const m = this.#admission.stamp(type, payload, options, 0, undefined)
+    if (options?.handlerTimeoutMs !== undefined) this.#postTimeouts.set(m, options.handlerTimeoutMs)
     this.#metrics.accepted++
     const handle = this.#delayed.schedule<M, T>(m, dueAt)
     this.events.emit('scheduled', m as unknown as Message<M>, dueAt)
@@ -612,6 +635,35 @@ export class Loop<M extends MessageMap = MessageMap> {
       return this.#admission.place(m, this.#options.overflow, false) !== 'full'
     },
     cancelled: (m) => this.#admission.cancel(m),
+  }
+
+  // The deadline of a message: per post, else per type, else the loop's.
+  #timeoutFor(m: Envelope): number {
+    return this.#postTimeouts.get(m) ?? this.#registry.timeoutFor(m.type) ?? this.#options.timeoutMs
+  }
+
+  // Runs the type's compensation hook once after a timeout, under its own deadline.
+  #compensate(m: Envelope): void {
+    const hook = this.#registry.compensationFor(m.type)
+    if (hook === undefined) return
+    const message = m as unknown as Message<M>
+    const report = (error: unknown) => this.events.emit('compensated', message, error)
+    const guard = this.#watchdog.guard({ timeoutMs: this.#timeoutFor(m), label: m, onTimeout: (_a, e) => report(e) })
+    let result: unknown
+    try {
+      result = hook(m as unknown as Message, {
+        get signal() {
+          return guard.signal
+        },
+      })
+    } catch (error) {
+      if (guard.fail()) report(error)
+      return
+    }
+    Promise.resolve(result).then(
+      () => guard.done() && report(undefined),
+      (error: unknown) => guard.fail() && report(error),
+    )
   }
 
   readonly #hasRoom = (): boolean => this.#queue.length < this.#options.capacity

@@ -49,6 +49,16 @@ export interface LoopOptions {
    */
   readonly graceMs?: number
   /**
+   * Stall detection: `true` for the defaults, or `{ intervalMs, blockedMs, noProgressMs }` — reports an
+   * event loop blocked past `blockedMs` (default 200) and no handler finishing for `noProgressMs`
+   * (default 30 000) while work waits, as `stall` events listing what runs. Off by default (it keeps a
+   * repeating timer).
+   * @defaultValue false
+   */
+  readonly stall?:
+    | boolean
+    | { readonly intervalMs?: number; readonly blockedMs?: number; readonly noProgressMs?: number }
+  /**
    * Watermark backpressure (`@flowing/backpressure`): `true` for the defaults (warn 60 %, shed 80 %,
    * reject 95 %, exits 50 / 70 / 85 %, an admission breaker), or its options. Off by default: the
    * overflow policy alone decides at capacity.
@@ -124,6 +134,7 @@ const KNOWN: readonly (keyof LoopOptions)[] = [
   'maxWaiting',
   'backpressure',
   'timeoutMs',
+  'stall',
   'graceMs',
   'maxDelayed',
   'overflow',
@@ -160,6 +171,11 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
       return v
     }),
     graceMs: pick('graceMs', 5000, (n, v) => check.nonNegativeNumber(n, v, true)),
+    stall: pick('stall', false as LoopOptions['stall'] & {}, (n, v) => {
+      if (typeof v === 'boolean') return v
+      check.plainObject(n, v)
+      return v as Exclude<LoopOptions['stall'], undefined>
+    }),
     backpressure: pick('backpressure', false as boolean | BackpressureOptions, checkBackpressure),
     overflow: pick('overflow', 'reject' as OverflowPolicy, (n, v) => check.oneOf(n, v, OVERFLOW_POLICIES)),
     agingMs: pick('agingMs', 1000, (n, v) => check.nonNegativeNumber(n, v, true)),

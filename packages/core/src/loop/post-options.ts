@@ -17,7 +17,7 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
     throw new InvalidArgumentError('options', 'an object', options)
   }
   for (const name in options) {
-    const known = name === 'key' || name === 'priority' || name === 'overflow'
+    const known = name === 'key' || name === 'priority' || name === 'overflow' || name === 'handlerTimeoutMs'
     if (!known && !(forSend && (name === 'signal' || name === 'timeoutMs'))) {
       check.knownKeys('options', options as Record<string, unknown>, forSend ? SEND_KEYS : POST_KEYS)
     }
@@ -34,6 +34,10 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
     check.priority('options.priority', priority)
   }
   if (overflow !== undefined) check.oneOf('options.overflow', overflow, OVERFLOW_POLICIES)
+  const timeout = options.handlerTimeoutMs
+  if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0)) {
+    throw new InvalidArgumentError('options.handlerTimeoutMs', 'a positive number of ms or Infinity', timeout)
+  }
   if (!forSend) return
   if (options.timeoutMs !== undefined) check.nonNegativeNumber('options.timeoutMs', options.timeoutMs, false)
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
@@ -41,5 +45,5 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
   }
 }
 
-const POST_KEYS = ['key', 'priority', 'overflow']
+const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs']
 const SEND_KEYS = [...POST_KEYS, 'signal', 'timeoutMs']
