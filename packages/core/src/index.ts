@@ -43,7 +43,7 @@ export {
   UnknownRouteError,
 } from './errors.js'
 export { DelayedMessage } from './loop/delayed-posts.js'
-export { type DropReason, LoopEmitter, type LoopEvents, type LoopState } from './loop/events.js'
+export { type DropReason, LoopEmitter, type LoopEvents, type LoopState, type ZombieSummary } from './loop/events.js'
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
 export type { BackpressureOptions } from './loop/pressure.js'

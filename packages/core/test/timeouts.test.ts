@@ -225,3 +225,31 @@ describe('Loop', () => {
     })
   })
 })
+
+describe('Loop', () => {
+  describe('maxZombies', () => {
+    it('holds a worker slot for each zombie, up to maxZombies, then escalates once', async () => {
+      const { clock, loop } = virtualLoop({ workers: 2, timeoutMs: 10, graceMs: 10, maxZombies: 1 })
+      const escalations: number[] = []
+      loop.events.on('zombies', (count) => escalations.push(count))
+      let fast = 0
+      let fastPeakWithZombies = 0
+      loop.on('work', async (m) => {
+        if (m.payload < 2) return clock.sleep(1000) // 0 and 1 hang on a dependency
+        fast++
+        if (loop.metrics().gauges.zombies > 0) fastPeakWithZombies = Math.max(fastPeakWithZombies, fast)
+        await clock.sleep(5)
+        fast--
+      })
+      for (let i = 0; i < 8; i++) loop.post('work', i)
+      await clock.advance(25) // timed out at 10, zombies at 20
+      expect(loop.metrics().gauges.zombies).toBe(2)
+      expect(escalations).toEqual([2]) // 2 > maxZombies = 1: one event
+      await clock.run()
+      // One of the two workers stays held for a zombie: the rest ran one at a time.
+      expect(fastPeakWithZombies).toBe(1)
+      expect(loop.metrics().counters).toMatchObject({ succeeded: 6, timedOut: 2, lateCompletions: 2 })
+      expect(loop.metrics().gauges.zombies).toBe(0)
+    })
+  })
+})

@@ -5,6 +5,17 @@
  */
 import type { PressureTransition } from '@flowing/backpressure'
 import type { StallReport } from '@flowing/watchdog'
+
+/** A zombie as the `zombies` event lists it. */
+export interface ZombieSummary {
+  /** The attempt's epoch. */
+  readonly epoch: number
+  /** What ran: type, key, id. */
+  readonly label: string
+  /** How long since it started (ms). */
+  readonly ageMs: number
+}
+
 import { EventEmitter } from 'eventemitter3'
 import type { Message, MessageMap } from '../message.js'
 
@@ -46,6 +57,8 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   compensated: [message: Message<M>, error: unknown]
   /** The stall detector saw the event loop blocked, or no progress while work waits (`stall` option). */
   stall: [report: StallReport]
+  /** More zombies than `maxZombies` (timed-out handlers still running past `graceMs`): once per crossing. */
+  zombies: [count: number, zombies: readonly ZombieSummary[]]
   /** The lifecycle state changed. */
   state: [state: LoopState, previous: LoopState]
 }

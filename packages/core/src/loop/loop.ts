@@ -96,6 +96,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #wheel: WheelDriver<Envelope | Attempt>
   // Handler deadlines (the `timeoutMs` options), on the shared wheel.
   readonly #watchdog: Watchdog
+  // Zombies are above maxZombies (the `zombies` event fires once per crossing).
+  #zombiesOver = false
   // Reports a blocked event loop or no progress while work waits (`stall` option).
   readonly #stall: StallDetector | undefined
   // Per-post deadlines (`handlerTimeoutMs`), kept beside the envelope so messages without one pay nothing.
@@ -178,6 +180,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       onTimeout: (attempt, error) => {
         this.#pool.detach((ctx) => ctx.guard === attempt, error)
       },
+      onZombie: () => this.#zombiesChanged(),
     })
     const stall = this.#options.stall
     this.#stall =
@@ -521,6 +524,21 @@ export class Loop<M extends MessageMap = MessageMap> {
     // Swallowed and counted once by the watchdog (`lateCompletions`); the outcome was recorded at the timeout.
     if (ok) ctx.guard?.done()
     else ctx.guard?.fail()
+    this.#zombiesChanged()
+  }
+
+  // Zombies hold worker slots, up to maxZombies; past that, one `zombies` event per crossing.
+  #zombiesChanged(): void {
+    const count = this.#watchdog.zombieCount
+    this.#pool.reserve(Math.min(count, this.#options.maxZombies))
+    const over = count > this.#options.maxZombies
+    if (over && !this.#zombiesOver)
+      this.events.emit(
+        'zombies',
+        count,
+        this.#watchdog.zombies().map(({ epoch, label, ageMs }) => ({ epoch, label, ageMs })),
+      )
+    this.#zombiesOver = over
   }
 
   /** @internal */

@@ -49,6 +49,12 @@ export interface LoopOptions {
    */
   readonly graceMs?: number
   /**
+   * Zombies count against the worker budget up to this many (so real concurrency never silently
+   * exceeds `workers`); past it the `zombies` event fires and no more slots are held back.
+   * @defaultValue the worker count
+   */
+  readonly maxZombies?: number
+  /**
    * Stall detection: `true` for the defaults, or `{ intervalMs, blockedMs, noProgressMs }` — reports an
    * event loop blocked past `blockedMs` (default 200) and no handler finishing for `noProgressMs`
    * (default 30 000) while work waits, as `stall` events listing what runs. Off by default (it keeps a
@@ -134,6 +140,7 @@ const KNOWN: readonly (keyof LoopOptions)[] = [
   'maxWaiting',
   'backpressure',
   'timeoutMs',
+  'maxZombies',
   'stall',
   'graceMs',
   'maxDelayed',
@@ -161,7 +168,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
   check.knownKeys('options', o, KNOWN)
   const pick = <T>(key: keyof LoopOptions, fallback: T, validate: (name: string, v: unknown) => T): T =>
     o[key] === undefined ? fallback : validate(`options.${key}`, o[key])
-  return {
+  const resolved: ResolvedLoopOptions = {
     capacity: pick('capacity', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
     workers: pick('workers', 8, (n, v) => check.positiveInteger(n, v, 65_536)),
     maxWaiting: pick('maxWaiting', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
@@ -171,6 +178,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
       return v
     }),
     graceMs: pick('graceMs', 5000, (n, v) => check.nonNegativeNumber(n, v, true)),
+    maxZombies: pick('maxZombies', -1, check.nonNegativeInteger), // -1: resolved to `workers` below
     stall: pick('stall', false as LoopOptions['stall'] & {}, (n, v) => {
       if (typeof v === 'boolean') return v
       check.plainObject(n, v)
@@ -195,6 +203,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
       return v
     }),
   }
+  return resolved.maxZombies >= 0 ? resolved : { ...resolved, maxZombies: resolved.workers }
 }
 
 function checkClock(name: string, value: unknown): Clock {

@@ -59,6 +59,8 @@ export class WorkerPool<A> {
   readonly #budget: number
   readonly #budgetMs: number
   #size: number
+  // Slots held back for zombies (timed-out handlers still running), so real concurrency stays ≤ size.
+  #reserved = 0
   #running = 0
   // Slots not running anything; reused so steady state allocates none.
   readonly #idle: Slot<A>[] = []
@@ -100,6 +102,13 @@ export class WorkerPool<A> {
     return this.#running
   }
 
+  /** Holds `n` worker slots back (zombies still running); releasing some pumps waiting work. */
+  reserve(n: number): void {
+    const freed = n < this.#reserved
+    this.#reserved = n
+    if (freed) this.pump()
+  }
+
   /** Changes the worker count; extra running handlers finish, none is interrupted. */
   resize(size: number): void {
     this.#size = size
@@ -112,7 +121,7 @@ export class WorkerPool<A> {
     this.#pumping = true
     try {
       if (this.#yielding) return
-      while (this.#running < this.#size && this.#host.canDispatch()) {
+      while (this.#running + this.#reserved < this.#size && this.#host.canDispatch()) {
         if (this.#startsThisTurn >= this.#budget || this.#overTime()) {
           this.#yielding = true
           break
