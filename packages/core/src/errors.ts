@@ -24,6 +24,7 @@ export type FlowingErrorCode =
   | 'ERR_FLOWING_LOOP_ABORTED'
   | 'ERR_FLOWING_DELAYED_FULL'
   | 'ERR_FLOWING_BACKPRESSURE'
+  | 'ERR_FLOWING_CIRCUIT_OPEN'
 
 /**
  * Base class of every Flowing error.
@@ -316,5 +317,29 @@ export class BackpressureError extends FlowingError {
     )
     this.pressure = pressure
     this.messageType = messageType
+  }
+}
+
+/**
+ * The type's handlers timed out too often in a row: its breaker is open and new posts of the type are
+ * refused until the cooldown ends (then one probe goes through). Nothing was admitted.
+ */
+export class CircuitOpenError extends FlowingError {
+  /** The refused type. */
+  readonly messageType: string
+  /** Milliseconds until a probe is allowed. */
+  readonly retryAfterMs: number
+
+  /**
+   * @param messageType - the refused type
+   * @param retryAfterMs - ms until a probe is allowed
+   */
+  constructor(messageType: string, retryAfterMs: number) {
+    super(
+      'ERR_FLOWING_CIRCUIT_OPEN',
+      `Cannot post \`${messageType}\`: its handlers kept timing out, the type's breaker is open; a probe is allowed in ~${Math.ceil(retryAfterMs)} ms`,
+    )
+    this.messageType = messageType
+    this.retryAfterMs = retryAfterMs
   }
 }

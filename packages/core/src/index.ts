@@ -26,6 +26,7 @@ export { Router } from './dispatcher/router.js'
 export {
   BackpressureError,
   type BackpressureState,
+  CircuitOpenError,
   DelayedFullError,
   DuplicateHandlerError,
   describeValue,
@@ -47,6 +48,7 @@ export { type DropReason, LoopEmitter, type LoopEvents, type LoopState, type Zom
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
 export type { BackpressureOptions } from './loop/pressure.js'
+export type { BreakerChange } from './loop/timeout-breakers.js'
 export type {
   Message,
   MessageKey,

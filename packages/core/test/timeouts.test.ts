@@ -1,6 +1,13 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createLoop, FencedError, HandlerTimeoutError, InvalidArgumentError, VirtualClock } from '../src/index.js'
+import {
+  CircuitOpenError,
+  createLoop,
+  FencedError,
+  HandlerTimeoutError,
+  InvalidArgumentError,
+  VirtualClock,
+} from '../src/index.js'
 import { type Messages, thrown, virtualLoop } from './fixtures.js'
 
 describe('Loop', () => {
@@ -250,6 +257,51 @@ describe('Loop', () => {
       expect(fastPeakWithZombies).toBe(1)
       expect(loop.metrics().counters).toMatchObject({ succeeded: 6, timedOut: 2, lateCompletions: 2 })
       expect(loop.metrics().gauges.zombies).toBe(0)
+    })
+  })
+})
+
+describe('Loop', () => {
+  describe('timeoutBreaker', () => {
+    it('refuses a type after repeated timeouts, then lets one probe decide', async () => {
+      const { clock, loop } = virtualLoop({
+        workers: 1,
+        timeoutMs: 10,
+        timeoutBreaker: { threshold: 2, cooldownMs: 100 },
+      })
+      const changes: string[] = []
+      loop.events.on('breaker', (c) => changes.push(`${c.type} ${c.state} after ${c.timeouts}`))
+      let hang = true
+      loop.on('work', async () => {
+        await clock.sleep(hang ? 50 : 1)
+      })
+      loop.on('order.paid', () => {})
+      loop.post('work', 1)
+      loop.post('work', 2)
+      await clock.advance(25) // two timeouts in a row
+      expect(changes).toEqual(['work open after 2'])
+      const error = thrown(() => loop.post('work', 3))
+      expect(error).toBeInstanceOf(CircuitOpenError)
+      expect(error.message).toMatch(
+        /^Cannot post `work`: its handlers kept timing out, the type's breaker is open; a probe is allowed in ~\d+ ms$/,
+      )
+      expect(loop.tryPost('order.paid', { orderId: 'o', amount: 1 }).status).toBe('queued') // other types flow
+      await clock.advance(100)
+      hang = false
+      loop.post('work', 4) // the probe
+      await clock.run()
+      expect(changes).toEqual(['work open after 2', 'work half-open after 2', 'work closed after 0'])
+      expect(loop.tryPost('work', 5).ok).toBe(true)
+      await clock.run()
+    })
+
+    it('refuses bad timeoutBreaker options with typed errors', () => {
+      expect(thrown(() => createLoop({ timeoutBreaker: { threshold: 0 } })).message).toBe(
+        'Expected `options.timeoutBreaker.threshold` to be a positive integer, got `0` (number)',
+      )
+      expect(thrown(() => createLoop({ timeoutBreaker: { treshold: 2 } as never }))).toBeInstanceOf(
+        InvalidArgumentError,
+      )
     })
   })
 })

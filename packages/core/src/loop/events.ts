@@ -5,6 +5,7 @@
  */
 import type { PressureTransition } from '@flowing/backpressure'
 import type { StallReport } from '@flowing/watchdog'
+import type { BreakerChange } from './timeout-breakers.js'
 
 /** A zombie as the `zombies` event lists it. */
 export interface ZombieSummary {
@@ -59,6 +60,8 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   stall: [report: StallReport]
   /** More zombies than `maxZombies` (timed-out handlers still running past `graceMs`): once per crossing. */
   zombies: [count: number, zombies: readonly ZombieSummary[]]
+  /** A type's timeout breaker changed state (see the `timeoutBreaker` option). */
+  breaker: [change: BreakerChange]
   /** The lifecycle state changed. */
   state: [state: LoopState, previous: LoopState]
 }

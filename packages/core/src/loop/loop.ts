@@ -12,6 +12,7 @@ import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler
 import { Registry } from '../dispatcher/registry.js'
 import type { Router } from '../dispatcher/router.js'
 import {
+  CircuitOpenError,
   DelayedFullError,
   HopLimitError,
   InvalidArgumentError,
@@ -37,6 +38,7 @@ import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from './op
 import { checkPostOptions } from './post-options.js'
 import { LoopPressure } from './pressure.js'
 import { SendGate } from './send-gate.js'
+import { TimeoutBreakers } from './timeout-breakers.js'
 
 const RESOLVED = Promise.resolve()
 
@@ -96,6 +98,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #wheel: WheelDriver<Envelope | Attempt>
   // Handler deadlines (the `timeoutMs` options), on the shared wheel.
   readonly #watchdog: Watchdog
+  // Per-type escalation after repeated timeouts (`timeoutBreaker`).
+  readonly #breakers: TimeoutBreakers | undefined
   // Zombies are above maxZombies (the `zombies` event fires once per crossing).
   #zombiesOver = false
   // Reports a blocked event loop or no progress while work waits (`stall` option).
@@ -182,6 +186,13 @@ export class Loop<M extends MessageMap = MessageMap> {
       },
       onZombie: () => this.#zombiesChanged(),
     })
+    const tb = this.#options.timeoutBreaker
+    this.#breakers =
+      tb === false
+        ? undefined
+        : new TimeoutBreakers(tb.threshold ?? 5, tb.cooldownMs ?? 30_000, this.#clock, (change) =>
+            this.events.emit('breaker', change),
+          )
     const stall = this.#options.stall
     this.#stall =
       stall === false
@@ -556,10 +567,12 @@ export class Loop<M extends MessageMap = MessageMap> {
       else ctx.guard.fail()
     }
     this.#stall?.progress()
-    if (!ok && value instanceof HandlerTimeoutError) {
+    const timedOut = !ok && value instanceof HandlerTimeoutError
+    if (timedOut) {
       this.#metrics.timedOut++
       this.#compensate(m)
     }
+    if (ok || timedOut) this.#breakers?.record(m.type, timedOut)
     m.where = Where.Done
     if (m.key !== undefined) this.#queue.release(m.key)
     let heard: boolean
@@ -610,6 +623,8 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (this.#state === 'stopped' || (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop))) {
       return this.#admission.refuse(type, new LoopStoppedError(`post \`${type}\``, this.#state), mode)
     }
+    const openFor = this.#breakers?.refuses(type)
+    if (openFor !== undefined) this.#admission.refuseInput(type, new CircuitOpenError(type, openFor))
     const pressure = this.#pressure
     if (pressure !== undefined) {
       const priority = options?.priority ?? this.#options.defaultPriority
@@ -635,6 +650,8 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (this.#state === 'draining' || this.#state === 'stopped') {
       this.#admission.refuseInput(type, new LoopStoppedError(`schedule \`${type}\``, this.#state))
     }
+    const openFor = this.#breakers?.refuses(type)
+    if (openFor !== undefined) this.#admission.refuseInput(type, new CircuitOpenError(type, openFor))
     if (this.#delayed.length >= this.#options.maxDelayed) {
       this.#admission.refuseInput(type, new DelayedFullError(type, this.#delayed.length, this.#options.maxDelayed))
     }

@@ -55,6 +55,12 @@ export interface LoopOptions {
    */
   readonly maxZombies?: number
   /**
+   * Per-type escalation: after `threshold` consecutive timeouts of a type, its posts are refused with
+   * `CircuitOpenError` for `cooldownMs`, then one probe decides. `false` to turn it off.
+   * @defaultValue `{ threshold: 5, cooldownMs: 30_000 }`
+   */
+  readonly timeoutBreaker?: false | { readonly threshold?: number; readonly cooldownMs?: number }
+  /**
    * Stall detection: `true` for the defaults, or `{ intervalMs, blockedMs, noProgressMs }` — reports an
    * event loop blocked past `blockedMs` (default 200) and no handler finishing for `noProgressMs`
    * (default 30 000) while work waits, as `stall` events listing what runs. Off by default (it keeps a
@@ -141,6 +147,7 @@ const KNOWN: readonly (keyof LoopOptions)[] = [
   'backpressure',
   'timeoutMs',
   'maxZombies',
+  'timeoutBreaker',
   'stall',
   'graceMs',
   'maxDelayed',
@@ -178,6 +185,14 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
       return v
     }),
     graceMs: pick('graceMs', 5000, (n, v) => check.nonNegativeNumber(n, v, true)),
+    timeoutBreaker: pick('timeoutBreaker', {} as LoopOptions['timeoutBreaker'] & {}, (n, v) => {
+      if (v === false) return false
+      check.knownKeys(n, check.plainObject(n, v), ['threshold', 'cooldownMs'])
+      const b = v as { readonly threshold?: unknown; readonly cooldownMs?: unknown }
+      if (b.threshold !== undefined) check.positiveInteger(`${n}.threshold`, b.threshold)
+      if (b.cooldownMs !== undefined) check.nonNegativeNumber(`${n}.cooldownMs`, b.cooldownMs, false)
+      return v as Exclude<LoopOptions['timeoutBreaker'], undefined>
+    }),
     maxZombies: pick('maxZombies', -1, check.nonNegativeInteger), // -1: resolved to `workers` below
     stall: pick('stall', false as LoopOptions['stall'] & {}, (n, v) => {
       if (typeof v === 'boolean') return v
