@@ -3,7 +3,8 @@
  * with VIP priority, a flaky payment provider, a slow email relay, then a flood of analytics events
  * that fills the queue (drop-oldest-lowest keeps the orders flowing), a producer that waits for space
  * with `send()`, and a graceful stop. Live status every 400 ms, a metrics table at the end. Then a
- * second loop with watermark backpressure is flooded, and its timeline printed.
+ * second loop with watermark backpressure is flooded, and its timeline printed; last, a handler that
+ * hangs is timed out, fenced and compensated, and the stall detector reports one that never yields.
  */
 import { createLoop, Priority } from '@flowing/core'
 import { runFlood } from '../flood/scenario.js'
@@ -11,6 +12,7 @@ import { floodSummary, timelineTable } from '../flood/timeline.js'
 import { mulberry32 } from '../lib/random.js'
 import { type OrderMessages, PAYMENT_TIMEOUT_MS, registerOrderHandlers } from './orders.js'
 import { closingReport, liveLine } from './report.js'
+import { runTimeoutsDemo } from './timeouts.js'
 
 const random = mulberry32(42) // the same story on every run
 const loop = createLoop<OrderMessages>({ capacity: 2_000, workers: 16, overflow: 'drop-oldest-lowest' })
@@ -99,3 +101,7 @@ console.log('\nFlood with watermark backpressure — producers 3× faster than 8
 const flood = await runFlood({ durationMs: 1_500, intervalMs: 250 })
 console.log(timelineTable(flood))
 console.log(`\n${floodSummary(flood)}`)
+
+// 6. Timeouts: a handler hangs on a slow dependency; another spins without yielding.
+console.log('\nTimeouts — timeoutMs 100, graceMs 150, stall detection on:\n')
+await runTimeoutsDemo((line) => console.log(line))
