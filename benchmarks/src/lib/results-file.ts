@@ -33,7 +33,7 @@ export function renderResults(doc: ResultsDocument): string {
 Generated file: do not edit by hand; re-run the command below to refresh it. How to read it:
 [README.md](./README.md). Figures drift 10–30 % run to run — compare the **ratios** within this
 file, never absolute figures across machines or runs. The timing-wheel suite, the backpressure flood and the workload shapes write their own files:
-[RESULTS-timing-wheel.md](./RESULTS-timing-wheel.md), [RESULTS-flood.md](./RESULTS-flood.md), [RESULTS-workloads.md](./RESULTS-workloads.md).
+[RESULTS-timing-wheel.md](./RESULTS-timing-wheel.md), [RESULTS-flood.md](./RESULTS-flood.md), [RESULTS-workloads.md](./RESULTS-workloads.md), [RESULTS-watchdog.md](./RESULTS-watchdog.md).
 
 - **Command:** ${doc.command}
 - **Code:** commit ${doc.revision}
