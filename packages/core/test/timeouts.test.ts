@@ -305,3 +305,46 @@ describe('Loop', () => {
     })
   })
 })
+
+describe('Loop', () => {
+  describe('ctx.heartbeat()', () => {
+    it('keeps a long handler alive while it reports progress; silence times it out early', async () => {
+      const { clock, loop } = virtualLoop({ timeoutMs: 1000 })
+      loop.on(
+        'work',
+        async (m, ctx) => {
+          for (let step = 0; step < 5; step++) {
+            await clock.sleep(15)
+            if (m.payload === 1) ctx.heartbeat() // 2 goes silent
+          }
+        },
+        { heartbeatMs: 20 },
+      )
+      const failedAt: number[] = []
+      loop.events.on('failed', () => failedAt.push(clock.now()))
+      loop.post('work', 1)
+      loop.post('work', 2)
+      await clock.run()
+      expect(loop.metrics().counters).toMatchObject({ succeeded: 1, timedOut: 1 })
+      expect(failedAt[0]).toBeLessThan(40) // the heartbeat deadline, long before the hard 1000 ms
+      expect(thrown(() => loop.on('order.paid', () => {}, { heartbeatMs: -1 })).message).toBe(
+        'Expected `options.heartbeatMs` to be a positive finite number of ms, got `-1` (number)',
+      )
+    })
+  })
+
+  describe('zombies()', () => {
+    it('lists timed-out handlers still running past graceMs', async () => {
+      const { clock, loop } = virtualLoop({ timeoutMs: 10, graceMs: 10 })
+      loop.on('work', () => clock.sleep(100))
+      loop.post('work', 1, { key: 'k-1' })
+      await clock.advance(30)
+      const zombies = loop.zombies()
+      expect(zombies).toHaveLength(1)
+      expect(zombies[0]?.label).toContain('work')
+      expect(zombies[0]?.ageMs).toBe(30)
+      await clock.run()
+      expect(loop.zombies()).toEqual([])
+    })
+  })
+})

@@ -23,6 +23,12 @@ export interface HandlerContext<M extends MessageMap = MessageMap> {
    */
   readonly signal: AbortSignal
   /**
+   * Reports progress: pushes the attempt's heartbeat deadline (`heartbeatMs`) forward — a field
+   * write, O(1). The hard deadline (`timeoutMs`) never moves. No-op without a deadline.
+   * @returns false when the attempt already lost the race (timed out, cancelled)
+   */
+  heartbeat(): boolean
+  /**
    * Posts a follow-up message that carries this message's trace id and one more hop.
    *
    * @throws `HopLimitError` past the loop's `maxHops`, and everything `loop.post` throws
@@ -72,6 +78,11 @@ export interface RegisterOptions {
    * @defaultValue the loop's `timeoutMs`
    */
   readonly timeoutMs?: number
+  /**
+   * Heartbeat deadline (ms) for this type: a handler that does not call `ctx.heartbeat()` for this
+   * long times out even before its hard `timeoutMs` (which must then be set too).
+   */
+  readonly heartbeatMs?: number
   /**
    * Runs once after a handler of this type timed out — to undo or flag a half-done side effect — under
    * its own deadline (the same timeout) and with its own `signal`. Its outcome is the `compensated`

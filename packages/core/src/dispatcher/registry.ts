@@ -13,6 +13,7 @@ interface Entry {
   readonly router: AnyRouter | undefined
   readonly timeoutMs: number | undefined
   readonly compensate: RegisterOptions['compensate']
+  readonly heartbeatMs: number | undefined
 }
 
 /**
@@ -68,6 +69,11 @@ export class Registry<M extends MessageMap> {
   /** The type's own handler deadline, if it was registered with one. */
   timeoutFor(type: string): number | undefined {
     return this.#lookup(type).timeoutMs
+  }
+
+  /** The type's heartbeat deadline, if any. */
+  heartbeatFor(type: string): number | undefined {
+    return this.#lookup(type).heartbeatMs
   }
 
   /** The type's compensation hook, if any. */
@@ -132,12 +138,19 @@ function checkType(type: unknown): void {
   }
 }
 
-function extrasOf(options: RegisterOptions | undefined): Pick<Entry, 'timeoutMs' | 'compensate'> {
+function extrasOf(options: RegisterOptions | undefined): Pick<Entry, 'timeoutMs' | 'compensate' | 'heartbeatMs'> {
   const compensate = options?.compensate
   if (compensate !== undefined && typeof compensate !== 'function') {
     throw new InvalidArgumentError('options.compensate', 'a function', compensate)
   }
-  return { timeoutMs: timeoutOf(options), compensate }
+  const heartbeatMs = options?.heartbeatMs
+  if (
+    heartbeatMs !== undefined &&
+    !(typeof heartbeatMs === 'number' && heartbeatMs > 0 && Number.isFinite(heartbeatMs))
+  ) {
+    throw new InvalidArgumentError('options.heartbeatMs', 'a positive finite number of ms', heartbeatMs)
+  }
+  return { timeoutMs: timeoutOf(options), compensate, heartbeatMs }
 }
 
 function timeoutOf(options: RegisterOptions | undefined): number | undefined {

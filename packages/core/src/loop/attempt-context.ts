@@ -45,6 +45,10 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
     return this.#controller.signal
   }
 
+  heartbeat(): boolean {
+    return this.guard === undefined ? true : this.guard.heartbeat()
+  }
+
   post<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): Message<M, T> {
     this.guard?.fence('ctx.post') // a timed-out attempt's late effects are refused and counted
     return this.#loop.postFollowUp(this.#envelope, type, payload, options, 'throw') as Message<M, T>

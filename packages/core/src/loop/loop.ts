@@ -33,7 +33,7 @@ import { Urgency } from '../queue/urgency.js'
 import { Admission, Mode } from './admission.js'
 import { AttemptContext } from './attempt-context.js'
 import { type DelayedHost, type DelayedMessage, DelayedPosts } from './delayed-posts.js'
-import { LoopEmitter, type LoopState } from './events.js'
+import { LoopEmitter, type LoopState, type ZombieSummary } from './events.js'
 import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from './options.js'
 import { checkPostOptions } from './post-options.js'
 import { LoopPressure } from './pressure.js'
@@ -480,6 +480,11 @@ export class Loop<M extends MessageMap = MessageMap> {
     )
   }
 
+  /** Timed-out handlers still unsettled after `graceMs`: what ran, for how long. */
+  zombies(): ZombieSummary[] {
+    return this.#watchdog.zombies().map(({ epoch, label, ageMs }) => ({ epoch, label, ageMs }))
+  }
+
   /** Messages waiting (ready + parked). */
   get queued(): number {
     return this.#queue.length
@@ -526,7 +531,10 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.events.emit('started', m as unknown as Message<M>)
     const timeoutMs = this.#timeoutFor(m)
     if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, 1, now)
-    const guard = this.#watchdog.guard({ timeoutMs, label: m })
+    const heartbeatMs = this.#registry.heartbeatFor(m.type)
+    const guard = this.#watchdog.guard(
+      heartbeatMs === undefined ? { timeoutMs, label: m } : { timeoutMs, heartbeatMs, label: m },
+    )
     return new AttemptContext<M>(this, m, 1, now, guard)
   }
 
@@ -543,12 +551,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     const count = this.#watchdog.zombieCount
     this.#pool.reserve(Math.min(count, this.#options.maxZombies))
     const over = count > this.#options.maxZombies
-    if (over && !this.#zombiesOver)
-      this.events.emit(
-        'zombies',
-        count,
-        this.#watchdog.zombies().map(({ epoch, label, ageMs }) => ({ epoch, label, ageMs })),
-      )
+    if (over && !this.#zombiesOver) this.events.emit('zombies', count, this.zombies())
     this.#zombiesOver = over
   }
 
