@@ -106,6 +106,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #stall: StallDetector | undefined
   // Per-post deadlines (`handlerTimeoutMs`), kept beside the envelope so messages without one pay nothing.
   readonly #postTimeouts = new WeakMap<Envelope, number>()
+  #postTimeoutsUsed = false
   // Watermark backpressure, when enabled.
   readonly #pressure: LoopPressure | undefined
   readonly #metrics = new LoopMetrics()
@@ -571,20 +572,21 @@ export class Loop<M extends MessageMap = MessageMap> {
     }
     this.#stall?.progress()
     const timedOut = !ok && value instanceof HandlerTimeoutError
+    // A compensation hook or a breaker listener is user code: the reading must not be reused after it.
+    let heard = timedOut
     if (timedOut) {
       this.#metrics.timedOut++
       this.#compensate(m)
     }
-    if (ok || timedOut) this.#breakers?.record(m.type, timedOut)
+    if ((ok || timedOut) && this.#breakers?.record(m.type, timedOut) === true) heard = true
     m.where = Where.Done
     if (m.key !== undefined) this.#queue.release(m.key)
-    let heard: boolean
     if (ok) {
       this.#metrics.succeeded++
-      heard = this.events.emit('succeeded', m as unknown as Message<M>, duration)
+      heard = this.events.emit('succeeded', m as unknown as Message<M>, duration) || heard
     } else {
       this.#metrics.failed++
-      heard = this.events.emit('failed', m as unknown as Message<M>, value)
+      heard = this.events.emit('failed', m as unknown as Message<M>, value) || heard
     }
     if (this.#isIdle()) heard = this.#onIdle() || heard
     this.#lastReading = now
@@ -637,7 +639,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       }
     }
     const m = this.#admission.stamp(type, payload, options, hops, trace)
-    if (options?.handlerTimeoutMs !== undefined) this.#postTimeouts.set(m, options.handlerTimeoutMs)
+    if (options?.handlerTimeoutMs !== undefined) this.#setPostTimeout(m, options.handlerTimeoutMs)
     const placed = this.#admission.place(m, options?.overflow ?? this.#options.overflow, true)
     return this.#admission.answer(m, placed, mode)
   }
@@ -659,7 +661,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.#admission.refuseInput(type, new DelayedFullError(type, this.#delayed.length, this.#options.maxDelayed))
     }
     const m = this.#admission.stamp(type, payload, options, 0, undefined)
-    if (options?.handlerTimeoutMs !== undefined) this.#postTimeouts.set(m, options.handlerTimeoutMs)
+    if (options?.handlerTimeoutMs !== undefined) this.#setPostTimeout(m, options.handlerTimeoutMs)
     this.#metrics.accepted++
     const handle = this.#delayed.schedule<M, T>(m, dueAt)
     this.events.emit('scheduled', m as unknown as Message<M>, dueAt)
@@ -675,9 +677,15 @@ export class Loop<M extends MessageMap = MessageMap> {
     cancelled: (m) => this.#admission.cancel(m),
   }
 
+  #setPostTimeout(m: Envelope, ms: number): void {
+    this.#postTimeoutsUsed = true
+    this.#postTimeouts.set(m, ms)
+  }
+
   // The deadline of a message: per post, else per type, else the loop's.
   #timeoutFor(m: Envelope): number {
-    return this.#postTimeouts.get(m) ?? this.#registry.timeoutFor(m.type) ?? this.#options.timeoutMs
+    const perPost = this.#postTimeoutsUsed ? this.#postTimeouts.get(m) : undefined
+    return perPost ?? this.#registry.timeoutFor(m.type) ?? this.#options.timeoutMs
   }
 
   // Runs the type's compensation hook once after a timeout, under its own deadline.

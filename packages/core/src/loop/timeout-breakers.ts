@@ -59,15 +59,20 @@ export class TimeoutBreakers {
     return undefined
   }
 
-  /** Records how an attempt of `type` ended: timed out, or completed (success resets the count). */
-  record(type: string, timedOut: boolean): void {
+  /**
+   * Records how an attempt of `type` ended: timed out, or completed (success resets the count).
+   * @returns true when a state change was reported (listeners ran)
+   */
+  record(type: string, timedOut: boolean): boolean {
+    if (!timedOut && this.#types.size === 0) return false // the common case: nothing ever timed out
     let s = this.#types.get(type)
     if (!timedOut) {
-      if (s === undefined) return
+      if (s === undefined) return false
       s.timeouts = 0
-      if (s.state !== 'closed') this.#set(type, s, 'closed')
+      const changed = s.state !== 'closed'
+      if (changed) this.#set(type, s, 'closed')
       this.#types.delete(type)
-      return
+      return changed
     }
     if (s === undefined) {
       s = { timeouts: 0, openedAt: 0, state: 'closed' }
@@ -77,7 +82,9 @@ export class TimeoutBreakers {
     if (s.state === 'half-open' || (s.state === 'closed' && s.timeouts >= this.#threshold)) {
       s.openedAt = this.#clock.now()
       this.#set(type, s, 'open')
+      return true
     }
+    return false
   }
 
   #set(type: string, s: TypeState, state: TypeState['state']): void {

@@ -215,8 +215,6 @@ async function dropScenario(
   expect(violations).toEqual([])
 }
 
-// ── send() waiters ─────────────────────────────────────────────────────────────────────────────────
-
 describe('Loop', () => {
   describe('invariant I4 (bounded)', () => {
     it('never holds more than capacity messages, under every overflow policy', {
