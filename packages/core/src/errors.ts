@@ -25,6 +25,8 @@ export type FlowingErrorCode =
   | 'ERR_FLOWING_DELAYED_FULL'
   | 'ERR_FLOWING_BACKPRESSURE'
   | 'ERR_FLOWING_CIRCUIT_OPEN'
+  | 'ERR_FLOWING_NON_RETRYABLE'
+  | 'ERR_FLOWING_RETRYABLE'
 
 /**
  * Base class of every Flowing error.
@@ -341,5 +343,40 @@ export class CircuitOpenError extends FlowingError {
     )
     this.messageType = messageType
     this.retryAfterMs = retryAfterMs
+  }
+}
+
+/**
+ * Throw this (or a subclass) from a handler for a failure that no retry can fix — a declined card, a
+ * payload that fails validation: the message goes to the dead-letter store at once, without burning
+ * further attempts, and it does not count against the route's circuit breaker.
+ *
+ * @example
+ * ```ts
+ * if (!order.items.length) throw new NonRetryableError('order has no items')
+ * ```
+ */
+export class NonRetryableError extends FlowingError {
+  /**
+   * @param message - what went wrong
+   * @param options - standard `ErrorOptions` (`cause`)
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super('ERR_FLOWING_NON_RETRYABLE', message, options)
+  }
+}
+
+/**
+ * Throw this (or a subclass) from a handler for a transient failure — a timeout, a 503, a dropped
+ * connection: it is retried up to the policy's `maxAttempts` (other unknown errors get only
+ * `unknownMaxAttempts`). `HandlerTimeoutError` is retryable too.
+ */
+export class RetryableError extends FlowingError {
+  /**
+   * @param message - what went wrong
+   * @param options - standard `ErrorOptions` (`cause`)
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super('ERR_FLOWING_RETRYABLE', message, options)
   }
 }

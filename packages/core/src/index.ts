@@ -36,15 +36,55 @@ export {
   InvalidArgumentError,
   LoopAbortedError,
   LoopStoppedError,
+  NonRetryableError,
   QueueFullError,
   type QueueLoad,
+  RetryableError,
   SendAbortedError,
   SendTimeoutError,
   UnknownMessageTypeError,
   UnknownRouteError,
 } from './errors.js'
+export type { AlertOptions, DeadLetterAlert, SignatureCount } from './failure/alerts.js'
+export {
+  type CircuitBreakerOptions,
+  type CircuitChange,
+  type CircuitPolicy,
+  type CircuitState,
+  DEFAULT_CIRCUIT,
+} from './failure/circuits.js'
+export {
+  type Classifier,
+  defaultClassify,
+  type ErrorClass,
+  type ErrorInfo,
+  errorSignature,
+} from './failure/classify.js'
+export {
+  type DeadLetter,
+  type DeadLetterFilter,
+  type DeadLetterSink,
+  DeadLetterStore,
+  type Replayer,
+  type ReplayReport,
+} from './failure/dead-letters.js'
+export {
+  backoff,
+  DEFAULT_RETRY,
+  type JitterStrategy,
+  type RetryOptions,
+  type RetryPolicy,
+} from './failure/retry-policy.js'
+export {
+  type AttemptRecord,
+  MAX_TRANSITIONS,
+  type MessageState,
+  type MessageTrace,
+  type Transition,
+} from './failure/trace.js'
 export { DelayedMessage } from './loop/delayed-posts.js'
 export { type DropReason, LoopEmitter, type LoopEvents, type LoopState, type ZombieSummary } from './loop/events.js'
+export type { AttemptFailure, FailureLogger, RetryScheduled } from './loop/failures.js'
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
 export type { BackpressureOptions } from './loop/pressure.js'

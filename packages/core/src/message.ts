@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { RetryOptions } from './failure/retry-policy.js'
 import type { PriorityLevel } from './priority.js'
 
 /**
@@ -80,6 +81,8 @@ export interface PostOptions {
    * `timeoutMs`.
    */
   readonly handlerTimeoutMs?: number | undefined
+  /** Retry policy for this message, over its type's and the loop's (fields it omits come from them). */
+  readonly retry?: RetryOptions | undefined
 }
 
 /** Options of {@link PostOptions} plus waiting controls, for `send()`. */

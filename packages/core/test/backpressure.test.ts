@@ -200,8 +200,45 @@ describe('Loop', () => {
             expect(c.accepted).toBe(c.succeeded)
           },
         ),
-        { numRuns: 150 },
+        { numRuns: 150, timeout: 2000 }, // a hang is a counterexample, not a test timeout
       )
+    })
+
+    it('does not spin a 0 ms wake-up timer while the cooldown is over but the fill still holds the breaker', async () => {
+      // Found by the property above (1 run in ~2000): the wake-up re-armed itself at 0 ms forever.
+      const clock = new VirtualClock()
+      const loop = createLoop<Messages>({
+        clock,
+        capacity: 40,
+        workers: 2,
+        overflow: 'wait',
+        backpressure: { breaker: { cooldownMs: 5, probes: 3 } },
+      })
+      loop.on('work', () => clock.sleep(1))
+      const tryPosts = (n: number) => {
+        for (let i = 0; i < n; i++) loop.tryPost('work', i, { priority: 0 })
+      }
+      const sends: Promise<string>[] = []
+      const send = (priority: 0 | 3, timeoutMs: number) =>
+        sends.push(
+          loop.send('work', 0, { priority, timeoutMs }).then(
+            () => 'sent',
+            (e: Error) => e.name,
+          ),
+        )
+      tryPosts(1)
+      send(0, 0)
+      await clock.advance(0)
+      tryPosts(1)
+      send(0, 0)
+      tryPosts(36) // 95 %: reject, the breaker opens
+      send(3, 6) // waits for the breaker
+      await clock.advance(5) // cooldown over, fill still above the reject exit: this never returned
+      expect(clock.now()).toBe(5)
+      await clock.run()
+      // The urgent sends went in; the p3 one (shed until the fill drops below 70 %) gave up at 6 ms.
+      expect(await Promise.all(sends)).toEqual(['sent', 'sent', 'SendTimeoutError'])
+      await loop.stop()
     })
   })
 })

@@ -10,7 +10,7 @@ export interface Messages {
 /** A loop on virtual time, plus the clock that drives it. */
 export function virtualLoop(options: LoopOptions = {}) {
   const clock = new VirtualClock()
-  const loop = createLoop<Messages>({ clock, ...options })
+  const loop = createLoop<Messages>({ clock, logger: false, ...options })
   return { clock, loop }
 }
 

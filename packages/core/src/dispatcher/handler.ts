@@ -3,6 +3,8 @@
  *
  * @module
  */
+import type { CircuitBreakerOptions } from '../failure/circuits.js'
+import type { RetryOptions } from '../failure/retry-policy.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
 
 /**
@@ -13,7 +15,7 @@ import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '
 export interface HandlerContext<M extends MessageMap = MessageMap> {
   /** The message being handled. */
   readonly message: Message<M>
-  /** 1 for the first attempt. */
+  /** 1 for the first attempt, 2 for the first retry. */
   readonly attempt: number
   /** Clock time (ms) when this attempt started. */
   readonly startedAt: number
@@ -89,4 +91,12 @@ export interface RegisterOptions {
    * event; it never changes the message's outcome.
    */
   readonly compensate?: (message: Message<MessageMap>, context: { readonly signal: AbortSignal }) => unknown
+  /** Retry policy of this type, over the loop's (fields it omits come from the loop's `retry`). */
+  readonly retry?: RetryOptions
+  /**
+   * This type's circuit breaker: its own options, `true` for the defaults, or `false` to exempt the type
+   * from the loop's `breaker`.
+   * @defaultValue the loop's `breaker`
+   */
+  readonly breaker?: boolean | CircuitBreakerOptions
 }

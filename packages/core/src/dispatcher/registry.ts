@@ -1,4 +1,6 @@
 import { DuplicateHandlerError, InvalidArgumentError, UnknownMessageTypeError } from '../errors.js'
+import { type CircuitPolicy, checkCircuitOptions } from '../failure/circuits.js'
+import { checkRetryOptions, type RetryOptions } from '../failure/retry-policy.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { Message, MessageMap, MessageType } from '../message.js'
 import type { Handler, HandlerContext, Middleware, RegisterOptions } from './handler.js'
@@ -14,6 +16,8 @@ interface Entry {
   readonly timeoutMs: number | undefined
   readonly compensate: RegisterOptions['compensate']
   readonly heartbeatMs: number | undefined
+  readonly retry: RetryOptions | undefined
+  readonly breaker: CircuitPolicy | false | undefined
 }
 
 /**
@@ -62,10 +66,6 @@ export class Registry<M extends MessageMap> {
     return [...this.#entries.keys()]
   }
 
-  /**
-   * Checks that `type` can be dispatched; returns its router, if any.
-   * @throws UnknownMessageTypeError
-   */
   /** The type's own handler deadline, if it was registered with one. */
   timeoutFor(type: string): number | undefined {
     return this.#lookup(type).timeoutMs
@@ -81,6 +81,20 @@ export class Registry<M extends MessageMap> {
     return this.#lookup(type).compensate
   }
 
+  /** The type's own retry policy (partial), if it was registered with one. */
+  retryFor(type: string): RetryOptions | undefined {
+    return this.#lookup(type).retry
+  }
+
+  /** The type's own breaker policy (`false`: exempt), if it was registered with one. */
+  breakerFor(type: string): CircuitPolicy | false | undefined {
+    return this.#lookup(type).breaker
+  }
+
+  /**
+   * Checks that `type` can be dispatched; returns its router, if any.
+   * @throws UnknownMessageTypeError
+   */
   resolve(type: string): AnyRouter | undefined {
     return this.#lookup(type).router
   }
@@ -138,7 +152,9 @@ function checkType(type: unknown): void {
   }
 }
 
-function extrasOf(options: RegisterOptions | undefined): Pick<Entry, 'timeoutMs' | 'compensate' | 'heartbeatMs'> {
+type Extras = Pick<Entry, 'timeoutMs' | 'compensate' | 'heartbeatMs' | 'retry' | 'breaker'>
+
+function extrasOf(options: RegisterOptions | undefined): Extras {
   const compensate = options?.compensate
   if (compensate !== undefined && typeof compensate !== 'function') {
     throw new InvalidArgumentError('options.compensate', 'a function', compensate)
@@ -150,7 +166,9 @@ function extrasOf(options: RegisterOptions | undefined): Pick<Entry, 'timeoutMs'
   ) {
     throw new InvalidArgumentError('options.heartbeatMs', 'a positive finite number of ms', heartbeatMs)
   }
-  return { timeoutMs: timeoutOf(options), compensate, heartbeatMs }
+  const retry = options?.retry === undefined ? undefined : checkRetryOptions('options.retry', options.retry)
+  const breaker = options?.breaker === undefined ? undefined : checkCircuitOptions('options.breaker', options.breaker)
+  return { timeoutMs: timeoutOf(options), compensate, heartbeatMs, retry, breaker }
 }
 
 function timeoutOf(options: RegisterOptions | undefined): number | undefined {

@@ -17,6 +17,10 @@ export enum Where {
   Delayed = 5,
   /** Due, but the queue was full: waits (outside the queue) to enter as soon as there is room. */
   Overdue = 6,
+  /** Held in the queue by its route's open circuit breaker (counts against capacity). */
+  Held = 7,
+  /** Backing off on the timing wheel before a retry. */
+  Backoff = 8,
 }
 
 /**

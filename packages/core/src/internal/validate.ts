@@ -64,3 +64,9 @@ export function knownKeys(name: string, value: Record<string, unknown>, known: r
       throw new InvalidArgumentError(`${name}.${key}`, `one of the known options (${known.join(', ')})`, value[key])
   }
 }
+
+/** A function. */
+export function fn(name: string, value: unknown): (...args: never[]) => unknown {
+  if (typeof value !== 'function') throw new InvalidArgumentError(name, 'a function', value)
+  return value as (...args: never[]) => unknown
+}

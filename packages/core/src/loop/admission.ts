@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
 import { type BackpressureError, type LoopStoppedError, QueueFullError, type QueueLoad } from '../errors.js'
+import { mergeRetry } from '../failure/retry-policy.js'
 import { Envelope, Where } from '../internal/envelope.js'
 import type { Message, MessageMap, MessageType, OverflowPolicy, PostOptions, PostResult } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
@@ -27,6 +28,8 @@ export interface AdmissionContext<M extends MessageMap> {
   load(): QueueLoad
   /** The queue's length changed (pressure levels follow it). */
   queueChanged(): void
+  /** A message changed state (its trace, if it has one, records it). */
+  traced(m: Envelope, state: 'queued' | 'dropped' | 'cancelled'): void
 }
 
 /** Where {@link Admission.place} put a message. */
@@ -50,6 +53,10 @@ export class Admission<M extends MessageMap> {
   checkOptions(type: string, options: PostOptions | undefined, forSend: boolean): void {
     try {
       checkPostOptions(options, forSend)
+      // A per-post retry policy must make sense over its type's and the loop's (capMs ≥ baseMs).
+      const retry = options?.retry
+      if (retry !== undefined)
+        mergeRetry('options.retry', retry, this.#c.registry.retryFor(type), this.#c.options.retry)
     } catch (error) {
       this.refuseInput(type, error as Error)
     }
@@ -114,6 +121,7 @@ export class Admission<M extends MessageMap> {
   enqueue(m: Envelope): void {
     this.#c.queue.push(m)
     this.#c.queueChanged()
+    this.#c.traced(m, 'queued')
     this.#c.events.emit('posted', m as unknown as Message<M>)
     this.#c.schedulePump()
   }
@@ -122,6 +130,7 @@ export class Admission<M extends MessageMap> {
   drop(m: Envelope, reason: DropReason): void {
     m.where = Where.Done
     this.#c.metrics.dropped++
+    this.#c.traced(m, 'dropped')
     this.#c.events.emit('dropped', m as unknown as Message<M>, reason)
   }
 
@@ -129,6 +138,7 @@ export class Admission<M extends MessageMap> {
   cancel(m: Envelope): void {
     m.where = Where.Done
     this.#c.metrics.cancelled++
+    this.#c.traced(m, 'cancelled')
     this.#c.events.emit('cancelled', m as unknown as Message<M>)
   }
 

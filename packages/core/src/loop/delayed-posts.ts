@@ -70,14 +70,18 @@ export class DelayedPosts {
   // Due while the queue was full; entries cancelled meanwhile are skipped lazily.
   readonly #overdue = new Ring<Envelope>()
   #overdueLive = 0
+  // What a pending message's `where` says: `Delayed` (postDelayed) or `Backoff` (a retry).
+  readonly #pendingAs: Where.Delayed | Where.Backoff
 
   /**
    * @param wheel - the loop's shared timing wheel; it hands due messages back through {@link DelayedPosts.due}
    * @param host - the loop
+   * @param pendingAs - the state of a pending message: `Delayed`, or `Backoff` for the retry store
    */
-  constructor(wheel: DeadlineScheduler<Envelope>, host: DelayedHost) {
+  constructor(wheel: DeadlineScheduler<Envelope>, host: DelayedHost, pendingAs: Where.Delayed | Where.Backoff) {
     this.#wheel = wheel
     this.#host = host
+    this.#pendingAs = pendingAs
   }
 
   /** Scheduled and not yet due. */
@@ -97,7 +101,7 @@ export class DelayedPosts {
 
   /** Parks `m` until `dueAt`. */
   schedule<M extends MessageMap, T extends MessageType<M>>(m: Envelope, dueAt: number): DelayedMessage<M, T> {
-    m.where = Where.Delayed
+    m.where = this.#pendingAs
     const timer = this.#wheel.add(dueAt, m)
     this.#timers.set(m, timer)
     return new DelayedMessage<M, T>(this, m, timer, dueAt)
@@ -105,7 +109,7 @@ export class DelayedPosts {
 
   /** Cancels a pending message; see {@link DelayedMessage.cancel}. */
   cancel(m: Envelope, timer: number): boolean {
-    if (m.where === Where.Delayed) {
+    if (m.where === this.#pendingAs) {
       this.#wheel.remove(timer)
       this.#timers.delete(m)
     } else if (m.where === Where.Overdue) this.#overdueLive--

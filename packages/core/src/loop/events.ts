@@ -5,6 +5,11 @@
  */
 import type { PressureTransition } from '@flowing/backpressure'
 import type { StallReport } from '@flowing/watchdog'
+import type { DeadLetterAlert } from '../failure/alerts.js'
+import type { CircuitChange } from '../failure/circuits.js'
+import type { ErrorInfo } from '../failure/classify.js'
+import type { DeadLetter } from '../failure/dead-letters.js'
+import type { AttemptFailure, RetryScheduled } from './failures.js'
 import type { BreakerChange } from './timeout-breakers.js'
 
 /** A zombie as the `zombies` event lists it. */
@@ -42,8 +47,24 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   started: [message: Message<M>]
   /** A handler returned or resolved. */
   succeeded: [message: Message<M>, durationMs: number]
-  /** A handler threw or rejected; the message's outcome is `failed`. */
-  failed: [message: Message<M>, error: unknown]
+  /** An attempt threw, rejected or timed out; `failure.next` says whether a retry or the dead-letter store follows. */
+  failed: [message: Message<M>, error: unknown, failure: AttemptFailure]
+  /** A failed message was scheduled for another attempt after a back-off (on the timing wheel). */
+  retrying: [message: Message<M>, retry: RetryScheduled]
+  /** A retry's back-off ended: the message is back in the queue. */
+  requeued: [message: Message<M>, attempt: number]
+  /** The outcome `dead-lettered`: the message failed for good (non-retryable, or out of attempts). */
+  'dead-lettered': [message: Message<M>, letter: DeadLetter]
+  /** A message reached the front while its route's circuit breaker was open: it waits in the queue. */
+  held: [message: Message<M>, route: string]
+  /** A route's circuit breaker changed state. */
+  circuit: [change: CircuitChange]
+  /** A de-noised dead-letter alert (at most one per type per window). */
+  alert: [alert: DeadLetterAlert]
+  /** A dead letter with an error signature not seen before for its type (logged once). */
+  signature: [type: string, error: ErrorInfo, message: Message<M>]
+  /** The dead-letter sink threw or rejected for a letter (the letter is still in the memory store). */
+  'sink-error': [error: unknown, letter: DeadLetter]
   /** An overflow policy dropped a message. */
   dropped: [message: Message<M>, reason: DropReason]
   /** A message was cancelled: queued ones by `stop({ drain: false })`, delayed ones by their handle or by `stop()`. */

@@ -21,6 +21,10 @@ import {
   type QueueLoad,
   SendAbortedError,
 } from '../errors.js'
+import type { CircuitState } from '../failure/circuits.js'
+import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
+import { mergeRetry } from '../failure/retry-policy.js'
+import type { MessageTrace } from '../failure/trace.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import * as check from '../internal/validate.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult, SendOptions } from '../message.js'
@@ -34,7 +38,9 @@ import { Admission, Mode } from './admission.js'
 import { AttemptContext } from './attempt-context.js'
 import { type DelayedHost, type DelayedMessage, DelayedPosts } from './delayed-posts.js'
 import { LoopEmitter, type LoopState, type ZombieSummary } from './events.js'
+import { Failures } from './failures.js'
 import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from './options.js'
+import { PostExtras } from './post-extras.js'
 import { checkPostOptions } from './post-options.js'
 import { LoopPressure } from './pressure.js'
 import { SendGate } from './send-gate.js'
@@ -104,9 +110,10 @@ export class Loop<M extends MessageMap = MessageMap> {
   #zombiesOver = false
   // Reports a blocked event loop or no progress while work waits (`stall` option).
   readonly #stall: StallDetector | undefined
-  // Per-post deadlines (`handlerTimeoutMs`), kept beside the envelope so messages without one pay nothing.
-  readonly #postTimeouts = new WeakMap<Envelope, number>()
-  #postTimeoutsUsed = false
+  // Per-post deadlines and retry policies, kept beside the envelope so messages without one pay nothing.
+  readonly #extras = new PostExtras()
+  // Retries, dead letters, alerts, circuit breakers, traces.
+  readonly #failures: Failures<M>
   // Watermark backpressure, when enabled.
   readonly #pressure: LoopPressure | undefined
   readonly #metrics = new LoopMetrics()
@@ -149,6 +156,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       schedulePump: () => this.#schedulePump(),
       load: () => this.#load(),
       queueChanged: () => this.#pressure?.update(this.#queue.length),
+      traced: (m, state) => this.#failures.traces.note(m, state, m.postedAt),
     })
     const bp = this.#options.backpressure
     this.#pressure =
@@ -173,11 +181,35 @@ export class Loop<M extends MessageMap = MessageMap> {
       onDue: (due) => {
         for (const item of due) {
           if (Watchdog.owns(item)) this.#watchdog.onDue(item)
+          else if (item.where === Where.Backoff) this.#failures.retries.due(item)
           else this.#delayed.due(item)
         }
       },
     })
-    this.#delayed = new DelayedPosts(this.#wheel as DeadlineScheduler<Envelope>, this.#delayedHost)
+    this.#delayed = new DelayedPosts(this.#wheel as DeadlineScheduler<Envelope>, this.#delayedHost, Where.Delayed)
+    this.#failures = new Failures<M>(
+      {
+        options: this.#options,
+        clock: this.#clock,
+        queue: this.#queue,
+        registry: this.#registry,
+        metrics: this.#metrics,
+        events: this.events,
+        extras: this.#extras,
+        wheel: this.#wheel as DeadlineScheduler<Envelope>,
+        entered: () => {
+          this.#pressure?.update(this.#queue.length)
+          this.#schedulePump()
+        },
+        replay: (letter) =>
+          this.tryPost(letter.type as MessageType<M>, letter.payload as M[MessageType<M>], {
+            key: letter.key,
+            priority: letter.priority,
+          }) as unknown as PostResult<MessageMap, never>,
+        mayRetry: () => this.#state !== 'stopped' && (this.#stopping === undefined || this.#drainOnStop),
+      },
+      urgency.compare,
+    )
     this.#watchdog = new Watchdog({
       timers: this.#clock,
       scheduler: this.#wheel as DeadlineScheduler<Attempt>,
@@ -216,7 +248,9 @@ export class Loop<M extends MessageMap = MessageMap> {
    * @throws DuplicateHandlerError if the type has one (unless `replace`); InvalidArgumentError
    */
   on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): this {
+    this.#checkRegistration(options)
     this.#registry.on(type, handler, options)
+    if (options?.breaker !== undefined) this.#failures.enableBreakers()
     return this
   }
 
@@ -229,7 +263,10 @@ export class Loop<M extends MessageMap = MessageMap> {
     selector: (message: Message<M, T>) => R,
     options?: RegisterOptions,
   ): Router<M, T, R> {
-    return this.#registry.route(type, selector, options)
+    this.#checkRegistration(options)
+    const router = this.#registry.route(type, selector, options)
+    if (options?.breaker !== undefined) this.#failures.enableBreakers()
+    return router
   }
 
   /** Appends a middleware around every handler call (outermost first). */
@@ -444,6 +481,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#schedulePump()
     this.#stopping = this.drain().then(() => {
       if (this.#drainOnStop) this.events.emit('drained')
+      this.#failures.flush()
       this.#setState('stopped')
     })
     return this.#stopping
@@ -475,10 +513,51 @@ export class Loop<M extends MessageMap = MessageMap> {
         zombies: this.#watchdog.zombieCount,
         delayed: this.#delayed.scheduled,
         overdue: this.#delayed.overdue,
+        retrying: this.#failures.retries.length,
+        held: this.#queue.held,
+        deadLetters: this.#failures.deadLetters.size,
         fill: load.queued / load.capacity,
       },
       this.#pressure?.stats(),
     )
+  }
+
+  /**
+   * The lifecycle trace of a message — its states with times, its attempts with errors and durations —
+   * while it is known: live messages that were traced (by default those that failed, were held or
+   * retried; every message with `traces: 'all'`), and the most recent `keepTraces` finished ones.
+   *
+   * @param id - a message id from this loop
+   * @returns a plain copy, or `undefined` when the message is not (or no longer) traced
+   */
+  trace(id: string): MessageTrace | undefined {
+    const prefix = `${this.#options.idPrefix}:`
+    if (typeof id !== 'string' || !id.startsWith(prefix)) return undefined
+    const seq = Number.parseInt(id.slice(prefix.length), 36)
+    return Number.isSafeInteger(seq) ? this.#failures.traces.find(seq) : undefined
+  }
+
+  /** The in-memory dead-letter store: `list`, `replay` (a fresh attempt budget), `purge`. */
+  get deadLetters(): DeadLetterStore {
+    return this.#failures.deadLetters
+  }
+
+  /**
+   * Re-posts a dead letter — from `loop.deadLetters` or from your own sink — as a new message with a
+   * fresh attempt budget (its type, payload, key and priority).
+   *
+   * @throws what `post` throws
+   */
+  replay(letter: DeadLetter): Message<M> {
+    return this.post(letter.type as MessageType<M>, letter.payload as M[MessageType<M>], {
+      key: letter.key,
+      priority: letter.priority,
+    })
+  }
+
+  /** Circuit breakers that are not closed: route, state, messages held. */
+  circuits(): { route: string; state: CircuitState; held: number }[] {
+    return this.#failures.circuits.states()
   }
 
   /** Timed-out handlers still unsettled after `graceMs`: what ran, for how long. */
@@ -508,6 +587,10 @@ export class Loop<M extends MessageMap = MessageMap> {
     const m = this.#queue.take()
     if (m !== undefined) this.#pressure?.update(this.#queue.length)
     if (m !== undefined && this.#readyGate !== undefined && this.desiredSize > 0) this.#openReadyGate()
+    if (m !== undefined && this.#failures.retries.overdue > 0) {
+      this.#lastReadingValid = false // entering retries emit `requeued`
+      this.#failures.retries.admitOverdue(this.#hasRoom, (r) => this.#failures.reenter(r))
+    }
     if (m !== undefined && this.#delayed.overdue > 0) {
       this.#lastReadingValid = false // entering messages emit `posted`
       this.#delayed.admitOverdue(this.#hasRoom, (due) => this.#admission.enqueue(due))
@@ -529,14 +612,16 @@ export class Loop<M extends MessageMap = MessageMap> {
     const now = this.#lastReadingValid ? this.#lastReading : this.#clock.now()
     this.#lastReadingValid = false
     this.#metrics.recordWait(m.priority, now - m.postedAt)
+    const attempt = this.#failures.attemptOf(m)
+    this.#failures.started(m, attempt, now)
     this.events.emit('started', m as unknown as Message<M>)
     const timeoutMs = this.#timeoutFor(m)
-    if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, 1, now)
+    if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, attempt, now)
     const heartbeatMs = this.#registry.heartbeatFor(m.type)
     const guard = this.#watchdog.guard(
       heartbeatMs === undefined ? { timeoutMs, label: m } : { timeoutMs, heartbeatMs, label: m },
     )
-    return new AttemptContext<M>(this, m, 1, now, guard)
+    return new AttemptContext<M>(this, m, attempt, now, guard)
   }
 
   /** @internal */
@@ -579,14 +664,16 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.#compensate(m)
     }
     if ((ok || timedOut) && this.#breakers?.record(m.type, timedOut) === true) heard = true
-    m.where = Where.Done
-    if (m.key !== undefined) this.#queue.release(m.key)
     if (ok) {
+      m.where = Where.Done
+      if (m.key !== undefined) this.#queue.release(m.key)
       this.#metrics.succeeded++
+      if (this.#failures.succeeded(m, ctx.attempt, ctx.startedAt, now)) heard = true
       heard = this.events.emit('succeeded', m as unknown as Message<M>, duration) || heard
     } else {
-      this.#metrics.failed++
-      heard = this.events.emit('failed', m as unknown as Message<M>, value) || heard
+      // Retry (an ordered one keeps the key) or dead-letter; runs user code (classifier, listeners).
+      this.#failures.failed(m, ctx.attempt, ctx.startedAt, value, now)
+      heard = true
     }
     if (this.#isIdle()) heard = this.#onIdle() || heard
     this.#lastReading = now
@@ -639,7 +726,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       }
     }
     const m = this.#admission.stamp(type, payload, options, hops, trace)
-    if (options?.handlerTimeoutMs !== undefined) this.#setPostTimeout(m, options.handlerTimeoutMs)
+    this.#extras.keep(m, options)
     const placed = this.#admission.place(m, options?.overflow ?? this.#options.overflow, true)
     return this.#admission.answer(m, placed, mode)
   }
@@ -661,9 +748,10 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.#admission.refuseInput(type, new DelayedFullError(type, this.#delayed.length, this.#options.maxDelayed))
     }
     const m = this.#admission.stamp(type, payload, options, 0, undefined)
-    if (options?.handlerTimeoutMs !== undefined) this.#setPostTimeout(m, options.handlerTimeoutMs)
+    this.#extras.keep(m, options)
     this.#metrics.accepted++
     const handle = this.#delayed.schedule<M, T>(m, dueAt)
+    this.#failures.traces.note(m, 'delayed', this.#clock.now(), undefined, `due at ${dueAt}`)
     this.events.emit('scheduled', m as unknown as Message<M>, dueAt)
     return handle
   }
@@ -677,15 +765,20 @@ export class Loop<M extends MessageMap = MessageMap> {
     cancelled: (m) => this.#admission.cancel(m),
   }
 
-  #setPostTimeout(m: Envelope, ms: number): void {
-    this.#postTimeoutsUsed = true
-    this.#postTimeouts.set(m, ms)
+  // The deadline of a message: per post, else per type, else the loop's — bounded for a breaker probe.
+  #timeoutFor(m: Envelope): number {
+    const timeout = this.#extras.timeoutOf(m) ?? this.#registry.timeoutFor(m.type) ?? this.#options.timeoutMs
+    const probe = this.#failures.probeTimeout(m)
+    return probe === undefined ? timeout : Math.min(timeout, probe)
   }
 
-  // The deadline of a message: per post, else per type, else the loop's.
-  #timeoutFor(m: Envelope): number {
-    const perPost = this.#postTimeoutsUsed ? this.#postTimeouts.get(m) : undefined
-    return perPost ?? this.#registry.timeoutFor(m.type) ?? this.#options.timeoutMs
+  // A type's retry policy must make sense once layered over the loop's (capMs ≥ baseMs): checked
+  // before anything is registered.
+  #checkRegistration(options: RegisterOptions | undefined): void {
+    const retry = options?.retry
+    if (retry !== undefined && retry !== null && typeof retry === 'object') {
+      mergeRetry('options.retry', retry, this.#options.retry)
+    }
   }
 
   // Runs the type's compensation hook once after a timeout, under its own deadline.
@@ -724,10 +817,12 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   // An open admission breaker reopens by time, not by queue activity: when producers wait on it (in
-  // send() or on `ready`), one timer re-checks them when its cooldown ends.
+  // send() or on `ready`), one timer re-checks them when its cooldown ends. Once the cooldown is over
+  // and it is still open, the fill holds it: the level leaving `reject` re-checks them (no timer, which
+  // would spin at 0 ms until the queue drains).
   #armBreakerWake(): void {
     const left = this.#pressure?.breakerCooldownLeft
-    if (left === undefined || this.#breakerWake !== undefined) return
+    if (left === undefined || left <= 0 || this.#breakerWake !== undefined) return
     if (this.#gate.length === 0 && this.#readyGate === undefined) return
     this.#breakerWake = this.#clock.setTimeout(() => {
       this.#breakerWake = undefined
@@ -766,7 +861,12 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   #isIdle(): boolean {
-    return this.#queue.length === 0 && this.#pool.running === 0 && this.#delayed.overdue === 0
+    return (
+      this.#queue.length === 0 &&
+      this.#pool.running === 0 &&
+      this.#delayed.overdue === 0 &&
+      this.#failures.retries.length === 0
+    )
   }
 
   // Returns whether an `idle` listener ran.
@@ -792,6 +892,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   #cancelQueued(): void {
+    for (const m of this.#failures.cancelAll()) this.#admission.cancel(m)
     for (const m of this.#queue.clear()) this.#admission.cancel(m)
     for (const ctx of this.#pool.attempts()) ctx.abort()
     if (this.#isIdle()) this.#onIdle()

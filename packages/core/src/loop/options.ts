@@ -6,9 +6,15 @@
 import { nanoid } from 'nanoid'
 import { type Clock, systemClock } from '../clock.js'
 import { InvalidArgumentError } from '../errors.js'
+import type { AlertOptions } from '../failure/alerts.js'
+import { type CircuitBreakerOptions, type CircuitPolicy, checkCircuitOptions } from '../failure/circuits.js'
+import type { Classifier } from '../failure/classify.js'
+import type { DeadLetterSink } from '../failure/dead-letters.js'
+import { checkRetryOptions, mergeRetry, type RetryOptions } from '../failure/retry-policy.js'
 import * as check from '../internal/validate.js'
 import type { OverflowPolicy } from '../message.js'
 import { Priority, type PriorityLevel } from '../priority.js'
+import type { FailureLogger } from './failures.js'
 import { type BackpressureOptions, checkBackpressure } from './pressure.js'
 
 /** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. */
@@ -135,10 +141,70 @@ export interface LoopOptions {
    * @defaultValue a fresh 10-character nanoid per loop
    */
   readonly idPrefix?: string
+  /**
+   * The retry policy of every type without its own (`on(type, h, { retry })`) and every post without
+   * one (`post(…, { retry })`). Retries are opt-in: the default allows one attempt.
+   * @defaultValue `{ maxAttempts: 1 }` (back-off when enabled: 100 ms × 2ⁿ, cap 30 s, ±30 % jitter, ordered)
+   */
+  readonly retry?: RetryOptions
+  /**
+   * Classifies a failure as `retryable`, `non-retryable` or `unknown`; return `undefined` to fall back
+   * to the defaults (`NonRetryableError`, `RetryableError`, `HandlerTimeoutError`, an error's boolean
+   * `retryable` property; anything else is `unknown`).
+   */
+  readonly classify?: Classifier
+  /**
+   * Circuit breakers that hold messages while a downstream is down: `true` for the defaults, or their
+   * options (per type or per route). Types can override with `on(type, h, { breaker })`.
+   * @defaultValue false
+   */
+  readonly breaker?: boolean | CircuitBreakerOptions
+  /**
+   * The dead-letter store: `maxSize` letters kept in memory (oldest evicted; 0 keeps none) and an
+   * optional `sink` that receives every letter (a database, a file).
+   * @defaultValue `{ maxSize: 10_000 }`
+   */
+  readonly deadLetters?: { readonly maxSize?: number; readonly sink?: DeadLetterSink }
+  /**
+   * De-noised dead-letter alerts: at most one per type per `windowMs`, once `threshold` letters are in
+   * the window, with counts and the top error signatures.
+   * @defaultValue `{ windowMs: 60_000, threshold: 1, top: 3 }`
+   */
+  readonly alerts?: AlertOptions
+  /**
+   * Where a new error signature is logged once when first seen; `false` for nowhere (the `signature`
+   * event fires either way).
+   * @defaultValue `console`
+   */
+  readonly logger?: FailureLogger | false
+  /**
+   * Uniform random numbers in [0, 1) for back-off jitter; inject a seeded one for exact tests.
+   * @defaultValue `Math.random`
+   */
+  readonly random?: () => number
+  /**
+   * Which messages get a lifecycle trace (`loop.trace(id)`): `failures` — those that failed, were held
+   * or retried (the happy path costs nothing) — or `all`.
+   * @defaultValue 'failures'
+   */
+  readonly traces?: 'failures' | 'all'
+  /**
+   * Finished traces kept readable by `loop.trace(id)`, most recent first.
+   * @defaultValue 1000
+   */
+  readonly keepTraces?: number
 }
 
 /** Options with defaults applied. */
-export type ResolvedLoopOptions = Required<LoopOptions>
+export type ResolvedLoopOptions = Required<
+  Omit<LoopOptions, 'classify' | 'breaker' | 'deadLetters' | 'alerts' | 'logger'>
+> & {
+  readonly classify: Classifier | undefined
+  readonly breaker: CircuitPolicy | false
+  readonly deadLetters: { readonly maxSize: number; readonly sink: DeadLetterSink | undefined }
+  readonly alerts: AlertOptions
+  readonly logger: FailureLogger | false
+}
 
 const KNOWN: readonly (keyof LoopOptions)[] = [
   'capacity',
@@ -161,6 +227,15 @@ const KNOWN: readonly (keyof LoopOptions)[] = [
   'autoStart',
   'queue',
   'idPrefix',
+  'retry',
+  'classify',
+  'breaker',
+  'deadLetters',
+  'alerts',
+  'logger',
+  'random',
+  'traces',
+  'keepTraces',
 ]
 
 /** The overflow policies, for validation and docs. */
@@ -217,6 +292,23 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
       if (typeof v !== 'string' || v.length === 0) throw new InvalidArgumentError(n, 'a non-empty string', v)
       return v
     }),
+    retry: pick('retry', {} as RetryOptions, (n, v) => {
+      const retry = checkRetryOptions(n, v)
+      mergeRetry(n, retry) // capMs ≥ baseMs once defaults fill the gaps
+      return retry
+    }),
+    classify: pick('classify', undefined as Classifier | undefined, (n, v) => check.fn(n, v) as Classifier),
+    breaker: pick('breaker', false as CircuitPolicy | false, checkCircuitOptions),
+    deadLetters: pick('deadLetters', { maxSize: 10_000, sink: undefined }, checkDeadLetters),
+    alerts: pick('alerts', {} as AlertOptions, checkAlerts),
+    logger: pick('logger', console as FailureLogger | false, (n, v) => {
+      if (v === false) return false
+      check.fn(`${n}.warn`, (check.plainObject(n, v) as { warn?: unknown }).warn)
+      return v as FailureLogger
+    }),
+    random: pick('random', Math.random, (n, v) => check.fn(n, v) as () => number),
+    traces: pick('traces', 'failures' as const, (n, v) => check.oneOf(n, v, ['failures', 'all'] as const)),
+    keepTraces: pick('keepTraces', 1000, check.nonNegativeInteger),
   }
   return resolved.maxZombies >= 0 ? resolved : { ...resolved, maxZombies: resolved.workers }
 }
@@ -227,4 +319,27 @@ function checkClock(name: string, value: unknown): Clock {
     if (typeof c[fn] !== 'function') throw new InvalidArgumentError(`${name}.${fn}`, 'a function', c[fn])
   }
   return value as Clock
+}
+
+function checkDeadLetters(name: string, value: unknown): ResolvedLoopOptions['deadLetters'] {
+  const raw = check.plainObject(name, value)
+  check.knownKeys(name, raw, ['maxSize', 'sink'])
+  const o = raw as { readonly maxSize?: unknown; readonly sink?: unknown }
+  const maxSize = o.maxSize === undefined ? 10_000 : check.nonNegativeInteger(`${name}.maxSize`, o.maxSize)
+  if (o.sink !== undefined)
+    check.fn(`${name}.sink.add`, (check.plainObject(`${name}.sink`, o.sink) as { add?: unknown }).add)
+  return { maxSize, sink: o.sink as DeadLetterSink | undefined }
+}
+
+function checkAlerts(name: string, value: unknown): AlertOptions {
+  const raw = check.plainObject(name, value)
+  check.knownKeys(name, raw, ['windowMs', 'threshold', 'top', 'onAlert'])
+  const o = raw as { readonly [K in keyof AlertOptions]?: unknown }
+  if (o.windowMs !== undefined && !(typeof o.windowMs === 'number' && o.windowMs > 0 && Number.isFinite(o.windowMs))) {
+    throw new InvalidArgumentError(`${name}.windowMs`, 'a positive finite number of ms', o.windowMs)
+  }
+  if (o.threshold !== undefined) check.positiveInteger(`${name}.threshold`, o.threshold)
+  if (o.top !== undefined) check.nonNegativeInteger(`${name}.top`, o.top)
+  if (o.onAlert !== undefined) check.fn(`${name}.onAlert`, o.onAlert)
+  return o as AlertOptions
 }

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors.js'
+import { checkRetryOptions } from '../failure/retry-policy.js'
 import * as check from '../internal/validate.js'
 import type { SendOptions } from '../message.js'
 import { MAX_PRIORITY } from '../priority.js'
@@ -17,7 +18,8 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
     throw new InvalidArgumentError('options', 'an object', options)
   }
   for (const name in options) {
-    const known = name === 'key' || name === 'priority' || name === 'overflow' || name === 'handlerTimeoutMs'
+    const known =
+      name === 'key' || name === 'priority' || name === 'overflow' || name === 'handlerTimeoutMs' || name === 'retry'
     if (!known && !(forSend && (name === 'signal' || name === 'timeoutMs'))) {
       check.knownKeys('options', options as Record<string, unknown>, forSend ? SEND_KEYS : POST_KEYS)
     }
@@ -38,6 +40,7 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
   if (timeout !== undefined && !(typeof timeout === 'number' && timeout > 0)) {
     throw new InvalidArgumentError('options.handlerTimeoutMs', 'a positive number of ms or Infinity', timeout)
   }
+  if (options.retry !== undefined) checkRetryOptions('options.retry', options.retry)
   if (!forSend) return
   if (options.timeoutMs !== undefined) check.nonNegativeNumber('options.timeoutMs', options.timeoutMs, false)
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
@@ -45,5 +48,5 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
   }
 }
 
-const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs']
+const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs', 'retry']
 const SEND_KEYS = [...POST_KEYS, 'signal', 'timeoutMs']

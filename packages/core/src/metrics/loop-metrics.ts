@@ -7,7 +7,10 @@ import type { PressureLevel, WatermarkStats } from '@flowing/backpressure'
 import { MAX_PRIORITY } from '../priority.js'
 import { Histogram, type HistogramSnapshot } from './histogram.js'
 
-/** Monotonic counts since the loop was created. At rest: `posted = accepted + rejected` and `accepted = succeeded + failed + dropped + cancelled` (BRIEF I1). */
+/**
+ * Monotonic counts since the loop was created. At rest: `posted = accepted + rejected` and
+ * `accepted = succeeded + deadLettered + dropped + cancelled` (BRIEF I1).
+ */
 export interface LoopCounters {
   /** Every call to `post`, `tryPost`, `send` and `ctx.post`. */
   readonly posted: number
@@ -15,15 +18,23 @@ export interface LoopCounters {
   readonly accepted: number
   /** Refused posts (full, stopped, bad input, timed-out or aborted `send`). */
   readonly rejected: number
-  /** Handlers that returned or resolved. */
+  /** Messages whose handler returned or resolved (an outcome). */
   readonly succeeded: number
-  /** Handlers that threw or rejected. */
+  /** Messages that failed for good: non-retryable, or out of attempts (an outcome). */
+  readonly deadLettered: number
+  /** Failed attempts (threw, rejected or timed out), retried or not: not an outcome. */
   readonly failed: number
+  /** Retries scheduled. */
+  readonly retried: number
+  /** Times a message was held by an open circuit breaker. */
+  readonly held: number
+  /** Dead-letter alerts sent. */
+  readonly alerts: number
   /** Messages dropped by an overflow policy. */
   readonly dropped: number
   /** Messages cancelled: by `stop({ drain: false })`, or delayed ones by their handle or `stop()`. */
   readonly cancelled: number
-  /** Of the failures, handlers that missed their deadline (`timeoutMs`). */
+  /** Of the failed attempts, handlers that missed their deadline (`timeoutMs`). */
   readonly timedOut: number
   /** Timed-out handlers that settled afterwards: swallowed, counted once, never a second outcome. */
   readonly lateCompletions: number
@@ -51,6 +62,12 @@ export interface LoopGauges {
   readonly delayed: number
   /** Delayed messages due while the queue was full, waiting outside it to enter first. */
   readonly overdue: number
+  /** Failed messages backing off before a retry (or due and waiting for room). */
+  readonly retrying: number
+  /** Of the queued, messages held by open circuit breakers. */
+  readonly held: number
+  /** Letters in the in-memory dead-letter store. */
+  readonly deadLetters: number
   /** `queued / capacity`, 0–1. */
   readonly fill: number
   /** The capacity. */
@@ -81,7 +98,11 @@ export class LoopMetrics {
   accepted = 0
   rejected = 0
   succeeded = 0
+  deadLettered = 0
   failed = 0
+  retried = 0
+  held = 0
+  alerts = 0
   dropped = 0
   cancelled = 0
   timedOut = 0
@@ -108,15 +129,19 @@ export class LoopMetrics {
   snapshot(gauges: LoopGauges, backpressure: WatermarkStats | undefined): MetricsSnapshot {
     const all = new Histogram()
     for (const h of this.#waitByPriority) all.merge(h)
-    const { posted, accepted, rejected, succeeded, failed, dropped, cancelled, timedOut, lateCompletions, fenced } =
-      this
+    const { posted, accepted, rejected, succeeded, deadLettered, failed, retried, held, alerts } = this
+    const { dropped, cancelled, timedOut, lateCompletions, fenced } = this
     return {
       counters: {
         posted,
         accepted,
         rejected,
         succeeded,
+        deadLettered,
         failed,
+        retried,
+        held,
+        alerts,
         dropped,
         cancelled,
         timedOut,

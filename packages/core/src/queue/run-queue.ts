@@ -29,6 +29,15 @@ export class RunQueue {
   // Lane heads released by a key that freed up; they compete with the ready queue by urgency.
   readonly #unparked: Heap<Envelope>
   #parked = 0
+  // Keys kept claimed by a message that is not running: held by its breaker, or backing off before an
+  // ordered retry. Later messages of the key park behind it (I2 across holds and retries).
+  readonly #holders = new Map<MessageKey, Envelope>()
+  #held = 0
+  /**
+   * Asked when a message would start: true holds it (its route's circuit breaker is open). The hook
+   * keeps the message and hands it back with {@link RunQueue.resume}. Set by the loop when breakers exist.
+   */
+  holdIf: ((m: Envelope) => boolean) | undefined = undefined
 
   /**
    * @param ready - the priority structure for fresh messages
@@ -42,7 +51,12 @@ export class RunQueue {
 
   /** Messages waiting in any structure (the number the capacity bounds). */
   get length(): number {
-    return this.#ready.length + this.#parked + this.#unparked.length
+    return this.#ready.length + this.#parked + this.#unparked.length + this.#held
+  }
+
+  /** Messages held by open circuit breakers (they count in {@link RunQueue.length}). */
+  get held(): number {
+    return this.#held
   }
 
   /** Messages waiting behind a busy key. */
@@ -74,6 +88,12 @@ export class RunQueue {
           continue
         }
       }
+      if (this.holdIf?.(m) === true) {
+        m.where = Where.Held
+        this.#held++
+        this.keepKey(m)
+        continue
+      }
       m.where = Where.Running
       return m
     }
@@ -90,6 +110,34 @@ export class RunQueue {
     this.#parked--
     head.where = Where.Unparked
     this.#unparked.add(head)
+  }
+
+  /** Keeps `m`'s key claimed while `m` is away (held, or backing off before an ordered retry). */
+  keepKey(m: Envelope): void {
+    if (m.key !== undefined) this.#holders.set(m.key, m)
+  }
+
+  /**
+   * Puts back a message that was held or backing off: it competes by urgency again, and the key it
+   * kept is freed for it (its later messages are still parked behind it).
+   */
+  resume(m: Envelope): void {
+    if (m.where === Where.Held) this.#held--
+    if (m.key !== undefined && this.#holders.get(m.key) === m) {
+      this.#holders.delete(m.key)
+      this.#busy.delete(m.key)
+    }
+    m.where = Where.Unparked
+    this.#unparked.add(m)
+  }
+
+  /** Forgets a held or backing-off message that will not run (cancelled): the key it kept moves on. */
+  forget(m: Envelope): void {
+    if (m.where === Where.Held) this.#held--
+    if (m.key !== undefined && this.#holders.get(m.key) === m) {
+      this.#holders.delete(m.key)
+      this.release(m.key)
+    }
   }
 
   /**

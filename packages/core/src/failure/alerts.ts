@@ -1,0 +1,170 @@
+/**
+ * De-noised dead-letter alerts (seed 001 §5.3): never one alert per dead letter. Per message type, an
+ * alert fires when the dead letters of the last window reach a threshold, and then at most once per
+ * window, carrying the counts and the top error signatures. A new signature is logged once, when first
+ * seen.
+ *
+ * @module
+ */
+import type { Clock, TimerHandle } from '../clock.js'
+import { SlidingWindow } from './sliding-window.js'
+
+/** Options of the `alerts` loop option. */
+export interface AlertOptions {
+  /**
+   * Sliding window (ms): alerts of one type are at least this far apart, and count the dead letters in it.
+   * @defaultValue 60_000
+   */
+  readonly windowMs?: number
+  /**
+   * Dead letters of a type within the window that make an alert.
+   * @defaultValue 1
+   */
+  readonly threshold?: number
+  /**
+   * Signatures listed per alert.
+   * @defaultValue 3
+   */
+  readonly top?: number
+  /** Called with each alert (also emitted as the loop's `alert` event). A throw is re-thrown asynchronously. */
+  readonly onAlert?: (alert: DeadLetterAlert) => void
+}
+
+/** An error signature and how often it was seen. */
+export interface SignatureCount {
+  /** The masked `name: message` (see `errorSignature`). */
+  readonly signature: string
+  /** Dead letters with it since the previous alert of the type. */
+  readonly count: number
+}
+
+/** One alert: a summary, never a single letter. */
+export interface DeadLetterAlert {
+  /** The message type. */
+  readonly type: string
+  /** Clock time (ms). */
+  readonly at: number
+  /** The window (ms). */
+  readonly windowMs: number
+  /** Dead letters of the type in the last window. */
+  readonly inWindow: number
+  /** Dead letters of the type since its previous alert (all of them are summarised here). */
+  readonly sinceLastAlert: number
+  /** Dead letters of the type since the loop started. */
+  readonly total: number
+  /** The most frequent signatures since the previous alert, most frequent first. */
+  readonly topSignatures: readonly SignatureCount[]
+  /** `window`: the threshold was reached; `stop`: the loop stopped with letters not yet alerted. */
+  readonly reason: 'window' | 'stop'
+}
+
+const MAX_SIGNATURES = 10_000
+
+interface TypeWindow {
+  // Dead letters of the type in the last window.
+  readonly recent: SlidingWindow
+  total: number
+  // Signatures since the previous alert, with counts (distinct signatures, so a storm costs no memory).
+  readonly sinceLast: Map<string, number>
+  sinceLastCount: number
+  lastAlertAt: number
+  timer: TimerHandle | undefined
+}
+
+/** The alert de-noiser and the first-seen signature log. */
+export class Alerts {
+  readonly #windowMs: number
+  readonly #threshold: number
+  readonly #top: number
+  readonly #clock: Clock
+  readonly #emit: (alert: DeadLetterAlert) => void
+  readonly #types = new Map<string, TypeWindow>()
+  readonly #seen = new Set<string>()
+
+  /**
+   * @param options - validated options
+   * @param clock - the loop's clock
+   * @param emit - delivers an alert
+   */
+  constructor(options: AlertOptions, clock: Clock, emit: (alert: DeadLetterAlert) => void) {
+    this.#windowMs = options.windowMs ?? 60_000
+    this.#threshold = options.threshold ?? 1
+    this.#top = options.top ?? 3
+    this.#clock = clock
+    this.#emit = emit
+  }
+
+  /** True the first time `signature` is seen for `type` (bounded: past 10 000 pairs, nothing is new). */
+  isNew(type: string, signature: string): boolean {
+    const pair = `${type}\u0000${signature}`
+    if (this.#seen.has(pair) || this.#seen.size >= MAX_SIGNATURES) return false
+    this.#seen.add(pair)
+    return true
+  }
+
+  /** Records a dead letter; alerts now if due, or arms the one timer that alerts when the window allows. */
+  record(type: string, signature: string): void {
+    const now = this.#clock.now()
+    let w = this.#types.get(type)
+    if (w === undefined) {
+      w = {
+        recent: new SlidingWindow(this.#windowMs),
+        total: 0,
+        sinceLast: new Map(),
+        sinceLastCount: 0,
+        lastAlertAt: Number.NEGATIVE_INFINITY,
+        timer: undefined,
+      }
+      this.#types.set(type, w)
+    }
+    w.recent.record(now, true)
+    w.total++
+    w.sinceLast.set(signature, (w.sinceLast.get(signature) ?? 0) + 1)
+    w.sinceLastCount++
+    this.#consider(type, w, now)
+  }
+
+  /** Alerts what was not alerted yet (the loop stops) and clears the timers. */
+  flush(): void {
+    for (const [type, w] of this.#types) {
+      if (w.timer !== undefined) this.#clock.clearTimeout(w.timer)
+      w.timer = undefined
+      if (w.sinceLastCount > 0) this.#fire(type, w, this.#clock.now(), 'stop')
+    }
+  }
+
+  #consider(type: string, w: TypeWindow, now: number): void {
+    if (w.timer !== undefined || w.recent.events(now) < this.#threshold) return
+    const wait = w.lastAlertAt + this.#windowMs - now
+    if (wait <= 0) {
+      this.#fire(type, w, now, 'window')
+      return
+    }
+    w.timer = this.#clock.setTimeout(() => {
+      w.timer = undefined
+      const at = this.#clock.now()
+      if (w.sinceLastCount > 0 && w.recent.events(at) >= this.#threshold) this.#fire(type, w, at, 'window')
+    }, wait)
+  }
+
+  #fire(type: string, w: TypeWindow, at: number, reason: DeadLetterAlert['reason']): void {
+    const topSignatures = [...w.sinceLast]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, this.#top)
+      .map(([signature, count]) => ({ signature, count }))
+    const alert: DeadLetterAlert = {
+      type,
+      at,
+      windowMs: this.#windowMs,
+      inWindow: w.recent.events(at),
+      sinceLastAlert: w.sinceLastCount,
+      total: w.total,
+      topSignatures,
+      reason,
+    }
+    w.sinceLast.clear()
+    w.sinceLastCount = 0
+    w.lastAlertAt = at
+    this.#emit(alert)
+  }
+}

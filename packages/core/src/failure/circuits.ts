@@ -1,0 +1,339 @@
+/**
+ * Per-route circuit breakers that *hold* messages: while a route's breaker is open its messages wait in
+ * the queue — no attempt burnt, nothing dead-lettered — and every other route keeps flowing.
+ *
+ * ```
+ *  CLOSED ──(N consecutive failures, or failure rate ≥ r over ≥ v attempts in the window)──▶ OPEN
+ *    ▲                                                                                       │ cooldownMs
+ *    └──(all `probes` succeed)── HALF_OPEN ◀──────────────────────────────────────────────────┘
+ *                                   └──(a probe fails)──▶ OPEN (a new cooldown)
+ * ```
+ *
+ * @module
+ */
+import { Heap } from 'heap-js'
+import type { Clock, TimerHandle } from '../clock.js'
+import { InvalidArgumentError } from '../errors.js'
+import type { Envelope } from '../internal/envelope.js'
+import * as check from '../internal/validate.js'
+import { SlidingWindow } from './sliding-window.js'
+
+/** Options of a circuit breaker (the `breaker` loop option, or per type at registration). */
+export interface CircuitBreakerOptions {
+  /**
+   * One breaker per message `type`, or per `route` (type + route key of the type's router).
+   * @defaultValue 'type'
+   */
+  readonly per?: 'type' | 'route'
+  /**
+   * Consecutive failed attempts that open the breaker.
+   * @defaultValue 5
+   */
+  readonly consecutiveFailures?: number
+  /**
+   * Failure rate in the window, in (0, 1], that opens the breaker (once `minVolume` attempts ended in it).
+   * @defaultValue 0.5
+   */
+  readonly failureRate?: number
+  /**
+   * The failure-rate window (ms).
+   * @defaultValue 10_000
+   */
+  readonly windowMs?: number
+  /**
+   * Attempts in the window before the rate may open the breaker.
+   * @defaultValue 20
+   */
+  readonly minVolume?: number
+  /**
+   * How long the breaker stays open before probes (ms).
+   * @defaultValue 30_000
+   */
+  readonly cooldownMs?: number
+  /**
+   * Held messages let through as probes when half-open; all must succeed to close it.
+   * @defaultValue 1
+   */
+  readonly probes?: number
+  /**
+   * Deadline of a probe (ms), whatever the handler's own timeout (a probe must never hang the breaker).
+   * @defaultValue 10_000
+   */
+  readonly probeTimeoutMs?: number
+}
+
+/** A breaker's options with defaults applied. */
+export type CircuitPolicy = Required<CircuitBreakerOptions>
+
+/** The defaults. */
+export const DEFAULT_CIRCUIT: CircuitPolicy = {
+  per: 'type',
+  consecutiveFailures: 5,
+  failureRate: 0.5,
+  windowMs: 10_000,
+  minVolume: 20,
+  cooldownMs: 30_000,
+  probes: 1,
+  probeTimeoutMs: 10_000,
+}
+
+/** A breaker state. */
+export type CircuitState = 'closed' | 'open' | 'half-open'
+
+/** A breaker's state change, as the `circuit` event reports it. */
+export interface CircuitChange {
+  /** The breaker: the type, or `type/routeKey` with `per: 'route'`. */
+  readonly route: string
+  /** The message type. */
+  readonly type: string
+  /** The new state. */
+  readonly state: CircuitState
+  /** The previous state. */
+  readonly previous: CircuitState
+  /** Why it changed. */
+  readonly reason: 'consecutive-failures' | 'failure-rate' | 'cooldown' | 'probe-failed' | 'probes-succeeded'
+  /** Consecutive failures when it changed. */
+  readonly consecutiveFailures: number
+  /** Failure rate in the window when it changed (0–1). */
+  readonly failureRate: number
+  /** Messages it holds now. */
+  readonly held: number
+}
+
+/** What the breakers ask of the loop. */
+export interface CircuitHost {
+  /** A held message may run again: put it back in the queue. */
+  release(m: Envelope): void
+  /** A message was held. */
+  held(m: Envelope, route: string): void
+  /** A breaker changed state. */
+  changed(change: CircuitChange): void
+}
+
+const KEYS: readonly (keyof CircuitBreakerOptions)[] = Object.keys(DEFAULT_CIRCUIT) as (keyof CircuitPolicy)[]
+
+/**
+ * Validates breaker options (`true` means the defaults).
+ * @throws InvalidArgumentError naming the field and the rule
+ */
+export function checkCircuitOptions(name: string, value: unknown): CircuitPolicy | false {
+  if (value === false) return false
+  if (value === true) return DEFAULT_CIRCUIT
+  const raw = check.plainObject(name, value)
+  check.knownKeys(name, raw, KEYS)
+  const o = raw as { readonly [K in keyof CircuitBreakerOptions]?: unknown }
+  if (o.per !== undefined) check.oneOf(`${name}.per`, o.per, ['type', 'route'] as const)
+  if (o.consecutiveFailures !== undefined) check.positiveInteger(`${name}.consecutiveFailures`, o.consecutiveFailures)
+  const rate = o.failureRate
+  if (rate !== undefined && !(typeof rate === 'number' && rate > 0 && rate <= 1)) {
+    throw new InvalidArgumentError(`${name}.failureRate`, 'a number in (0, 1]', rate)
+  }
+  if (o.windowMs !== undefined && !(typeof o.windowMs === 'number' && o.windowMs > 0 && Number.isFinite(o.windowMs))) {
+    throw new InvalidArgumentError(`${name}.windowMs`, 'a positive finite number of ms', o.windowMs)
+  }
+  if (o.minVolume !== undefined) check.positiveInteger(`${name}.minVolume`, o.minVolume)
+  if (o.cooldownMs !== undefined) check.nonNegativeNumber(`${name}.cooldownMs`, o.cooldownMs, false)
+  if (o.probes !== undefined) check.positiveInteger(`${name}.probes`, o.probes, 65_536)
+  const probeTimeout = o.probeTimeoutMs
+  if (probeTimeout !== undefined && !(typeof probeTimeout === 'number' && probeTimeout > 0)) {
+    throw new InvalidArgumentError(`${name}.probeTimeoutMs`, 'a positive number of ms', probeTimeout)
+  }
+  return { ...DEFAULT_CIRCUIT, ...(o as CircuitBreakerOptions) }
+}
+
+/** One route's breaker. */
+class Circuit {
+  state: CircuitState = 'closed'
+  consecutive = 0
+  readonly window: SlidingWindow
+  timer: TimerHandle | undefined
+  // Held messages, most urgent first.
+  readonly held: Heap<Envelope>
+  // Probes let through and not yet finished; successes in this half-open period.
+  readonly probes = new Set<Envelope>()
+  successes = 0
+
+  constructor(
+    readonly route: string,
+    readonly type: string,
+    readonly policy: CircuitPolicy,
+    compare: (a: Envelope, b: Envelope) => number,
+  ) {
+    this.window = new SlidingWindow(policy.windowMs)
+    this.held = new Heap<Envelope>(compare)
+  }
+}
+
+/** The loop's breakers, one per route, created on a route's first failure. */
+export class Circuits {
+  readonly #clock: Clock
+  readonly #compare: (a: Envelope, b: Envelope) => number
+  readonly #policyFor: (type: string) => CircuitPolicy | false
+  readonly #host: CircuitHost
+  readonly #circuits = new Map<string, Circuit>()
+  #held = 0
+
+  /**
+   * @param clock - the loop's clock (cooldown timers)
+   * @param compare - the queue's urgency order (held messages leave in it)
+   * @param policyFor - a type's breaker policy, or false when it has none
+   * @param host - the loop
+   */
+  constructor(
+    clock: Clock,
+    compare: (a: Envelope, b: Envelope) => number,
+    policyFor: (type: string) => CircuitPolicy | false,
+    host: CircuitHost,
+  ) {
+    this.#clock = clock
+    this.#compare = compare
+    this.#policyFor = policyFor
+    this.#host = host
+  }
+
+  /** Messages held by open breakers. */
+  get held(): number {
+    return this.#held
+  }
+
+  /**
+   * Called when `m` would start: true (and `m` is now held) when its breaker is open, or half-open with
+   * every probe slot taken. A half-open breaker lets `m` through as a probe when a slot is free.
+   */
+  mustHold(m: Envelope): boolean {
+    if (this.#circuits.size === 0) return false
+    const c = this.#circuits.get(this.#routeOf(m))
+    if (c === undefined || c.state === 'closed' || c.probes.has(m)) return false
+    if (c.state === 'half-open' && c.probes.size + c.successes < c.policy.probes) {
+      c.probes.add(m)
+      return false
+    }
+    c.held.push(m)
+    this.#held++
+    this.#host.held(m, c.route)
+    return true
+  }
+
+  /** The deadline of `m` if it runs as a probe (the probe bound), else undefined. */
+  probeTimeout(m: Envelope): number | undefined {
+    if (this.#circuits.size === 0) return undefined
+    const c = this.#circuits.get(this.#routeOf(m))
+    return c?.probes.has(m) === true ? c.policy.probeTimeoutMs : undefined
+  }
+
+  /**
+   * Records how an attempt ended. `failed` is false for successes and for failures the breaker must
+   * not count (non-retryable ones: the downstream answered).
+   * @returns whether the breaker changed state (listeners ran)
+   */
+  record(m: Envelope, failed: boolean): boolean {
+    if (!failed && this.#circuits.size === 0) return false // the common case: no route ever failed
+    const policy = this.#policyFor(m.type)
+    if (policy === false) return false
+    const route = this.#routeOf(m)
+    let c = this.#circuits.get(route)
+    if (c === undefined) {
+      if (!failed) return false
+      c = new Circuit(route, m.type, policy, this.#compare)
+      this.#circuits.set(route, c)
+    }
+    if (c.probes.delete(m)) {
+      if (failed) this.#open(c, 'probe-failed')
+      else if (++c.successes >= c.policy.probes) this.#close(c)
+      return true
+    }
+    if (c.state !== 'closed') return false // attempts that started before it opened: no news
+    const now = this.#clock.now()
+    c.window.record(now, failed)
+    if (!failed) {
+      c.consecutive = 0
+      return false
+    }
+    c.consecutive++
+    if (c.consecutive >= policy.consecutiveFailures) this.#open(c, 'consecutive-failures')
+    else if (c.window.events(now) >= policy.minVolume && this.#rate(c, now) >= policy.failureRate) {
+      this.#open(c, 'failure-rate')
+    } else return false
+    return true
+  }
+
+  /** Every breaker not closed, with what it holds (for metrics and inspection). */
+  states(): { route: string; state: CircuitState; held: number }[] {
+    const out: { route: string; state: CircuitState; held: number }[] = []
+    for (const c of this.#circuits.values()) {
+      if (c.state !== 'closed') out.push({ route: c.route, state: c.state, held: c.held.length })
+    }
+    return out
+  }
+
+  /** Removes every held message and stops every timer (a stop without drain). */
+  clear(): Envelope[] {
+    const all: Envelope[] = []
+    for (const c of this.#circuits.values()) {
+      if (c.timer !== undefined) this.#clock.clearTimeout(c.timer)
+      all.push(...c.held.toArray())
+    }
+    this.#circuits.clear()
+    this.#held = 0
+    return all
+  }
+
+  #routeOf(m: Envelope): string {
+    const policy = this.#policyFor(m.type)
+    return policy !== false && policy.per === 'route' && m.routeKey !== undefined ? `${m.type}/${m.routeKey}` : m.type
+  }
+
+  #rate(c: Circuit, now: number): number {
+    const events = c.window.events(now)
+    return events === 0 ? 0 : c.window.hits(now) / events
+  }
+
+  #open(c: Circuit, reason: CircuitChange['reason']): void {
+    c.probes.clear()
+    c.successes = 0
+    const previous = c.state
+    c.state = 'open'
+    c.timer = this.#clock.setTimeout(() => this.#halfOpen(c), c.policy.cooldownMs)
+    this.#changed(c, previous, reason)
+  }
+
+  #halfOpen(c: Circuit): void {
+    c.timer = undefined
+    c.state = 'half-open'
+    this.#changed(c, 'open', 'cooldown')
+    while (c.probes.size < c.policy.probes && c.held.length > 0) {
+      const m = this.#unhold(c)
+      c.probes.add(m)
+      this.#host.release(m)
+    }
+  }
+
+  #close(c: Circuit): void {
+    c.state = 'closed'
+    c.consecutive = 0
+    c.successes = 0
+    c.window.reset()
+    this.#changed(c, 'half-open', 'probes-succeeded')
+    while (c.held.length > 0) this.#host.release(this.#unhold(c))
+    this.#circuits.delete(c.route) // recreated on its next failure
+  }
+
+  #unhold(c: Circuit): Envelope {
+    this.#held--
+    return c.held.pop() as Envelope
+  }
+
+  #changed(c: Circuit, previous: CircuitState, reason: CircuitChange['reason']): void {
+    const now = this.#clock.now()
+    this.#host.changed({
+      route: c.route,
+      type: c.type,
+      state: c.state,
+      previous,
+      reason,
+      consecutiveFailures: c.consecutive,
+      failureRate: this.#rate(c, now),
+      held: c.held.length,
+    })
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Error classes (seed 001 §2.4) and error signatures: what a failure means for the next attempt, and
+ * what makes two failures "the same" for alerts.
+ *
+ * @module
+ */
+import { HandlerTimeoutError } from '@flowing/watchdog'
+import { NonRetryableError, RetryableError } from '../errors.js'
+import type { Message, MessageMap } from '../message.js'
+
+/**
+ * What a failure means for the next attempt:
+ * - `retryable` — transient (a timeout, a 503): retried up to the policy's `maxAttempts`;
+ * - `non-retryable` — no retry can fix it (bad data, a declined card): dead-lettered at once, and not
+ *   counted against the route's circuit breaker (the downstream is fine);
+ * - `unknown` — anything else: retried, but only up to `unknownMaxAttempts`.
+ */
+export type ErrorClass = 'retryable' | 'non-retryable' | 'unknown'
+
+/**
+ * Your classifier: return a class for the errors you know, `undefined` to fall back to
+ * {@link defaultClassify}. A classifier that throws is treated as `unknown` (and never breaks the loop).
+ */
+export type Classifier = (error: unknown, message: Message<MessageMap>) => ErrorClass | undefined
+
+/**
+ * The default classes: `NonRetryableError` → `non-retryable`; `RetryableError` and the watchdog's
+ * `HandlerTimeoutError` → `retryable`; an error with a boolean `retryable` property → that; anything
+ * else → `unknown`.
+ */
+export function defaultClassify(error: unknown): ErrorClass {
+  if (error instanceof NonRetryableError) return 'non-retryable'
+  if (error instanceof RetryableError || error instanceof HandlerTimeoutError) return 'retryable'
+  const flag = typeof error === 'object' && error !== null ? (error as { retryable?: unknown }).retryable : undefined
+  if (flag === true) return 'retryable'
+  if (flag === false) return 'non-retryable'
+  return 'unknown'
+}
+
+/** Applies the user's classifier, then the default. */
+export function classify(classifier: Classifier | undefined, error: unknown, message: Message<MessageMap>): ErrorClass {
+  if (classifier !== undefined) {
+    try {
+      const c = classifier(error, message)
+      if (c === 'retryable' || c === 'non-retryable' || c === 'unknown') return c
+    } catch {
+      return 'unknown'
+    }
+  }
+  return defaultClassify(error)
+}
+
+/** A failure as traces and dead letters keep it: plain, JSON-serializable data. */
+export interface ErrorInfo {
+  /** The error's `name` (`Error` for non-errors). */
+  readonly name: string
+  /** The error's message (or the thrown value, rendered). */
+  readonly message: string
+  /** `name: message` with volatile parts (numbers, ids, quoted values) masked: groups alike failures. */
+  readonly signature: string
+  /** How it was classified. */
+  readonly errorClass: ErrorClass
+}
+
+const MAX_SIGNATURE = 160
+
+/**
+ * `name: message` with the parts that vary between occurrences of the same failure masked — quoted
+ * values, UUIDs and hex ids, numbers — so `timeout after 312 ms on order o-81` and
+ * `timeout after 95 ms on order o-7` share one signature.
+ */
+export function errorSignature(name: string, message: string): string {
+  const masked = message
+    .replace(/(["'`]).*?\1/g, '$1…$1')
+    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>')
+    .replace(/\b(?=[0-9a-f]*\d)[0-9a-f]{12,}\b/gi, '<hex>')
+    .replace(/\d+(\.\d+)?/g, '#')
+  const signature = `${name}: ${masked}`
+  return signature.length > MAX_SIGNATURE ? `${signature.slice(0, MAX_SIGNATURE - 1)}…` : signature
+}
+
+/** Describes a thrown value for a trace or a dead letter. */
+export function errorInfo(error: unknown, errorClass: ErrorClass): ErrorInfo {
+  const isError = error instanceof Error
+  const name = isError ? error.name : 'Error'
+  const message = isError ? error.message : `non-error thrown: ${String(error)}`
+  return { name, message, signature: errorSignature(name, message), errorClass }
+}

@@ -1,0 +1,194 @@
+/**
+ * The dead-letter store: messages that failed for good, with every attempt's error, time and duration,
+ * and the operator's tools — list, replay with a fresh attempt budget, purge.
+ *
+ * @module
+ */
+import { InvalidArgumentError } from '../errors.js'
+import type { Message, MessageKey, MessageMap, PostResult } from '../message.js'
+import type { PriorityLevel } from '../priority.js'
+import type { ErrorClass, ErrorInfo } from './classify.js'
+import type { AttemptRecord } from './trace.js'
+
+/** A dead letter: plain, JSON-serializable data (if the payload is). */
+export interface DeadLetter {
+  /** The message id. */
+  readonly id: string
+  /** Its type. */
+  readonly type: string
+  /** Its payload. */
+  readonly payload: unknown
+  /** Its key, if any. */
+  readonly key: MessageKey | undefined
+  /** Its priority. */
+  readonly priority: PriorityLevel
+  /** Its route key, if its type has a router. */
+  readonly routeKey: string | undefined
+  /** The trace id it shares with its follow-ups. */
+  readonly traceId: string
+  /** `non-retryable`: failed for good at once; `exhausted`: its last allowed attempt failed. */
+  readonly reason: 'non-retryable' | 'exhausted'
+  /** The class of the last failure. */
+  readonly errorClass: ErrorClass
+  /** The last failure. */
+  readonly error: ErrorInfo
+  /** Every attempt, oldest first. */
+  readonly attempts: readonly AttemptRecord[]
+  /** Clock time (ms) it was dead-lettered. */
+  readonly at: number
+}
+
+/**
+ * Where dead letters go besides the loop's in-memory store: a database table, a file, a topic. `add`
+ * may be async; a rejection is reported as the loop's `sink-error` event (the letter is still in the
+ * memory store, if it keeps any). Replay letters from your store with `loop.replay(letter)`.
+ */
+export interface DeadLetterSink {
+  /** Receives each dead letter once. */
+  add(letter: DeadLetter): void | PromiseLike<void>
+}
+
+/** Selects dead letters: every given field must match. */
+export interface DeadLetterFilter {
+  /** Only these ids. */
+  readonly ids?: readonly string[]
+  /** Only this type. */
+  readonly type?: string
+  /** Only this key. */
+  readonly key?: MessageKey
+  /** Only this error signature. */
+  readonly signature?: string
+  /** At most this many, oldest first. */
+  readonly limit?: number
+}
+
+/** What {@link DeadLetterStore.replay} did. */
+export interface ReplayReport {
+  /** The new messages (fresh ids, fresh attempt budgets); their letters left the store. */
+  readonly replayed: readonly Message<MessageMap>[]
+  /** Letters the loop refused now (full, stopped, unknown type): they stay in the store. */
+  readonly refused: readonly { readonly letter: DeadLetter; readonly error: Error }[]
+}
+
+/** Re-posts one letter; the loop's `tryPost` with the letter's type, payload, key and priority. */
+export type Replayer = (letter: DeadLetter) => PostResult<MessageMap, never>
+
+/**
+ * The default store: in memory, bounded — past `maxSize` the oldest letter is evicted (counted in
+ * {@link DeadLetterStore.evicted}). Reach it as `loop.deadLetters`.
+ */
+export class DeadLetterStore implements DeadLetterSink {
+  /** The bound. */
+  readonly maxSize: number
+  readonly #letters = new Map<string, DeadLetter>()
+  readonly #replay: Replayer
+  #evicted = 0
+
+  /**
+   * @param maxSize - letters kept (0 keeps none: use a sink)
+   * @param replay - how a letter is re-posted (the loop's)
+   */
+  constructor(maxSize: number, replay: Replayer) {
+    this.maxSize = maxSize
+    this.#replay = replay
+  }
+
+  /** Letters stored. */
+  get size(): number {
+    return this.#letters.size
+  }
+
+  /** Letters evicted by the bound since the loop started. */
+  get evicted(): number {
+    return this.#evicted
+  }
+
+  /** Stores a letter, evicting the oldest past the bound. */
+  add(letter: DeadLetter): void {
+    if (this.maxSize === 0) {
+      this.#evicted++
+      return
+    }
+    this.#letters.set(letter.id, letter)
+    if (this.#letters.size > this.maxSize) {
+      this.#letters.delete(this.#letters.keys().next().value as string)
+      this.#evicted++
+    }
+  }
+
+  /** One letter by message id. */
+  get(id: string): DeadLetter | undefined {
+    return this.#letters.get(id)
+  }
+
+  /**
+   * The letters matching `filter` (all without one), oldest first.
+   * @throws InvalidArgumentError for a bad filter
+   */
+  list(filter?: DeadLetterFilter): DeadLetter[] {
+    return this.#select(filter)
+  }
+
+  /**
+   * Re-posts the matching letters as new messages with a fresh attempt budget (the operator's tool,
+   * once the cause is fixed). A letter the loop refuses now stays in the store; the others leave it.
+   * @throws InvalidArgumentError for a bad filter (nothing replayed)
+   */
+  replay(filter?: DeadLetterFilter): ReplayReport {
+    const replayed: Message<MessageMap>[] = []
+    const refused: { letter: DeadLetter; error: Error }[] = []
+    for (const letter of this.#select(filter)) {
+      let result: PostResult<MessageMap, never>
+      try {
+        result = this.#replay(letter)
+      } catch (error) {
+        refused.push({ letter, error: error as Error })
+        continue
+      }
+      if (result.ok || result.status === 'dropped') {
+        this.#letters.delete(letter.id)
+        replayed.push(result.message)
+      } else refused.push({ letter, error: result.error })
+    }
+    return { replayed, refused }
+  }
+
+  /**
+   * Deletes the matching letters (all without a filter).
+   * @returns how many were deleted
+   * @throws InvalidArgumentError for a bad filter (nothing deleted)
+   */
+  purge(filter?: DeadLetterFilter): number {
+    const doomed = this.#select(filter)
+    for (const letter of doomed) this.#letters.delete(letter.id)
+    return doomed.length
+  }
+
+  #select(filter: DeadLetterFilter | undefined): DeadLetter[] {
+    const f = checkFilter(filter)
+    const ids = f.ids === undefined ? undefined : new Set(f.ids)
+    const out: DeadLetter[] = []
+    for (const letter of this.#letters.values()) {
+      if (out.length >= (f.limit ?? Number.POSITIVE_INFINITY)) break
+      if (ids !== undefined && !ids.has(letter.id)) continue
+      if (f.type !== undefined && letter.type !== f.type) continue
+      if (f.key !== undefined && letter.key !== f.key) continue
+      if (f.signature !== undefined && letter.error.signature !== f.signature) continue
+      out.push(letter)
+    }
+    return out
+  }
+}
+
+function checkFilter(filter: DeadLetterFilter | undefined): DeadLetterFilter {
+  if (filter === undefined) return {}
+  if (typeof filter !== 'object' || filter === null) throw new InvalidArgumentError('filter', 'an object', filter)
+  const { ids, limit } = filter
+  if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => typeof id === 'string'))) {
+    throw new InvalidArgumentError('filter.ids', 'an array of message ids', ids)
+  }
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) {
+    throw new InvalidArgumentError('filter.limit', 'a non-negative integer', limit)
+  }
+  return filter
+}

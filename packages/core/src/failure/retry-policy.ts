@@ -1,0 +1,179 @@
+/**
+ * Retry policies: how many attempts, and how long to back off between them (exponential, capped,
+ * jittered). Resolved per message from the post's, the type's and the loop's options.
+ *
+ * @module
+ */
+import { InvalidArgumentError } from '../errors.js'
+import * as check from '../internal/validate.js'
+import type { ErrorClass } from './classify.js'
+
+/** How the back-off is randomised. */
+export type JitterStrategy = 'proportional' | 'full' | 'decorrelated'
+
+/**
+ * A retry policy; every field optional — what is missing comes from the next level (post → type →
+ * loop → defaults).
+ *
+ * The back-off after failed attempt `n` is `min(capMs, baseMs × factor^(n−1))`, randomised by the
+ * strategy:
+ * - `proportional` (the default): ± `jitter` of it (±30 %), then capped;
+ * - `full`: uniform in [0, it] (AWS "full jitter": spreads a thundering herd the most);
+ * - `decorrelated`: uniform in [baseMs, 3 × the previous delay], capped (AWS "decorrelated jitter").
+ */
+export interface RetryOptions {
+  /**
+   * Attempts in all, the first included, for `retryable` failures. `1` disables retries.
+   * @defaultValue 1
+   */
+  readonly maxAttempts?: number
+  /**
+   * Attempts in all for `unknown` failures (errors neither class names): fewer, as a retry may not help.
+   * @defaultValue `min(maxAttempts, 2)`
+   */
+  readonly unknownMaxAttempts?: number
+  /**
+   * First back-off (ms).
+   * @defaultValue 100
+   */
+  readonly baseMs?: number
+  /**
+   * Growth per attempt, ≥ 1.
+   * @defaultValue 2
+   */
+  readonly factor?: number
+  /**
+   * Longest back-off (ms), ≥ `baseMs`.
+   * @defaultValue 30_000
+   */
+  readonly capMs?: number
+  /**
+   * Jitter ratio for `proportional`, in [0, 1]: `0.3` spreads a delay over ±30 %.
+   * @defaultValue 0.3
+   */
+  readonly jitter?: number
+  /**
+   * The randomisation.
+   * @defaultValue 'proportional'
+   */
+  readonly jitterStrategy?: JitterStrategy
+  /**
+   * `ordered` (the default): while a keyed message backs off, its key stays claimed, so later
+   * messages of the key wait (per-key order holds across retries, I2); other keys keep flowing.
+   * `unordered`: the key is freed during the back-off and the retry re-enters behind newer messages.
+   * @defaultValue 'ordered'
+   */
+  readonly order?: 'ordered' | 'unordered'
+}
+
+/** A policy with every field set. */
+export type RetryPolicy = Required<RetryOptions>
+
+/** The defaults: no retries (opt in per loop, type or post), and the seed's back-off when enabled. */
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxAttempts: 1,
+  unknownMaxAttempts: 1,
+  baseMs: 100,
+  factor: 2,
+  capMs: 30_000,
+  jitter: 0.3,
+  jitterStrategy: 'proportional',
+  order: 'ordered',
+}
+
+const KEYS: readonly (keyof RetryOptions)[] = [
+  'maxAttempts',
+  'unknownMaxAttempts',
+  'baseMs',
+  'factor',
+  'capMs',
+  'jitter',
+  'jitterStrategy',
+  'order',
+]
+
+/**
+ * Validates a partial policy (each field on its own; `capMs ≥ baseMs` is checked once merged).
+ * @throws InvalidArgumentError naming the field and the rule
+ */
+export function checkRetryOptions(name: string, value: unknown): RetryOptions {
+  const raw = check.plainObject(name, value)
+  check.knownKeys(name, raw, KEYS)
+  const o = raw as { readonly [K in keyof RetryOptions]?: unknown }
+  if (o.maxAttempts !== undefined) check.positiveInteger(`${name}.maxAttempts`, o.maxAttempts, 1_000_000)
+  if (o.unknownMaxAttempts !== undefined) {
+    check.positiveInteger(`${name}.unknownMaxAttempts`, o.unknownMaxAttempts, 1_000_000)
+  }
+  if (o.baseMs !== undefined) check.nonNegativeNumber(`${name}.baseMs`, o.baseMs, false)
+  if (o.capMs !== undefined) check.nonNegativeNumber(`${name}.capMs`, o.capMs, false)
+  if (o.factor !== undefined && !(typeof o.factor === 'number' && o.factor >= 1 && Number.isFinite(o.factor))) {
+    throw new InvalidArgumentError(`${name}.factor`, 'a finite number ≥ 1', o.factor)
+  }
+  if (o.jitter !== undefined && !(typeof o.jitter === 'number' && o.jitter >= 0 && o.jitter <= 1)) {
+    throw new InvalidArgumentError(`${name}.jitter`, 'a number in [0, 1]', o.jitter)
+  }
+  if (o.jitterStrategy !== undefined) {
+    check.oneOf(`${name}.jitterStrategy`, o.jitterStrategy, ['proportional', 'full', 'decorrelated'] as const)
+  }
+  if (o.order !== undefined) check.oneOf(`${name}.order`, o.order, ['ordered', 'unordered'] as const)
+  if (o.baseMs !== undefined && o.capMs !== undefined) checkCap(name, o as RetryOptions)
+  return o as RetryOptions
+}
+
+/**
+ * Layers partial policies (most specific first) over the defaults.
+ * @throws InvalidArgumentError when the merged `capMs` is below `baseMs`
+ */
+export function mergeRetry(name: string, ...layers: (RetryOptions | undefined)[]): RetryPolicy {
+  const pick = <K extends keyof RetryOptions>(key: K): RetryPolicy[K] | undefined => {
+    for (const layer of layers) if (layer?.[key] !== undefined) return layer[key] as RetryPolicy[K]
+    return undefined
+  }
+  const maxAttempts = pick('maxAttempts') ?? DEFAULT_RETRY.maxAttempts
+  const policy: RetryPolicy = {
+    maxAttempts,
+    unknownMaxAttempts: pick('unknownMaxAttempts') ?? Math.min(maxAttempts, 2),
+    baseMs: pick('baseMs') ?? DEFAULT_RETRY.baseMs,
+    factor: pick('factor') ?? DEFAULT_RETRY.factor,
+    capMs: pick('capMs') ?? DEFAULT_RETRY.capMs,
+    jitter: pick('jitter') ?? DEFAULT_RETRY.jitter,
+    jitterStrategy: pick('jitterStrategy') ?? DEFAULT_RETRY.jitterStrategy,
+    order: pick('order') ?? DEFAULT_RETRY.order,
+  }
+  checkCap(name, policy)
+  return policy
+}
+
+function checkCap(name: string, p: RetryOptions): void {
+  if ((p.capMs as number) < (p.baseMs as number)) {
+    throw new InvalidArgumentError(`${name}.capMs`, `≥ baseMs (${p.baseMs} ms)`, p.capMs)
+  }
+}
+
+/** How many attempts in all a failure of this class allows. */
+export function attemptsAllowed(policy: RetryPolicy, errorClass: ErrorClass): number {
+  if (errorClass === 'retryable') return policy.maxAttempts
+  if (errorClass === 'unknown') return policy.unknownMaxAttempts
+  return 1
+}
+
+/**
+ * The back-off (ms) after failed attempt `attempt` (1-based).
+ *
+ * @param previousMs - the previous back-off (for `decorrelated`; `baseMs` before the first)
+ * @param random - uniform in [0, 1)
+ */
+export function backoff(policy: RetryPolicy, attempt: number, previousMs: number, random: () => number): number {
+  const { baseMs, factor, capMs, jitter, jitterStrategy } = policy
+  const exponential = Math.min(capMs, baseMs * factor ** (attempt - 1))
+  switch (jitterStrategy) {
+    case 'full':
+      return random() * exponential
+    case 'decorrelated': {
+      const high = Math.max(baseMs, previousMs * 3)
+      return Math.min(capMs, baseMs + random() * (high - baseMs))
+    }
+    default:
+      return Math.min(capMs, exponential * (1 + jitter * (2 * random() - 1)))
+  }
+}

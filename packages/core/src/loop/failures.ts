@@ -1,0 +1,291 @@
+/**
+ * What happens after an attempt fails: classify the error, then either schedule a retry on the timing
+ * wheel (the worker slot is free at once; an ordered retry keeps its key claimed so per-key order holds)
+ * or dead-letter the message, alerting at most once per window. Also the per-route circuit breakers
+ * and the message traces, which every transition feeds.
+ *
+ * ```
+ *  running ─▶ failed ─┬─ attempts left ─▶ retry-scheduled ─(back-off on the wheel)─▶ queued ─▶ running …
+ *                     └─ non-retryable, or none left ─▶ dead-lettered ─▶ store, sink, alert window
+ * ```
+ *
+ * @module
+ */
+import type { DeadlineScheduler } from '@flowing/watchdog'
+import { HandlerTimeoutError } from '@flowing/watchdog'
+import type { Clock } from '../clock.js'
+import type { Registry } from '../dispatcher/registry.js'
+import { Alerts } from '../failure/alerts.js'
+import { type CircuitPolicy, Circuits } from '../failure/circuits.js'
+import { classify, type ErrorInfo, errorInfo } from '../failure/classify.js'
+import { type DeadLetter, DeadLetterStore, type Replayer } from '../failure/dead-letters.js'
+import { attemptsAllowed, backoff, mergeRetry, type RetryPolicy } from '../failure/retry-policy.js'
+import { Traces } from '../failure/trace.js'
+import { type Envelope, Where } from '../internal/envelope.js'
+import type { Message, MessageMap } from '../message.js'
+import type { LoopMetrics } from '../metrics/loop-metrics.js'
+import type { RunQueue } from '../queue/run-queue.js'
+import { DelayedPosts } from './delayed-posts.js'
+import type { LoopEmitter } from './events.js'
+import type { ResolvedLoopOptions } from './options.js'
+import type { PostExtras } from './post-extras.js'
+
+/** What failure handling needs from the loop. */
+export interface FailureHost<M extends MessageMap> {
+  readonly options: ResolvedLoopOptions
+  readonly clock: Clock
+  readonly queue: RunQueue
+  readonly registry: Registry<M>
+  readonly metrics: LoopMetrics
+  readonly events: LoopEmitter<M>
+  readonly extras: PostExtras
+  /** The loop's shared timing wheel (retries back off on it). */
+  readonly wheel: DeadlineScheduler<Envelope>
+  /** A message entered the queue: pressure follows, a pump is scheduled. */
+  entered(): void
+  /** Re-posts a dead letter (`tryPost`). */
+  readonly replay: Replayer
+  /** False once a stop without drain began: a failure then dead-letters instead of retrying. */
+  mayRetry(): boolean
+}
+
+/** How a failed attempt is reported by the `failed` event. */
+export interface AttemptFailure {
+  /** The attempt that failed (1 for the first). */
+  readonly attempt: number
+  /** The error, as classified and signed. */
+  readonly error: ErrorInfo
+  /** What happens next. */
+  readonly next: 'retry' | 'dead-letter'
+}
+
+/** A retry, as the `retrying` event reports it. */
+export interface RetryScheduled {
+  /** The attempt that will run (2 for the first retry). */
+  readonly attempt: number
+  /** The back-off (ms). */
+  readonly delayMs: number
+  /** Clock time (ms) from which it may run: never earlier. */
+  readonly dueAt: number
+}
+
+/** A logger for first-seen error signatures. */
+export interface FailureLogger {
+  /** Receives one line per new signature. */
+  warn(message: string): void
+}
+
+/** Retries, dead letters, alerts, breakers and traces: the loop's failure handling. */
+export class Failures<M extends MessageMap> {
+  /** Per-message traces. */
+  readonly traces: Traces
+  /** Messages backing off before a retry (on the shared wheel), and due ones waiting for room. */
+  readonly retries: DelayedPosts
+  /** The per-route breakers. */
+  readonly circuits: Circuits
+  /** The in-memory dead-letter store. */
+  readonly deadLetters: DeadLetterStore
+  readonly #h: FailureHost<M>
+  readonly #alerts: Alerts
+
+  /**
+   * @param host - the loop
+   * @param compare - the queue's urgency order
+   */
+  constructor(host: FailureHost<M>, compare: (a: Envelope, b: Envelope) => number) {
+    this.#h = host
+    const o = host.options
+    this.traces = new Traces(o.traces === 'all', o.keepTraces)
+    this.retries = new DelayedPosts(
+      host.wheel,
+      {
+        enterDue: (m) => {
+          if (host.queue.length >= o.capacity) return false
+          this.reenter(m)
+          return true
+        },
+        cancelled: () => {},
+      },
+      Where.Backoff,
+    )
+    this.circuits = new Circuits(host.clock, compare, (type) => this.#circuitPolicy(type), {
+      release: (m) => {
+        host.queue.resume(m)
+        this.traces.note(m, 'queued', host.clock.now(), undefined, 'released by its breaker')
+        host.entered()
+      },
+      held: (m, route) => {
+        host.metrics.held++
+        this.traces.open(m).note('held', host.clock.now(), undefined, route)
+        host.events.emit('held', m as unknown as Message<M>, route)
+      },
+      changed: (change) => host.events.emit('circuit', change),
+    })
+    if (o.breaker !== false) this.enableBreakers()
+    this.deadLetters = new DeadLetterStore(o.deadLetters.maxSize, host.replay)
+    this.#alerts = new Alerts(o.alerts, host.clock, (alert) => {
+      host.metrics.alerts++
+      try {
+        o.alerts.onAlert?.(alert)
+      } finally {
+        host.events.emit('alert', alert)
+      }
+    })
+  }
+
+  /** The attempt number `m` runs next (1 unless it failed before). */
+  attemptOf(m: Envelope): number {
+    const t = this.traces.of(m)
+    return t === undefined ? 1 : t.attempts.length + 1
+  }
+
+  /** A deadline shorter than the handler's when `m` runs as a breaker probe. */
+  probeTimeout(m: Envelope): number | undefined {
+    return this.circuits.probeTimeout(m)
+  }
+
+  /** Breakers exist for some type (the queue consults them when a message would start). */
+  enableBreakers(): void {
+    this.#h.queue.holdIf ??= (m) => this.circuits.mustHold(m)
+  }
+
+  /** An attempt of `m` started. */
+  started(m: Envelope, attempt: number, now: number): void {
+    this.traces.note(m, 'running', now, attempt)
+  }
+
+  /**
+   * An attempt succeeded (the outcome was counted by the loop).
+   * @returns whether listeners may have run (a breaker closed)
+   */
+  succeeded(m: Envelope, attempt: number, startedAt: number, now: number): boolean {
+    const changed = this.circuits.record(m, false)
+    const t = this.traces.of(m) ?? (this.traces.all ? this.traces.open(m) : undefined)
+    if (t === undefined) return changed
+    t.attempts.push({ attempt, startedAt, durationMs: now - startedAt, outcome: 'succeeded' })
+    this.traces.note(m, 'succeeded', now, attempt)
+    return changed
+  }
+
+  /**
+   * An attempt failed: retry it or dead-letter it. Frees the key unless an ordered retry keeps it.
+   * Always runs user code (classifier, listeners).
+   */
+  failed(m: Envelope, attempt: number, startedAt: number, error: unknown, now: number): void {
+    const { metrics, events, queue } = this.#h
+    const message = m as unknown as Message<M>
+    const info = errorInfo(error, classify(this.#h.options.classify, error, m as unknown as Message<MessageMap>))
+    const timedOut = error instanceof HandlerTimeoutError
+    const fresh = this.traces.of(m) === undefined
+    const t = this.traces.open(m)
+    if (fresh) t.note('running', startedAt, attempt)
+    t.attempts.push({
+      attempt,
+      startedAt,
+      durationMs: now - startedAt,
+      outcome: timedOut ? 'timed-out' : 'failed',
+      error: info,
+    })
+    t.note(timedOut ? 'timed-out' : 'failed', now, attempt, info.signature)
+    metrics.failed++
+    this.circuits.record(m, info.errorClass !== 'non-retryable')
+    const policy = this.#policyOf(m)
+    const retry = attempt < attemptsAllowed(policy, info.errorClass) && this.#h.mayRetry()
+    events.emit('failed', message, error, { attempt, error: info, next: retry ? 'retry' : 'dead-letter' })
+    if (!retry) {
+      this.#deadLetter(m, info, now)
+      return
+    }
+    const delayMs = backoff(policy, attempt, t.lastDelayMs || policy.baseMs, this.#h.options.random)
+    t.lastDelayMs = delayMs
+    const dueAt = now + delayMs
+    const ordered = policy.order === 'ordered' && m.key !== undefined
+    if (ordered) queue.keepKey(m)
+    else if (m.key !== undefined) queue.release(m.key)
+    metrics.retried++
+    this.retries.schedule(m, dueAt)
+    t.note('retry-scheduled', now, attempt + 1, `${Math.round(delayMs)} ms`)
+    events.emit('retrying', message, { attempt: attempt + 1, delayMs, dueAt })
+  }
+
+  /** A retry is due and there is room: it enters the queue (an ordered one ahead of its key's later messages). */
+  reenter(m: Envelope): void {
+    const { queue, clock } = this.#h
+    const now = clock.now()
+    if (m.key !== undefined && this.#policyOf(m).order === 'ordered') queue.resume(m)
+    else {
+      m.postedAt = now // behind what arrived meanwhile: never back at the head of the queue
+      queue.push(m)
+    }
+    this.traces.note(m, 'queued', now, this.attemptOf(m))
+    this.#h.events.emit('requeued', m as unknown as Message<M>, this.attemptOf(m))
+    this.#h.entered()
+  }
+
+  /** Takes every retry-scheduled and held message out (a stop without drain); their keys move on. */
+  cancelAll(): Envelope[] {
+    const held = this.circuits.clear()
+    const backingOff = this.retries.clear(true)
+    for (const m of held) this.#h.queue.forget(m)
+    for (const m of backingOff) this.#h.queue.forget(m)
+    return [...held, ...backingOff]
+  }
+
+  /** The loop stopped: alerts not sent yet go out now, timers are cleared. */
+  flush(): void {
+    this.#alerts.flush()
+  }
+
+  #deadLetter(m: Envelope, error: ErrorInfo, now: number): void {
+    const { metrics, events, queue, options } = this.#h
+    m.where = Where.Done
+    if (m.key !== undefined) queue.release(m.key)
+    const t = this.traces.open(m)
+    const letter: DeadLetter = {
+      id: m.id,
+      type: m.type,
+      payload: m.payload,
+      key: m.key,
+      priority: m.priority,
+      routeKey: m.routeKey,
+      traceId: m.traceId,
+      reason: error.errorClass === 'non-retryable' ? 'non-retryable' : 'exhausted',
+      errorClass: error.errorClass,
+      error,
+      attempts: [...t.attempts],
+      at: now,
+    }
+    metrics.deadLettered++
+    this.deadLetters.add(letter)
+    this.#toSink(letter)
+    this.traces.note(m, 'dead-lettered', now, undefined, letter.reason)
+    if (this.#alerts.isNew(m.type, error.signature)) {
+      const logger = options.logger
+      if (logger !== false) logger.warn(`[flowing] new failure of ${m.type}: ${error.signature} (first: ${m.id})`)
+      events.emit('signature', m.type, error, m as unknown as Message<M>)
+    }
+    this.#alerts.record(m.type, error.signature)
+    events.emit('dead-lettered', m as unknown as Message<M>, letter)
+  }
+
+  #toSink(letter: DeadLetter): void {
+    const sink = this.#h.options.deadLetters.sink
+    if (sink === undefined) return
+    const report = (error: unknown) => this.#h.events.emit('sink-error', error, letter)
+    try {
+      const result = sink.add(letter)
+      if (result !== undefined && typeof result.then === 'function') result.then(undefined, report)
+    } catch (error) {
+      report(error)
+    }
+  }
+
+  // The message's policy: its post's, over its type's, over the loop's (each checked when it was given).
+  #policyOf(m: Envelope): RetryPolicy {
+    return mergeRetry('retry', this.#h.extras.retryOf(m), this.#h.registry.retryFor(m.type), this.#h.options.retry)
+  }
+
+  #circuitPolicy(type: string): CircuitPolicy | false {
+    return this.#h.registry.breakerFor(type) ?? this.#h.options.breaker
+  }
+}
