@@ -172,6 +172,10 @@ export class Circuits {
   readonly #host: CircuitHost
   readonly #circuits = new Map<string, Circuit>()
   #held = 0
+  // Some type has a breaker: successes are counted too (for the failure rate).
+  #enabled = false
+  // Breakers not closed: while none is, nothing is held and `mustHold` is one comparison.
+  #tripped = 0
 
   /**
    * @param clock - the loop's clock (cooldown timers)
@@ -191,6 +195,11 @@ export class Circuits {
     this.#host = host
   }
 
+  /** Starts counting outcomes: some type has a breaker (the loop's option, or one registration). */
+  enable(): void {
+    this.#enabled = true
+  }
+
   /** Messages held by open breakers. */
   get held(): number {
     return this.#held
@@ -201,7 +210,7 @@ export class Circuits {
    * every probe slot taken. A half-open breaker lets `m` through as a probe when a slot is free.
    */
   mustHold(m: Envelope): boolean {
-    if (this.#circuits.size === 0) return false
+    if (this.#tripped === 0) return false // the common case: every breaker closed
     const c = this.#circuits.get(this.#routeOf(m))
     if (c === undefined || c.state === 'closed' || c.probes.has(m)) return false
     if (c.state === 'half-open' && c.probes.size + c.successes < c.policy.probes) {
@@ -216,7 +225,7 @@ export class Circuits {
 
   /** The deadline of `m` if it runs as a probe (the probe bound), else undefined. */
   probeTimeout(m: Envelope): number | undefined {
-    if (this.#circuits.size === 0) return undefined
+    if (this.#tripped === 0) return undefined
     const c = this.#circuits.get(this.#routeOf(m))
     return c?.probes.has(m) === true ? c.policy.probeTimeoutMs : undefined
   }
@@ -226,14 +235,13 @@ export class Circuits {
    * not count (non-retryable ones: the downstream answered).
    * @returns whether the breaker changed state (listeners ran)
    */
-  record(m: Envelope, failed: boolean): boolean {
-    if (!failed && this.#circuits.size === 0) return false // the common case: no route ever failed
+  record(m: Envelope, failed: boolean, now: number): boolean {
+    if (!this.#enabled) return false // the common case: no breakers at all
     const policy = this.#policyFor(m.type)
     if (policy === false) return false
     const route = this.#routeOf(m)
     let c = this.#circuits.get(route)
     if (c === undefined) {
-      if (!failed) return false
       c = new Circuit(route, m.type, policy, this.#compare)
       this.#circuits.set(route, c)
     }
@@ -243,7 +251,6 @@ export class Circuits {
       return true
     }
     if (c.state !== 'closed') return false // attempts that started before it opened: no news
-    const now = this.#clock.now()
     c.window.record(now, failed)
     if (!failed) {
       c.consecutive = 0
@@ -275,6 +282,7 @@ export class Circuits {
     }
     this.#circuits.clear()
     this.#held = 0
+    this.#tripped = 0
     return all
   }
 
@@ -292,6 +300,7 @@ export class Circuits {
     c.probes.clear()
     c.successes = 0
     const previous = c.state
+    if (previous === 'closed') this.#tripped++
     c.state = 'open'
     c.timer = this.#clock.setTimeout(() => this.#halfOpen(c), c.policy.cooldownMs)
     this.#changed(c, previous, reason)
@@ -309,13 +318,13 @@ export class Circuits {
   }
 
   #close(c: Circuit): void {
+    this.#tripped--
     c.state = 'closed'
     c.consecutive = 0
     c.successes = 0
     c.window.reset()
     this.#changed(c, 'half-open', 'probes-succeeded')
     while (c.held.length > 0) this.#host.release(this.#unhold(c))
-    this.#circuits.delete(c.route) // recreated on its next failure
   }
 
   #unhold(c: Circuit): Envelope {

@@ -146,6 +146,7 @@ export class Failures<M extends MessageMap> {
 
   /** Breakers exist for some type (the queue consults them when a message would start). */
   enableBreakers(): void {
+    this.circuits.enable()
     this.#h.queue.holdIf ??= (m) => this.circuits.mustHold(m)
   }
 
@@ -159,7 +160,7 @@ export class Failures<M extends MessageMap> {
    * @returns whether listeners may have run (a breaker closed)
    */
   succeeded(m: Envelope, attempt: number, startedAt: number, now: number): boolean {
-    const changed = this.circuits.record(m, false)
+    const changed = this.circuits.record(m, false, now)
     const t = this.traces.of(m) ?? (this.traces.all ? this.traces.open(m) : undefined)
     if (t === undefined) return changed
     t.attempts.push({ attempt, startedAt, durationMs: now - startedAt, outcome: 'succeeded' })
@@ -188,7 +189,7 @@ export class Failures<M extends MessageMap> {
     })
     t.note(timedOut ? 'timed-out' : 'failed', now, attempt, info.signature)
     metrics.failed++
-    this.circuits.record(m, info.errorClass !== 'non-retryable')
+    this.circuits.record(m, info.errorClass !== 'non-retryable', now)
     const policy = this.#policyOf(m)
     const retry = attempt < attemptsAllowed(policy, info.errorClass) && this.#h.mayRetry()
     events.emit('failed', message, error, { attempt, error: info, next: retry ? 'retry' : 'dead-letter' })
