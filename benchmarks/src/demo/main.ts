@@ -4,12 +4,15 @@
  * that fills the queue (drop-oldest-lowest keeps the orders flowing), a producer that waits for space
  * with `send()`, and a graceful stop. Live status every 400 ms, a metrics table at the end. Then a
  * second loop with watermark backpressure is flooded, and its timeline printed; last, a handler that
- * hangs is timed out, fenced and compensated, and the stall detector reports one that never yields.
+ * hangs is timed out, fenced and compensated, and the stall detector reports one that never yields;
+ * last, a flaky downstream with an outage: retries with back-off, dead letters, de-noised alerts and a
+ * circuit breaker that holds records until the downstream recovers.
  */
 import { createLoop, Priority } from '@flowing/core'
 import { runFlood } from '../flood/scenario.js'
 import { floodSummary, timelineTable } from '../flood/timeline.js'
 import { mulberry32 } from '../lib/random.js'
+import { runFailuresDemo } from './failures.js'
 import { type OrderMessages, PAYMENT_TIMEOUT_MS, registerOrderHandlers } from './orders.js'
 import { closingReport, liveLine } from './report.js'
 import { runTimeoutsDemo } from './timeouts.js'
@@ -105,3 +108,9 @@ console.log(`\n${floodSummary(flood)}`)
 // 6. Timeouts: a handler hangs on a slow dependency; another spins without yielding.
 console.log('\nTimeouts — timeoutMs 100, graceMs 150, stall detection on:\n')
 await runTimeoutsDemo((line) => console.log(line))
+
+// 7. Failures: a flaky downstream, then an outage — retries, dead letters, alerts, the breaker.
+console.log(
+  '\nFailures — 80 % ok, 15 % retryable, 5 % for good, then an 800 ms outage (5 attempts, breaker, alerts):\n',
+)
+await runFailuresDemo((line) => console.log(line))

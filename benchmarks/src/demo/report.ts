@@ -23,7 +23,7 @@ export function liveLine(elapsedMs: number, phase: string, m: MetricsSnapshot): 
     `queue ${bar} ${String(g.queued).padStart(5)}/${g.capacity}`,
     `run ${String(g.running).padStart(2)}/${g.workers}`,
     `ok ${String(c.succeeded).padStart(6)}`,
-    `fail ${String(c.failed).padStart(4)}`,
+    `dead ${String(c.deadLettered).padStart(4)}`,
     `drop ${String(c.dropped).padStart(5)}`,
     `rej ${String(c.rejected).padStart(5)}`,
     `wait p99 ${ms(m.queueWait.p99).padStart(8)}`,
@@ -33,7 +33,7 @@ export function liveLine(elapsedMs: number, phase: string, m: MetricsSnapshot): 
 /** The closing report: counters, the I1 balance, and latency percentiles per priority. */
 export function closingReport(m: MetricsSnapshot): string {
   const c = m.counters
-  const outcomes = c.succeeded + c.failed + c.dropped + c.cancelled
+  const outcomes = c.succeeded + c.deadLettered + c.dropped + c.cancelled
   const counters = table(
     ['counter', 'value'],
     Object.entries(c).map(([k, v]) => [k, v]),
