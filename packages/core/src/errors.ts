@@ -27,6 +27,8 @@ export type FlowingErrorCode =
   | 'ERR_FLOWING_CIRCUIT_OPEN'
   | 'ERR_FLOWING_NON_RETRYABLE'
   | 'ERR_FLOWING_RETRYABLE'
+  | 'ERR_FLOWING_DUPLICATE'
+  | 'ERR_FLOWING_SNAPSHOT'
 
 /**
  * Base class of every Flowing error.
@@ -212,6 +214,20 @@ export class LoopStoppedError extends FlowingError {
   }
 }
 
+/**
+ * A post while `stop()` drains the loop: admission stopped at once, what was accepted is being
+ * finished (or will be handed back in the shutdown snapshot). A subclass of {@link LoopStoppedError}
+ * (same code), so one `catch` covers both.
+ */
+export class LoopStoppingError extends LoopStoppedError {
+  /**
+   * @param action - what was refused, e.g. "post `order.paid`"
+   */
+  constructor(action: string) {
+    super(action, 'stopping')
+  }
+}
+
 /** A `send()` waited longer than its `timeoutMs` for space. Nothing was admitted. */
 export class SendTimeoutError extends FlowingError {
   /** The timeout that elapsed (ms). */
@@ -378,5 +394,54 @@ export class RetryableError extends FlowingError {
    */
   constructor(message: string, options?: ErrorOptions) {
     super('ERR_FLOWING_RETRYABLE', message, options)
+  }
+}
+
+/**
+ * A post carried an idempotency key that is in flight or already done (or failed, under the
+ * `failed: 'duplicate'` policy): nothing was admitted, nothing will run.
+ */
+export class DuplicateMessageError extends FlowingError {
+  /** The refused type. */
+  readonly messageType: string
+  /** The idempotency key. */
+  readonly idempotencyKey: string
+  /** What the ledger holds for it. */
+  readonly ledgerState: string
+
+  /**
+   * @param messageType - the refused type
+   * @param idempotencyKey - the key
+   * @param ledgerState - the key's state in the ledger (`processing`, `committed`, `done`, `failed`)
+   */
+  constructor(messageType: string, idempotencyKey: string, ledgerState: string) {
+    super(
+      'ERR_FLOWING_DUPLICATE',
+      `Duplicate \`${messageType}\`: idempotency key ${JSON.stringify(idempotencyKey)} is ${ledgerState}; nothing was admitted`,
+    )
+    this.messageType = messageType
+    this.idempotencyKey = idempotencyKey
+    this.ledgerState = ledgerState
+  }
+}
+
+/**
+ * `loop.restore()` was given something that is not a whole, valid snapshot of this format and
+ * version — or that this loop cannot take (an unknown type, no room). Nothing was restored.
+ */
+export class SnapshotError extends FlowingError {
+  /** Where in the snapshot the problem is, e.g. `messages[3].priority` (empty for the whole). */
+  readonly path: string
+
+  /**
+   * @param path - where the problem is
+   * @param problem - what is wrong
+   */
+  constructor(path: string, problem: string) {
+    super(
+      'ERR_FLOWING_SNAPSHOT',
+      `Cannot restore the snapshot: ${path === '' ? '' : `\`${path}\` `}${problem}; nothing was restored`,
+    )
+    this.path = path
   }
 }

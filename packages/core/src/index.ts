@@ -29,6 +29,7 @@ export {
   CircuitOpenError,
   DelayedFullError,
   DuplicateHandlerError,
+  DuplicateMessageError,
   describeValue,
   FlowingError,
   type FlowingErrorCode,
@@ -36,12 +37,14 @@ export {
   InvalidArgumentError,
   LoopAbortedError,
   LoopStoppedError,
+  LoopStoppingError,
   NonRetryableError,
   QueueFullError,
   type QueueLoad,
   RetryableError,
   SendAbortedError,
   SendTimeoutError,
+  SnapshotError,
   UnknownMessageTypeError,
   UnknownRouteError,
 } from './errors.js'
@@ -82,9 +85,22 @@ export {
   type MessageTrace,
   type Transition,
 } from './failure/trace.js'
+export {
+  type IdempotencyStore,
+  type LedgerEntry,
+  type LedgerState,
+  MemoryIdempotencyStore,
+} from './idempotency/store.js'
 export { DelayedMessage } from './loop/delayed-posts.js'
 export { type DropReason, LoopEmitter, type LoopEvents, type LoopState, type ZombieSummary } from './loop/events.js'
-export type { AttemptFailure, FailureLogger, RetryScheduled } from './loop/failures.js'
+export type {
+  AttemptFailure,
+  FailureExitOptions,
+  FailureExitReport,
+  FailureLogger,
+  RetryScheduled,
+} from './loop/failures.js'
+export type { IdempotencyOptions } from './loop/idempotency.js'
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
 export type { BackpressureOptions } from './loop/pressure.js'
@@ -105,3 +121,17 @@ export type {
 export { Histogram, type HistogramSnapshot } from './metrics/histogram.js'
 export type { LoopCounters, LoopGauges, MetricsSnapshot } from './metrics/loop-metrics.js'
 export { MAX_PRIORITY, MIN_PRIORITY, Priority, type PriorityLevel } from './priority.js'
+export {
+  installShutdownHandlers,
+  type ShutdownHandlerOptions,
+  type SignalSource,
+  type Stoppable,
+} from './shutdown/install.js'
+export {
+  checkSnapshot,
+  type LoopSnapshot,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  type SnapshotMessage,
+  type SnapshotState,
+} from './shutdown/snapshot.js'

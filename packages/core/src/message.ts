@@ -83,6 +83,12 @@ export interface PostOptions {
   readonly handlerTimeoutMs?: number | undefined
   /** Retry policy for this message, over its type's and the loop's (fields it omits come from them). */
   readonly retry?: RetryOptions | undefined
+  /**
+   * Idempotency key: while a message with this key is in flight or done (within the ledger's TTL), a
+   * post with the same key is refused as a duplicate (`DuplicateMessageError`, result `duplicate`) and
+   * nothing runs.
+   */
+  readonly idempotencyKey?: string | undefined
 }
 
 /** Options of {@link PostOptions} plus waiting controls, for `send()`. */
@@ -119,10 +125,14 @@ export interface PostRefused {
   readonly ok: false
   /**
    * `full`: the queue is at capacity; `stopped`: `stop()` was called; `shed` / `reject`: watermark
-   * backpressure refused it (level shed and not urgent enough / level reject or breaker open).
+   * backpressure refused it (level shed and not urgent enough / level reject or breaker open);
+   * `duplicate`: its idempotency key is in flight or done.
    */
-  readonly status: 'full' | 'stopped' | 'shed' | 'reject'
-  /** The error `post` would have thrown (`QueueFullError`, `LoopStoppedError` or `BackpressureError`). */
+  readonly status: 'full' | 'stopped' | 'shed' | 'reject' | 'duplicate'
+  /**
+   * The error `post` would have thrown (`QueueFullError`, `LoopStoppedError`, `BackpressureError` or
+   * `DuplicateMessageError`).
+   */
   readonly error: Error
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   InvalidArgumentError,
   LoopStoppedError,
+  LoopStoppingError,
   type Message,
   type PostOptions,
   QueueFullError,
@@ -81,7 +82,8 @@ describe('Loop', () => {
       const stopped = loop.stop()
       const error = thrown(() => loop.post('work', 1))
       expect(error).toBeInstanceOf(LoopStoppedError)
-      expect(error.message).toBe('Cannot post `work`: the loop is draining')
+      expect(error).toBeInstanceOf(LoopStoppingError)
+      expect(error.message).toBe('Cannot post `work`: the loop is stopping')
       await clock.run()
       await stopped
       expect(thrown(() => loop.post('work', 1)).message).toBe('Cannot post `work`: the loop is stopped')
@@ -229,7 +231,7 @@ describe('Loop', () => {
         'Expected `options.signal` to be an AbortSignal, got `"stop"` (string)',
       )
       expect(thrown(() => loop.post('work', 1, { timeoutMs: 5 } as never)).message).toContain(
-        'Expected `options.timeoutMs` to be one of the known options (key, priority, overflow, handlerTimeoutMs, retry)',
+        'Expected `options.timeoutMs` to be one of the known options (key, priority, overflow, handlerTimeoutMs, retry, idempotencyKey)',
       )
       expect(loop.queued).toBe(0)
       expect(loop.metrics().counters).toMatchObject({ posted: 3, accepted: 0, rejected: 3 })

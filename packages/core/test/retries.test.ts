@@ -193,6 +193,25 @@ describe('retries', () => {
     expect(runs).toEqual(['k:1#1@0', 'other:3#1@0', 'k:1#2@100', 'k:1#3@300', 'k:2#1@300'])
   })
 
+  it('a resumed retry keeps its key until it runs: a later message of the key cannot slip in first', async () => {
+    // Found by the ordered-retry property: the key was freed when the back-off ended, so a same-key
+    // message still in the ready queue overtook one parked behind the retry.
+    const { loop, clock } = virtualLoop({ workers: 1, retry: { maxAttempts: 2, baseMs: 10 }, random: () => 0.5 })
+    const runs: string[] = []
+    loop.on('work', async (m, ctx) => {
+      runs.push(`${m.payload}#${ctx.attempt}`)
+      if (m.payload === 0) await clock.sleep(50) // occupies the only worker
+      if (m.payload === 1 && ctx.attempt === 1) throw new RetryableError('flaky')
+    })
+    loop.post('work', 1, { key: 'k', priority: 5 })
+    await clock.advance(1) // 1 failed: backing off until 11, holding k
+    loop.post('work', 2, { key: 'k', priority: 0 }) // reaches the front first: parked behind k
+    loop.post('work', 0) // takes the worker until 51
+    loop.post('work', 3, { key: 'k', priority: 0 }) // still in the ready queue when the back-off ends
+    await clock.run()
+    expect(runs).toEqual(['1#1', '0#1', '1#2', '2#1', '3#1'])
+  })
+
   it('with order: unordered, frees the key during the back-off and re-enters behind newer messages', async () => {
     const { loop, clock } = virtualLoop({
       workers: 1,

@@ -31,6 +31,30 @@ export interface HandlerContext<M extends MessageMap = MessageMap> {
    */
   heartbeat(): boolean
   /**
+   * Marks the point after which this message's side effect is done ("succeeded but not acknowledged"):
+   * the ledger records the key as `committed` with `checkpoint`, and if what follows fails, later
+   * attempts — in this process or after a restore — see it in {@link HandlerContext.committed} and
+   * resume after the commit point instead of redoing the side effect. Fenced for an attempt that already
+   * lost its race (timed out, aborted by a stop).
+   *
+   * @param checkpoint - JSON-serializable data the resumed attempt needs (e.g. the charge id); `true` if omitted
+   * @throws FencedError from a timed-out or aborted attempt
+   */
+  commit(checkpoint?: unknown): void
+  /**
+   * The checkpoint of the message's last `commit()` (in any attempt, before a restart too), or
+   * `undefined` when nothing was committed yet.
+   *
+   * @example
+   * ```ts no-run
+   * loop.on('order.paid', async (msg, ctx) => {
+   *   if (ctx.committed === undefined) ctx.commit({ chargeId: await charge(msg.payload) })
+   *   await sendReceipt(msg.payload, ctx.committed) // a retry resumes here
+   * })
+   * ```
+   */
+  readonly committed: unknown
+  /**
    * Posts a follow-up message that carries this message's trace id and one more hop.
    *
    * @throws `HopLimitError` past the loop's `maxHops`, and everything `loop.post` throws

@@ -12,7 +12,8 @@ import type { ErrorInfo } from './classify.js'
  * The states of a message (docs/design/message-lifecycle.md has the diagram):
  * `delayed` → `queued` → `running` → `succeeded` | `failed` | `timed-out`;
  * a failed or timed-out attempt → `retry-scheduled` → `queued` … or → `dead-lettered`;
- * `queued` → `held` (its route's breaker is open) → `queued`; `dropped` and `cancelled` end it early.
+ * `queued` → `held` (its route's breaker is open) → `queued`; `running` → `committed` (its side effect is
+ * done, `ctx.commit()`) → …; `dropped` and `cancelled` end it early; `snapshotted`: handed back by a stop.
  */
 export type MessageState =
   | 'delayed'
@@ -26,6 +27,8 @@ export type MessageState =
   | 'dead-lettered'
   | 'dropped'
   | 'cancelled'
+  | 'committed'
+  | 'snapshotted'
 
 /** One step of a trace. */
 export interface Transition {
@@ -78,7 +81,7 @@ export interface MessageTrace {
 /** Transitions kept per message. */
 export const MAX_TRANSITIONS = 64
 
-const FINAL: ReadonlySet<MessageState> = new Set(['succeeded', 'dead-lettered', 'dropped', 'cancelled'])
+const FINAL: ReadonlySet<MessageState> = new Set(['succeeded', 'dead-lettered', 'dropped', 'cancelled', 'snapshotted'])
 
 /** A live trace (mutable; copied out by {@link Traces.get}). */
 export class Trace {

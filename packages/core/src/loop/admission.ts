@@ -1,6 +1,12 @@
 import type { Clock } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
-import { type BackpressureError, type LoopStoppedError, QueueFullError, type QueueLoad } from '../errors.js'
+import {
+  type BackpressureError,
+  DuplicateMessageError,
+  type LoopStoppedError,
+  QueueFullError,
+  type QueueLoad,
+} from '../errors.js'
 import { mergeRetry } from '../failure/retry-policy.js'
 import { Envelope, Where } from '../internal/envelope.js'
 import type { Message, MessageMap, MessageType, OverflowPolicy, PostOptions, PostResult } from '../message.js'
@@ -28,8 +34,8 @@ export interface AdmissionContext<M extends MessageMap> {
   load(): QueueLoad
   /** The queue's length changed (pressure levels follow it). */
   queueChanged(): void
-  /** A message changed state (its trace, if it has one, records it). */
-  traced(m: Envelope, state: 'queued' | 'dropped' | 'cancelled'): void
+  /** A message changed state (its trace and its idempotency key follow). */
+  changed(m: Envelope, state: 'queued' | 'dropped' | 'cancelled'): void
 }
 
 /** Where {@link Admission.place} put a message. */
@@ -121,7 +127,7 @@ export class Admission<M extends MessageMap> {
   enqueue(m: Envelope): void {
     this.#c.queue.push(m)
     this.#c.queueChanged()
-    this.#c.traced(m, 'queued')
+    this.#c.changed(m, 'queued')
     this.#c.events.emit('posted', m as unknown as Message<M>)
     this.#c.schedulePump()
   }
@@ -130,7 +136,7 @@ export class Admission<M extends MessageMap> {
   drop(m: Envelope, reason: DropReason): void {
     m.where = Where.Done
     this.#c.metrics.dropped++
-    this.#c.traced(m, 'dropped')
+    this.#c.changed(m, 'dropped')
     this.#c.events.emit('dropped', m as unknown as Message<M>, reason)
   }
 
@@ -138,7 +144,7 @@ export class Admission<M extends MessageMap> {
   cancel(m: Envelope): void {
     m.where = Where.Done
     this.#c.metrics.cancelled++
-    this.#c.traced(m, 'cancelled')
+    this.#c.changed(m, 'cancelled')
     this.#c.events.emit('cancelled', m as unknown as Message<M>)
   }
 
@@ -153,7 +159,7 @@ export class Admission<M extends MessageMap> {
   /** Refuses an overload or lifecycle condition: thrown, or returned as a result. */
   refuse(
     type: string,
-    error: QueueFullError | LoopStoppedError | BackpressureError,
+    error: QueueFullError | LoopStoppedError | BackpressureError | DuplicateMessageError,
     mode: Mode,
   ): PostResult<M, MessageType<M>> {
     this.refused(type, error)
@@ -175,9 +181,10 @@ export class Admission<M extends MessageMap> {
 }
 
 function statusOf(
-  error: QueueFullError | LoopStoppedError | BackpressureError,
-): 'full' | 'stopped' | 'shed' | 'reject' {
+  error: QueueFullError | LoopStoppedError | BackpressureError | DuplicateMessageError,
+): 'full' | 'stopped' | 'shed' | 'reject' | 'duplicate' {
   if (error instanceof QueueFullError) return 'full'
+  if (error instanceof DuplicateMessageError) return 'duplicate'
   if (error.code === 'ERR_FLOWING_LOOP_STOPPED') return 'stopped'
   return (error as BackpressureError).pressure.cause === 'shed' ? 'shed' : 'reject'
 }

@@ -1,11 +1,15 @@
-import type { Attempt, AttemptSnapshot } from '@flowing/watchdog'
+import { type Attempt, type AttemptSnapshot, FencedError } from '@flowing/watchdog'
 import type { HandlerContext } from '../dispatcher/handler.js'
 import { LoopAbortedError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
 
-/** The part of the loop an attempt needs to post follow-ups. */
+/** The part of the loop an attempt needs: follow-ups and commit points. */
 export interface FollowUpPoster<M extends MessageMap> {
+  /** Records a commit point of `parent` in attempt `attempt`. */
+  commit(parent: Envelope, checkpoint: unknown, attempt: number, startedAt: number): void
+  /** The checkpoint of `parent`'s last commit, if any. */
+  checkpointOf(parent: Envelope): unknown
   postFollowUp<T extends MessageType<M>>(
     parent: Envelope,
     type: T,
@@ -27,6 +31,8 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
   readonly #loop: FollowUpPoster<M>
   // Created on first read of `signal` only: most handlers never look.
   #controller: AbortController | undefined
+  // Aborted by a stop (without a guard to fence for us): later effects through ctx are refused.
+  #aborted = false
   /** The watchdog's guard when a timeout applies: its signal and its fence replace ours. */
   readonly guard: Attempt | undefined
 
@@ -49,14 +55,36 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
     return this.guard === undefined ? true : this.guard.heartbeat()
   }
 
+  /** The message this attempt runs. */
+  get envelope(): Envelope {
+    return this.#envelope
+  }
+
+  get committed(): unknown {
+    return this.#loop.checkpointOf(this.#envelope)
+  }
+
+  commit(checkpoint?: unknown): void {
+    this.#fence('ctx.commit')
+    this.#loop.commit(this.#envelope, checkpoint, this.attempt, this.startedAt)
+  }
+
   post<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): Message<M, T> {
-    this.guard?.fence('ctx.post') // a timed-out attempt's late effects are refused and counted
+    this.#fence('ctx.post') // a timed-out or aborted attempt's late effects are refused and counted
     return this.#loop.postFollowUp(this.#envelope, type, payload, options, 'throw') as Message<M, T>
   }
 
   tryPost<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): PostResult<M, T> {
-    this.guard?.fence('ctx.tryPost')
+    this.#fence('ctx.tryPost')
     return this.#loop.postFollowUp(this.#envelope, type, payload, options, 'result') as PostResult<M, T>
+  }
+
+  #fence(effect: string): void {
+    if (this.guard !== undefined) this.guard.fence(effect)
+    else if (this.#aborted) {
+      const m = this.#envelope
+      throw new FencedError(`${m.type} ${m.id}`, m.seq, 'aborted', effect)
+    }
   }
 
   /** What a stall report lists for this attempt. */
@@ -67,8 +95,12 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
     return { epoch: m.seq, label: `${m.type}${key} ${m.id}`, state: 'running', ageMs: now - this.startedAt }
   }
 
-  /** Aborts `signal` (if anyone read it) because the loop stops without draining. */
-  abort(): void {
+  /**
+   * Aborts `signal` (if anyone read it) because the loop stops without draining; with `fence`, the
+   * attempt's later effects through `ctx` are refused too (its message was handed back in a snapshot).
+   */
+  abort(fence = false): void {
+    if (fence) this.#aborted = true
     if (this.guard !== undefined) {
       this.guard.cancel(new LoopAbortedError())
       return

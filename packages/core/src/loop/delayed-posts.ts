@@ -30,13 +30,14 @@ export class DelayedMessage<M extends MessageMap = MessageMap, T extends Message
   readonly dueAt: number
   readonly #store: DelayedPosts
   readonly #envelope: Envelope
-  readonly #timer: number
+  /** @internal The wheel id. */
+  readonly timer: number
 
   /** @internal */
   constructor(store: DelayedPosts, envelope: Envelope, timer: number, dueAt: number) {
     this.#store = store
     this.#envelope = envelope
-    this.#timer = timer
+    this.timer = timer
     this.dueAt = dueAt
     this.message = envelope as unknown as Message<M, T>
   }
@@ -51,7 +52,7 @@ export class DelayedMessage<M extends MessageMap = MessageMap, T extends Message
    * @returns true if it was pending; false if it already entered the queue or was cancelled
    */
   cancel(): boolean {
-    return this.#store.cancel(this.#envelope, this.#timer)
+    return this.#store.cancel(this.#envelope, this.timer)
   }
 }
 
@@ -64,8 +65,9 @@ export class DelayedMessage<M extends MessageMap = MessageMap, T extends Message
 export class DelayedPosts {
   // The loop's timing wheel, shared with the watchdog: only this store's own timers are touched.
   readonly #wheel: DeadlineScheduler<Envelope>
-  // Scheduled messages and their wheel ids, so a stop removes these timers and no one else's.
-  readonly #timers = new Map<Envelope, number>()
+  // Scheduled messages and their handles (wheel id, due time), so a stop removes these timers and no
+  // one else's, and a snapshot knows how long each still had to wait.
+  readonly #timers = new Map<Envelope, DelayedMessage>()
   readonly #host: DelayedHost
   // Due while the queue was full; entries cancelled meanwhile are skipped lazily.
   readonly #overdue = new Ring<Envelope>()
@@ -102,9 +104,9 @@ export class DelayedPosts {
   /** Parks `m` until `dueAt`. */
   schedule<M extends MessageMap, T extends MessageType<M>>(m: Envelope, dueAt: number): DelayedMessage<M, T> {
     m.where = this.#pendingAs
-    const timer = this.#wheel.add(dueAt, m)
-    this.#timers.set(m, timer)
-    return new DelayedMessage<M, T>(this, m, timer, dueAt)
+    const handle = new DelayedMessage<M, T>(this, m, this.#wheel.add(dueAt, m), dueAt)
+    this.#timers.set(m, handle as unknown as DelayedMessage)
+    return handle
   }
 
   /** Cancels a pending message; see {@link DelayedMessage.cancel}. */
@@ -131,19 +133,27 @@ export class DelayedPosts {
 
   /** Removes every scheduled message (and overdue ones too if `overdue`), for a stop. */
   clear(overdue: boolean): Envelope[] {
-    const all: Envelope[] = []
-    for (const [m, timer] of this.#timers) {
-      this.#wheel.remove(timer)
-      all.push(m)
+    return this.takeAll(overdue).map((e) => e.m)
+  }
+
+  /**
+   * Removes every scheduled message (and overdue ones too if `overdue`) with its due time (overdue
+   * ones: already due), for a stop or a snapshot.
+   */
+  takeAll(overdue: boolean): { m: Envelope; dueAt: number }[] {
+    const all: { m: Envelope; dueAt: number }[] = []
+    for (const [m, handle] of this.#timers) {
+      this.#wheel.remove(handle.timer)
+      all.push({ m, dueAt: handle.dueAt })
     }
     this.#timers.clear()
     if (overdue) {
       for (let m = this.#overdue.shift(); m !== undefined; m = this.#overdue.shift()) {
-        if (m.where === Where.Overdue) all.push(m)
+        if (m.where === Where.Overdue) all.push({ m, dueAt: Number.NEGATIVE_INFINITY })
       }
       this.#overdueLive = 0
     }
-    for (const m of all) m.where = Where.Done
+    for (const e of all) e.m.where = Where.Done
     return all
   }
 

@@ -9,7 +9,7 @@ import type { DeadLetterAlert } from '../failure/alerts.js'
 import type { CircuitChange } from '../failure/circuits.js'
 import type { ErrorInfo } from '../failure/classify.js'
 import type { DeadLetter } from '../failure/dead-letters.js'
-import type { AttemptFailure, RetryScheduled } from './failures.js'
+import type { AttemptFailure, FailureExitReport, RetryScheduled } from './failures.js'
 import type { BreakerChange } from './timeout-breakers.js'
 
 /** A zombie as the `zombies` event lists it. */
@@ -29,7 +29,7 @@ import type { Message, MessageMap } from '../message.js'
 export type LoopState = 'created' | 'running' | 'paused' | 'draining' | 'stopped'
 
 /** Why a message was dropped. */
-export type DropReason = 'drop-new' | 'drop-oldest-lowest'
+export type DropReason = 'drop-new' | 'drop-oldest-lowest' | 'duplicate'
 
 /**
  * Event names and listener arguments.
@@ -65,7 +65,17 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   signature: [type: string, error: ErrorInfo, message: Message<M>]
   /** The dead-letter sink threw or rejected for a letter (the letter is still in the memory store). */
   'sink-error': [error: unknown, letter: DeadLetter]
-  /** An overflow policy dropped a message. */
+  /** A post was refused because its idempotency key is in flight or done (a `rejected` event fires too). */
+  duplicate: [type: string, idempotencyKey: string, ledgerState: string]
+  /** A handler marked its commit point (`ctx.commit()`): the side effect is done, the message not yet. */
+  committed: [message: Message<M>, checkpoint: unknown]
+  /** An idempotency store call (`set`, `release`, a claim) threw or rejected. */
+  'ledger-error': [error: unknown, idempotencyKey: string]
+  /** `restore()` re-admitted a snapshot's messages. */
+  restored: [count: number, skipped: number]
+  /** The failure rate passed the `failureExit` threshold: the loop stops, handing back what is left. */
+  'failure-exit': [report: FailureExitReport]
+  /** An overflow policy dropped a message (or, with an async idempotency store, it was a duplicate). */
   dropped: [message: Message<M>, reason: DropReason]
   /** A message was cancelled: queued ones by `stop({ drain: false })`, delayed ones by their handle or by `stop()`. */
   cancelled: [message: Message<M>]

@@ -20,11 +20,13 @@ import { type CircuitPolicy, Circuits } from '../failure/circuits.js'
 import { classify, type ErrorInfo, errorInfo } from '../failure/classify.js'
 import { type DeadLetter, DeadLetterStore, type Replayer } from '../failure/dead-letters.js'
 import { attemptsAllowed, backoff, mergeRetry, type RetryPolicy } from '../failure/retry-policy.js'
+import { SlidingWindow } from '../failure/sliding-window.js'
 import { Traces } from '../failure/trace.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { Message, MessageMap } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
+import type { LoopSnapshot } from '../shutdown/snapshot.js'
 import { DelayedPosts } from './delayed-posts.js'
 import type { LoopEmitter } from './events.js'
 import type { ResolvedLoopOptions } from './options.js'
@@ -47,6 +49,45 @@ export interface FailureHost<M extends MessageMap> {
   readonly replay: Replayer
   /** False once a stop without drain began: a failure then dead-letters instead of retrying. */
   mayRetry(): boolean
+  /** A message was dead-lettered (its idempotency key becomes `failed`). */
+  deadLettered(m: Envelope): void
+  /** The failure rate passed the `failureExit` threshold. */
+  failureExit(report: FailureExitReport): void
+}
+
+/** Options of the `failureExit` loop option: the loop's failure exit. */
+export interface FailureExitOptions {
+  /** Failed attempts / ended attempts in the window at or above which the loop stops, in (0, 1]. */
+  readonly failureRate: number
+  /**
+   * The window (ms).
+   * @defaultValue 10_000
+   */
+  readonly windowMs?: number
+  /**
+   * Attempts that must have ended in the window before the rate counts.
+   * @defaultValue 20
+   */
+  readonly minVolume?: number
+  /**
+   * The stop's deadline (ms): running handlers get this long, then everything left is handed back.
+   * @defaultValue 0
+   */
+  readonly deadlineMs?: number
+  /** Receives the shutdown snapshot (write it somewhere durable; `loop.restore()` it after the fix). */
+  readonly onSnapshot?: (snapshot: LoopSnapshot, report: FailureExitReport) => unknown
+}
+
+/** Why the failure exit fired. */
+export interface FailureExitReport {
+  /** The failure rate in the window (0–1). */
+  readonly failureRate: number
+  /** Attempts that ended in the window. */
+  readonly attempts: number
+  /** Of those, failed ones. */
+  readonly failures: number
+  /** The window (ms). */
+  readonly windowMs: number
 }
 
 /** How a failed attempt is reported by the `failed` event. */
@@ -87,6 +128,9 @@ export class Failures<M extends MessageMap> {
   readonly deadLetters: DeadLetterStore
   readonly #h: FailureHost<M>
   readonly #alerts: Alerts
+  // Attempts' outcomes for the failure exit (when configured), and whether it fired.
+  readonly #exitWindow: SlidingWindow | undefined
+  #exited = false
 
   /**
    * @param host - the loop
@@ -123,6 +167,7 @@ export class Failures<M extends MessageMap> {
     })
     if (o.breaker !== false) this.enableBreakers()
     this.deadLetters = new DeadLetterStore(o.deadLetters.maxSize, host.replay)
+    this.#exitWindow = o.failureExit === false ? undefined : new SlidingWindow(o.failureExit.windowMs ?? 10_000)
     this.#alerts = new Alerts(o.alerts, host.clock, (alert) => {
       host.metrics.alerts++
       try {
@@ -161,6 +206,7 @@ export class Failures<M extends MessageMap> {
    */
   succeeded(m: Envelope, attempt: number, startedAt: number, now: number): boolean {
     const changed = this.circuits.record(m, false, now)
+    this.#exitWindow?.record(now, false)
     const t = this.traces.of(m) ?? (this.traces.all ? this.traces.open(m) : undefined)
     if (t === undefined) return changed
     t.attempts.push({ attempt, startedAt, durationMs: now - startedAt, outcome: 'succeeded' })
@@ -195,6 +241,7 @@ export class Failures<M extends MessageMap> {
     events.emit('failed', message, error, { attempt, error: info, next: retry ? 'retry' : 'dead-letter' })
     if (!retry) {
       this.#deadLetter(m, info, now)
+      this.#checkExit(now)
       return
     }
     const delayMs = backoff(policy, attempt, t.lastDelayMs || policy.baseMs, this.#h.options.random)
@@ -207,13 +254,19 @@ export class Failures<M extends MessageMap> {
     this.retries.schedule(m, dueAt)
     t.note('retry-scheduled', now, attempt + 1, `${Math.round(delayMs)} ms`)
     events.emit('retrying', message, { attempt: attempt + 1, delayMs, dueAt })
+    this.#checkExit(now)
+  }
+
+  /** Whether a retry of `m` keeps its key (keyed, ordered policy). */
+  ordered(m: Envelope): boolean {
+    return m.key !== undefined && this.#policyOf(m).order === 'ordered'
   }
 
   /** A retry is due and there is room: it enters the queue (an ordered one ahead of its key's later messages). */
   reenter(m: Envelope): void {
     const { queue, clock } = this.#h
     const now = clock.now()
-    if (m.key !== undefined && this.#policyOf(m).order === 'ordered') queue.resume(m)
+    if (this.ordered(m)) queue.resume(m)
     else {
       m.postedAt = now // behind what arrived meanwhile: never back at the head of the queue
       queue.push(m)
@@ -237,6 +290,19 @@ export class Failures<M extends MessageMap> {
     this.#alerts.flush()
   }
 
+  // The failure exit: once the rate of failed attempts in the window reaches the threshold, once.
+  #checkExit(now: number): void {
+    const window = this.#exitWindow
+    if (window === undefined || this.#exited) return
+    window.record(now, true)
+    const exit = this.#h.options.failureExit as FailureExitOptions
+    const attempts = window.events(now)
+    const failures = window.hits(now)
+    if (attempts < (exit.minVolume ?? 20) || failures / attempts < exit.failureRate) return
+    this.#exited = true
+    this.#h.failureExit({ failureRate: failures / attempts, attempts, failures, windowMs: exit.windowMs ?? 10_000 })
+  }
+
   #deadLetter(m: Envelope, error: ErrorInfo, now: number): void {
     const { metrics, events, queue, options } = this.#h
     m.where = Where.Done
@@ -257,6 +323,7 @@ export class Failures<M extends MessageMap> {
       at: now,
     }
     metrics.deadLettered++
+    this.#h.deadLettered(m)
     this.deadLetters.add(letter)
     this.#toSink(letter)
     this.traces.note(m, 'dead-lettered', now, undefined, letter.reason)

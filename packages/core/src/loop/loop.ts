@@ -14,12 +14,16 @@ import type { Router } from '../dispatcher/router.js'
 import {
   CircuitOpenError,
   DelayedFullError,
+  DuplicateMessageError,
   HopLimitError,
   InvalidArgumentError,
+  LoopAbortedError,
   LoopStoppedError,
+  LoopStoppingError,
   QueueFullError,
   type QueueLoad,
   SendAbortedError,
+  SnapshotError,
 } from '../errors.js'
 import type { CircuitState } from '../failure/circuits.js'
 import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
@@ -34,11 +38,20 @@ import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
 import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
+import {
+  checkSnapshot,
+  type LoopSnapshot,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  type SnapshotMessage,
+  type SnapshotState,
+} from '../shutdown/snapshot.js'
 import { Admission, Mode } from './admission.js'
 import { AttemptContext } from './attempt-context.js'
 import { type DelayedHost, type DelayedMessage, DelayedPosts } from './delayed-posts.js'
 import { LoopEmitter, type LoopState, type ZombieSummary } from './events.js'
-import { Failures } from './failures.js'
+import { type FailureExitReport, Failures } from './failures.js'
+import { DuplicateSkip, Idempotency } from './idempotency.js'
 import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from './options.js'
 import { PostExtras } from './post-extras.js'
 import { checkPostOptions } from './post-options.js'
@@ -47,6 +60,9 @@ import { SendGate } from './send-gate.js'
 import { TimeoutBreakers } from './timeout-breakers.js'
 
 const RESOLVED = Promise.resolve()
+
+// The abort reason of attempts cut off by a stop's deadline: their messages are handed back.
+const HANDED_BACK = new LoopAbortedError()
 
 // Promise.withResolvers arrived in Node 22; this is the same for Node 20.
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -65,6 +81,15 @@ export interface StopOptions {
    * @defaultValue true
    */
   readonly drain?: boolean
+  /**
+   * Drain by priority for at most this long (ms); then abort what still runs (its `ctx.signal`, its late
+   * effects fenced) and resolve with a snapshot of every unfinished message. With a deadline (or a
+   * `signal`), delayed messages not yet due go to the snapshot at once instead of being cancelled.
+   * @defaultValue Infinity (no deadline)
+   */
+  readonly deadlineMs?: number
+  /** Cuts the drain short when aborted, as the deadline does (e.g. a second SIGTERM). */
+  readonly signal?: AbortSignal
 }
 
 /**
@@ -114,6 +139,15 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #extras = new PostExtras()
   // Retries, dead letters, alerts, circuit breakers, traces.
   readonly #failures: Failures<M>
+  // The idempotency ledger, created with the option or by the first post that carries a key.
+  #idem: Idempotency | undefined
+  // A stop with a deadline or a signal hands back what is unfinished; `#cutOff` once the deadline hit.
+  #handingBack = false
+  #cutOff = false
+  #leftovers: { seq: number; message: SnapshotMessage }[] = []
+  #deadlineAt = Number.POSITIVE_INFINITY
+  #deadlineTimer: TimerHandle | undefined
+  #stopSignal: AbortSignal | undefined
   // Watermark backpressure, when enabled.
   readonly #pressure: LoopPressure | undefined
   readonly #metrics = new LoopMetrics()
@@ -127,7 +161,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
   // Resolvers of drain(); settled on the next transition to idle.
   #idleWaiters: (() => void)[] = []
-  #stopping: Promise<void> | undefined
+  #stopping: Promise<LoopSnapshot> | undefined
   // The shared promise behind `ready` while the loop is congested.
   #readyGate: { promise: Promise<void>; resolve: () => void } | undefined
   // The one timer that re-checks waiting producers when an open admission breaker cools down.
@@ -156,7 +190,10 @@ export class Loop<M extends MessageMap = MessageMap> {
       schedulePump: () => this.#schedulePump(),
       load: () => this.#load(),
       queueChanged: () => this.#pressure?.update(this.#queue.length),
-      traced: (m, state) => this.#failures.traces.note(m, state, m.postedAt),
+      changed: (m, state) => {
+        this.#failures.traces.note(m, state, m.postedAt)
+        if (state !== 'queued') this.#idem?.ended(m, 'released')
+      },
     })
     const bp = this.#options.backpressure
     this.#pressure =
@@ -206,7 +243,10 @@ export class Loop<M extends MessageMap = MessageMap> {
             key: letter.key,
             priority: letter.priority,
           }) as unknown as PostResult<MessageMap, never>,
-        mayRetry: () => this.#state !== 'stopped' && (this.#stopping === undefined || this.#drainOnStop),
+        mayRetry: () =>
+          this.#state !== 'stopped' && !this.#cutOff && (this.#stopping === undefined || this.#drainOnStop),
+        deadLettered: (m) => this.#idem?.ended(m, 'failed'),
+        failureExit: (report) => this.#failureExit(report),
       },
       urgency.compare,
     )
@@ -239,6 +279,7 @@ export class Loop<M extends MessageMap = MessageMap> {
           })
     this.#stall?.start()
     this.#state = this.#options.autoStart ? 'running' : 'created'
+    if (this.#options.idempotency !== undefined) this.#idem = this.#newLedger()
   }
 
   // ── registration ──────────────────────────────────────────────────────────────────────────────
@@ -463,28 +504,66 @@ export class Loop<M extends MessageMap = MessageMap> {
    * Calling `stop({ drain: false })` while a draining stop is in progress escalates it: what is still
    * queued is cancelled and running handlers are aborted; both calls return the same promise.
    */
-  stop(options?: StopOptions): Promise<void> {
+  stop(options?: StopOptions): Promise<LoopSnapshot> {
     const drain = options?.drain === undefined ? true : check.boolean('options.drain', options.drain)
+    const deadlineMs =
+      options?.deadlineMs === undefined
+        ? undefined
+        : check.nonNegativeNumber('options.deadlineMs', options.deadlineMs, true)
+    const signal = options?.signal
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new InvalidArgumentError('options.signal', 'an AbortSignal', signal)
+    }
     if (this.#stopping !== undefined) {
       if (!drain && this.#drainOnStop) this.#escalate() // a graceful stop that ran out of patience
+      this.#armCutoff(deadlineMs, signal) // a shorter deadline, or a signal, may come later
       return this.#stopping
     }
     this.#drainOnStop = drain
+    this.#handingBack = deadlineMs !== undefined || signal !== undefined
     this.#stall?.stop()
     this.#setState('draining')
     this.#openReadyGate()
     if (this.#breakerWake !== undefined) this.#clock.clearTimeout(this.#breakerWake)
     this.#breakerWake = undefined
-    this.#gate.rejectAll((w) => new LoopStoppedError(`send \`${w.type}\``, 'draining'))
-    this.#cancelDelayed(!drain)
+    this.#gate.rejectAll((w) => new LoopStoppingError(`send \`${w.type}\``))
+    if (this.#handingBack) for (const { m, dueAt } of this.#delayed.takeAll(false)) this.#handBack(m, 'delayed', dueAt)
+    else this.#cancelDelayed(!drain)
     if (!drain) this.#cancelQueued()
     this.#schedulePump()
     this.#stopping = this.drain().then(() => {
+      this.#disarmCutoff()
       if (this.#drainOnStop) this.events.emit('drained')
       this.#failures.flush()
       this.#setState('stopped')
+      return this.#takeSnapshot()
     })
+    this.#armCutoff(deadlineMs, signal)
     return this.#stopping
+  }
+
+  /**
+   * Re-admits every message of a shutdown snapshot (from this process or another): queued, held and
+   * interrupted ones enter the queue; delayed ones and retries wait what they still had to wait, less
+   * the time since the snapshot was taken; attempt counts, checkpoints (`ctx.committed`), per-post
+   * policies and idempotency keys continue where they were. All or nothing: a malformed, truncated,
+   * foreign or wrong-version snapshot — or one this loop cannot take (an unknown type, not enough
+   * room, a key already in flight here) — throws `SnapshotError` and changes nothing.
+   *
+   * @returns how many messages were re-admitted
+   * @throws SnapshotError; LoopStoppedError after `stop()`
+   */
+  restore(snapshot: LoopSnapshot): number {
+    if (this.#state === 'draining' || this.#state === 'stopped') {
+      throw new LoopStoppedError('restore a snapshot', this.#state)
+    }
+    const s = checkSnapshot(snapshot)
+    this.#checkRestorable(s)
+    const now = this.#clock.now()
+    const elapsed = Math.max(0, Date.now() - s.takenAt)
+    for (const sm of s.messages) this.#readmit(sm, now, elapsed)
+    this.events.emit('restored', s.messages.length, 0)
+    return s.messages.length
   }
 
   /**
@@ -643,11 +722,37 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   /** @internal */
   invoke(m: Envelope, ctx: AttemptContext<M>): unknown {
-    return this.#registry.invoke(m, ctx)
+    const claim = this.#idem?.awaitClaim(m) // an async idempotency store: claimed before the first attempt
+    if (claim === undefined) return this.#registry.invoke(m, ctx)
+    return Promise.resolve(claim).then((entry) => {
+      if (entry !== undefined) throw new DuplicateSkip(entry)
+      return this.#registry.invoke(m, ctx)
+    })
+  }
+
+  /** @internal */
+  commit(m: Envelope, checkpoint: unknown, attempt: number, startedAt: number): void {
+    this.#extras.commit(m, checkpoint)
+    const value = this.#extras.checkpointOf(m)
+    this.#idem?.committed(m, value)
+    const fresh = this.#failures.traces.of(m) === undefined
+    const trace = this.#failures.traces.open(m)
+    if (fresh) trace.note('running', startedAt, attempt)
+    trace.note('committed', this.#clock.now(), attempt)
+    this.events.emit('committed', m as unknown as Message<M>, value)
+  }
+
+  /** @internal */
+  checkpointOf(m: Envelope): unknown {
+    return this.#extras.checkpointOf(m)
   }
 
   /** @internal */
   end(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
+    if (!ok && (value === HANDED_BACK || value instanceof DuplicateSkip)) {
+      this.#endUnrun(m, ctx, value === HANDED_BACK)
+      return
+    }
     const now = this.#clock.now()
     const duration = now - ctx.startedAt
     this.#metrics.recordHandler(duration)
@@ -668,6 +773,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       m.where = Where.Done
       if (m.key !== undefined) this.#queue.release(m.key)
       this.#metrics.succeeded++
+      this.#idem?.ended(m, 'done')
       if (this.#failures.succeeded(m, ctx.attempt, ctx.startedAt, now)) heard = true
       heard = this.events.emit('succeeded', m as unknown as Message<M>, duration) || heard
     } else {
@@ -678,6 +784,21 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (this.#isIdle()) heard = this.#onIdle() || heard
     this.#lastReading = now
     this.#lastReadingValid = !heard
+  }
+
+  // An attempt that did not count: interrupted by the stop's deadline (handed back in the snapshot),
+  // or skipped because an async idempotency store found its key taken (dropped as a duplicate).
+  #endUnrun(m: Envelope, ctx: AttemptContext<M>, handedBack: boolean): void {
+    if (ctx.guard?.isCurrent) ctx.guard.cancel(HANDED_BACK)
+    m.where = Where.Done
+    if (m.key !== undefined) this.#queue.release(m.key)
+    if (handedBack) this.#handBack(m, 'running')
+    else {
+      this.#idem?.handedBack(m) // the key is someone else's: leave the ledger alone
+      this.#admission.drop(m, 'duplicate')
+    }
+    if (this.#isIdle()) this.#onIdle()
+    this.#lastReadingValid = false
   }
 
   /** @internal */
@@ -712,8 +833,15 @@ export class Loop<M extends MessageMap = MessageMap> {
     trace: string | undefined,
     mode: Mode,
   ): Message<M> | PostResult<M, MessageType<M>> {
-    if (this.#state === 'stopped' || (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop))) {
-      return this.#admission.refuse(type, new LoopStoppedError(`post \`${type}\``, this.#state), mode)
+    if (
+      this.#state === 'stopped' ||
+      (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop && !this.#cutOff))
+    ) {
+      const error =
+        this.#state === 'stopped'
+          ? new LoopStoppedError(`post \`${type}\``, 'stopped')
+          : new LoopStoppingError(`post \`${type}\``)
+      return this.#admission.refuse(type, error, mode)
     }
     const openFor = this.#breakers?.refuses(type)
     if (openFor !== undefined) this.#admission.refuseInput(type, new CircuitOpenError(type, openFor))
@@ -727,7 +855,10 @@ export class Loop<M extends MessageMap = MessageMap> {
     }
     const m = this.#admission.stamp(type, payload, options, hops, trace)
     this.#extras.keep(m, options)
+    const duplicate = this.#claimKey(m, options)
+    if (duplicate !== undefined) return this.#refuseDuplicate(duplicate, mode)
     const placed = this.#admission.place(m, options?.overflow ?? this.#options.overflow, true)
+    if (placed === 'full') this.#idem?.ended(m, 'released') // refused: its claim goes too
     return this.#admission.answer(m, placed, mode)
   }
 
@@ -749,11 +880,40 @@ export class Loop<M extends MessageMap = MessageMap> {
     }
     const m = this.#admission.stamp(type, payload, options, 0, undefined)
     this.#extras.keep(m, options)
+    const duplicate = this.#claimKey(m, options)
+    if (duplicate !== undefined) this.#refuseDuplicate(duplicate, Mode.Throw)
     this.#metrics.accepted++
     const handle = this.#delayed.schedule<M, T>(m, dueAt)
     this.#failures.traces.note(m, 'delayed', this.#clock.now(), undefined, `due at ${dueAt}`)
     this.events.emit('scheduled', m as unknown as Message<M>, dueAt)
     return handle
+  }
+
+  // Claims the idempotency key of a message being admitted; returns the refusal of a duplicate.
+  #claimKey(m: Envelope, options: PostOptions | undefined): DuplicateMessageError | undefined {
+    if (this.#idem === undefined && options?.idempotencyKey === undefined) return undefined
+    this.#idem ??= this.#newLedger()
+    const key = this.#idem.keyOf(m)
+    if (key === undefined) return undefined
+    try {
+      this.#idem.claim(m, key)
+    } catch (error) {
+      if (error instanceof DuplicateMessageError) return error
+      this.#admission.refuseInput(m.type, error as Error) // a store that throws: refused, nothing admitted
+    }
+    return undefined
+  }
+
+  #refuseDuplicate(error: DuplicateMessageError, mode: Mode): PostResult<M, MessageType<M>> {
+    this.#metrics.duplicates++
+    this.events.emit('duplicate', error.messageType, error.idempotencyKey, error.ledgerState)
+    return this.#admission.refuse(error.messageType, error, mode)
+  }
+
+  #newLedger(): Idempotency {
+    return new Idempotency(this.#options.idempotency ?? {}, this.#clock, this.#extras, (error, key) =>
+      this.events.emit('ledger-error', error, key),
+    )
   }
 
   // The loop's side of the delayed store: a due message enters under the policy in force then.
@@ -878,6 +1038,171 @@ export class Loop<M extends MessageMap = MessageMap> {
       for (const resolve of waiters) resolve()
     }
     return heard
+  }
+
+  // The stop's deadline or signal: arms the cut-off (the earliest deadline wins).
+  #armCutoff(deadlineMs: number | undefined, signal: AbortSignal | undefined): void {
+    if (deadlineMs === undefined && signal === undefined) return
+    this.#handingBack = true
+    if (signal !== undefined) {
+      if (signal.aborted) deadlineMs = 0
+      else {
+        this.#stopSignal = signal
+        signal.addEventListener('abort', this.#onStopSignal, { once: true })
+      }
+    }
+    if (deadlineMs === undefined || deadlineMs === Number.POSITIVE_INFINITY) return
+    if (deadlineMs === 0) {
+      this.#cutoff()
+      return
+    }
+    const at = this.#clock.now() + deadlineMs
+    if (this.#deadlineAt <= at) return
+    if (this.#deadlineTimer !== undefined) this.#clock.clearTimeout(this.#deadlineTimer)
+    this.#deadlineAt = at
+    this.#deadlineTimer = this.#clock.setTimeout(() => this.#cutoff(), deadlineMs)
+  }
+
+  readonly #onStopSignal = (): void => this.#cutoff()
+
+  #disarmCutoff(): void {
+    if (this.#deadlineTimer !== undefined) this.#clock.clearTimeout(this.#deadlineTimer)
+    this.#deadlineTimer = undefined
+    this.#stopSignal?.removeEventListener('abort', this.#onStopSignal)
+    this.#stopSignal = undefined
+  }
+
+  // The deadline: everything unfinished is handed back — waiting, backing off, held, delayed — and
+  // what still runs is aborted (its signal fires, its late effects are fenced, its late settle ignored).
+  #cutoff(): void {
+    if (this.#cutOff || this.#state === 'stopped') return
+    this.#cutOff = true
+    this.#disarmCutoff()
+    for (const { m, dueAt } of this.#failures.retries.takeAll(true)) {
+      this.#queue.forget(m)
+      this.#handBack(m, 'retry-scheduled', dueAt)
+    }
+    for (const m of this.#failures.circuits.clear()) {
+      this.#queue.forget(m)
+      this.#handBack(m, 'held')
+    }
+    for (const { m, dueAt } of this.#delayed.takeAll(true)) this.#handBack(m, 'delayed', dueAt)
+    for (const m of this.#queue.clear()) this.#handBack(m, 'queued')
+    for (const ctx of this.#pool.attempts()) {
+      ctx.abort(true)
+      this.#pool.detach((a) => a === ctx, HANDED_BACK)
+    }
+    if (this.#isIdle()) this.#onIdle()
+  }
+
+  // Records an unfinished message for the snapshot (its outcome: `snapshotted`).
+  #handBack(m: Envelope, state: SnapshotState, dueAt?: number): void {
+    m.where = Where.Done
+    const entry: { -readonly [K in keyof SnapshotMessage]?: SnapshotMessage[K] } = {
+      id: m.id,
+      type: m.type,
+      payload: m.payload,
+      priority: m.priority,
+      traceId: m.traceId,
+      hops: m.hops,
+      state,
+      attempts: [...(this.#failures.traces.of(m)?.attempts ?? [])],
+    }
+    if (m.key !== undefined) entry.key = m.key
+    if (dueAt !== undefined) entry.dueInMs = Math.max(0, dueAt - this.#clock.now())
+    const key = this.#idem?.keyOf(m)
+    if (key !== undefined) entry.idempotencyKey = key
+    const checkpoint = this.#extras.checkpointOf(m)
+    if (checkpoint !== undefined) entry.checkpoint = checkpoint
+    const retry = this.#extras.retryOf(m)
+    if (retry !== undefined) entry.retry = retry
+    const timeout = this.#extras.timeoutOf(m)
+    if (timeout !== undefined) entry.handlerTimeoutMs = timeout
+    this.#leftovers.push({ seq: m.seq, message: entry as SnapshotMessage })
+    this.#idem?.handedBack(m)
+    this.#metrics.snapshotted++
+    this.#failures.traces.note(m, 'snapshotted', this.#clock.now(), undefined, state)
+  }
+
+  #takeSnapshot(): LoopSnapshot {
+    const messages = this.#leftovers.sort((a, b) => a.seq - b.seq).map((l) => l.message)
+    this.#leftovers = []
+    return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, takenAt: Date.now(), drained: !this.#cutOff, messages }
+  }
+
+  // Everything restore() needs from this loop, checked before anything changes.
+  #checkRestorable(s: LoopSnapshot): void {
+    let waiting = 0
+    let timed = 0
+    s.messages.forEach((sm, i) => {
+      try {
+        this.#registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>)
+      } catch (error) {
+        throw new SnapshotError(`messages[${i}].type`, (error as Error).message)
+      }
+      if (sm.idempotencyKey !== undefined && this.#idem?.holds(sm.idempotencyKey) === true) {
+        throw new SnapshotError(
+          `messages[${i}].idempotencyKey`,
+          `${JSON.stringify(sm.idempotencyKey)} is in flight in this loop (was the snapshot restored twice?)`,
+        )
+      }
+      if (sm.state === 'delayed' || sm.state === 'retry-scheduled') timed++
+      else waiting++
+    })
+    const free = this.#options.capacity - this.#queue.length
+    if (waiting > free)
+      throw new SnapshotError('messages', `needs ${waiting} free places in the queue, ${free} are free`)
+    const freeDelayed = this.#options.maxDelayed - this.#delayed.length
+    if (timed > freeDelayed) {
+      throw new SnapshotError(
+        'messages',
+        `holds ${timed} delayed or retrying messages, maxDelayed leaves room for ${freeDelayed}`,
+      )
+    }
+  }
+
+  // Re-admits one snapshot message (already checked).
+  #readmit(sm: SnapshotMessage, now: number, elapsed: number): void {
+    const options: PostOptions = { key: sm.key, priority: sm.priority }
+    const m = this.#admission.stamp(sm.type, sm.payload, options, sm.hops, sm.traceId)
+    this.#extras.keep(m, { handlerTimeoutMs: sm.handlerTimeoutMs, retry: sm.retry, idempotencyKey: sm.idempotencyKey })
+    if (sm.checkpoint !== undefined) this.#extras.commit(m, sm.checkpoint)
+    if (sm.attempts.length > 0) this.#failures.traces.open(m).attempts.push(...sm.attempts)
+    if (sm.idempotencyKey !== undefined) {
+      this.#idem ??= this.#newLedger()
+      this.#idem.own(sm.idempotencyKey, sm.checkpoint)
+    }
+    this.#metrics.posted++
+    this.#metrics.accepted++
+    this.#metrics.restored++
+    const dueAt = now + Math.max(0, (sm.dueInMs ?? 0) - elapsed)
+    if (sm.state === 'delayed') {
+      this.#delayed.schedule(m, dueAt)
+      this.events.emit('scheduled', m as unknown as Message<M>, dueAt)
+    } else if (sm.state === 'retry-scheduled') {
+      this.#failures.retries.schedule(m, dueAt)
+      if (this.#failures.ordered(m)) this.#queue.claimKey(m) // later messages of its key wait, as before
+    } else this.#admission.enqueue(m)
+  }
+
+  #failureExit(report: FailureExitReport): void {
+    const exit = this.#options.failureExit
+    if (exit === false) return
+    this.events.emit('failure-exit', report)
+    // After the failing attempt's bookkeeping (retry or dead letter) is done: the stop hands it back too.
+    RESOLVED.then(() => {
+      const stopping = this.stop({ deadlineMs: exit.deadlineMs ?? 0 })
+      if (exit.onSnapshot !== undefined) {
+        const deliver = exit.onSnapshot
+        stopping
+          .then((snapshot) => deliver(snapshot, report))
+          .then(undefined, (error: unknown) => {
+            queueMicrotask(() => {
+              throw error
+            })
+          })
+      }
+    })
   }
 
   #escalate(): void {

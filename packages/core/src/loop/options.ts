@@ -14,7 +14,8 @@ import { checkRetryOptions, mergeRetry, type RetryOptions } from '../failure/ret
 import * as check from '../internal/validate.js'
 import type { OverflowPolicy } from '../message.js'
 import { Priority, type PriorityLevel } from '../priority.js'
-import type { FailureLogger } from './failures.js'
+import type { FailureExitOptions, FailureLogger } from './failures.js'
+import type { IdempotencyOptions } from './idempotency.js'
 import { type BackpressureOptions, checkBackpressure } from './pressure.js'
 
 /** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. */
@@ -193,12 +194,25 @@ export interface LoopOptions {
    * @defaultValue 1000
    */
   readonly keepTraces?: number
+  /**
+   * The idempotency ledger: its store, TTL, bound, the policy for `failed` keys, and `dedupe: 'id'`.
+   * Without this option a ledger is still created (in memory, defaults) when a post first carries an
+   * `idempotencyKey`.
+   */
+  readonly idempotency?: IdempotencyOptions
+  /**
+   * The failure exit: stop the loop (handing back a snapshot) when the rate of failed attempts in a
+   * window reaches `failureRate`, instead of burning the whole backlog into the dead-letter store.
+   * @defaultValue false
+   */
+  readonly failureExit?: false | FailureExitOptions
 }
 
 /** Options with defaults applied. */
 export type ResolvedLoopOptions = Required<
-  Omit<LoopOptions, 'classify' | 'breaker' | 'deadLetters' | 'alerts' | 'logger'>
+  Omit<LoopOptions, 'classify' | 'breaker' | 'deadLetters' | 'alerts' | 'logger' | 'idempotency'>
 > & {
+  readonly idempotency: IdempotencyOptions | undefined
   readonly classify: Classifier | undefined
   readonly breaker: CircuitPolicy | false
   readonly deadLetters: { readonly maxSize: number; readonly sink: DeadLetterSink | undefined }
@@ -236,6 +250,8 @@ const KNOWN: readonly (keyof LoopOptions)[] = [
   'random',
   'traces',
   'keepTraces',
+  'idempotency',
+  'failureExit',
 ]
 
 /** The overflow policies, for validation and docs. */
@@ -309,6 +325,8 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     random: pick('random', Math.random, (n, v) => check.fn(n, v) as () => number),
     traces: pick('traces', 'failures' as const, (n, v) => check.oneOf(n, v, ['failures', 'all'] as const)),
     keepTraces: pick('keepTraces', 1000, check.nonNegativeInteger),
+    idempotency: pick('idempotency', undefined as IdempotencyOptions | undefined, checkIdempotency),
+    failureExit: pick('failureExit', false as false | FailureExitOptions, checkFailureExit),
   }
   return resolved.maxZombies >= 0 ? resolved : { ...resolved, maxZombies: resolved.workers }
 }
@@ -342,4 +360,38 @@ function checkAlerts(name: string, value: unknown): AlertOptions {
   if (o.top !== undefined) check.nonNegativeInteger(`${name}.top`, o.top)
   if (o.onAlert !== undefined) check.fn(`${name}.onAlert`, o.onAlert)
   return o as AlertOptions
+}
+
+function checkIdempotency(name: string, value: unknown): IdempotencyOptions {
+  const raw = check.plainObject(name, value)
+  check.knownKeys(name, raw, ['store', 'ttlMs', 'maxKeys', 'failed', 'dedupe'])
+  const o = raw as { readonly [K in keyof IdempotencyOptions]?: unknown }
+  if (o.store !== undefined) {
+    const store = check.plainObject(`${name}.store`, o.store) as Record<string, unknown>
+    for (const method of ['claim', 'set', 'release']) check.fn(`${name}.store.${method}`, store[method])
+  }
+  if (o.ttlMs !== undefined && !(typeof o.ttlMs === 'number' && o.ttlMs > 0)) {
+    throw new InvalidArgumentError(`${name}.ttlMs`, 'a positive number of ms', o.ttlMs)
+  }
+  if (o.maxKeys !== undefined) check.positiveInteger(`${name}.maxKeys`, o.maxKeys)
+  if (o.failed !== undefined) check.oneOf(`${name}.failed`, o.failed, ['retry', 'duplicate'] as const)
+  if (o.dedupe !== undefined) check.oneOf(`${name}.dedupe`, o.dedupe, ['id', 'none'] as const)
+  return o as IdempotencyOptions
+}
+
+function checkFailureExit(name: string, value: unknown): false | FailureExitOptions {
+  if (value === false) return false
+  const raw = check.plainObject(name, value)
+  check.knownKeys(name, raw, ['failureRate', 'windowMs', 'minVolume', 'deadlineMs', 'onSnapshot'])
+  const o = raw as { readonly [K in keyof FailureExitOptions]?: unknown }
+  if (!(typeof o.failureRate === 'number' && o.failureRate > 0 && o.failureRate <= 1)) {
+    throw new InvalidArgumentError(`${name}.failureRate`, 'a number in (0, 1]', o.failureRate)
+  }
+  if (o.windowMs !== undefined && !(typeof o.windowMs === 'number' && o.windowMs > 0 && Number.isFinite(o.windowMs))) {
+    throw new InvalidArgumentError(`${name}.windowMs`, 'a positive finite number of ms', o.windowMs)
+  }
+  if (o.minVolume !== undefined) check.positiveInteger(`${name}.minVolume`, o.minVolume)
+  if (o.deadlineMs !== undefined) check.nonNegativeNumber(`${name}.deadlineMs`, o.deadlineMs, true)
+  if (o.onSnapshot !== undefined) check.fn(`${name}.onSnapshot`, o.onSnapshot)
+  return o as FailureExitOptions
 }

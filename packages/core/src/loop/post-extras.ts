@@ -1,5 +1,6 @@
 /**
- * Per-post settings that most posts never use (`handlerTimeoutMs`, `retry`), kept beside the envelope
+ * Per-post settings that most posts never use (`handlerTimeoutMs`, `retry`, `idempotencyKey`, the
+ * `ctx.commit()` checkpoint), kept beside the envelope
  * so the envelope stays small and messages without them pay one boolean check.
  *
  * @module
@@ -9,8 +10,11 @@ import type { Envelope } from '../internal/envelope.js'
 import type { PostOptions } from '../message.js'
 
 interface Extras {
-  readonly timeoutMs: number | undefined
-  readonly retry: RetryOptions | undefined
+  timeoutMs: number | undefined
+  retry: RetryOptions | undefined
+  idempotencyKey: string | undefined
+  // What the handler passed to ctx.commit() (`true` when it passed nothing); `undefined` until it commits.
+  checkpoint: unknown
 }
 
 /** The rare per-post settings of live messages (weakly held: a finished message takes its entry with it). */
@@ -20,9 +24,27 @@ export class PostExtras {
 
   /** Keeps `options`' rare settings for `m`, if it has any. */
   keep(m: Envelope, options: PostOptions | undefined): void {
-    if (options === undefined || (options.handlerTimeoutMs === undefined && options.retry === undefined)) return
-    this.#used = true
-    this.#extras.set(m, { timeoutMs: options.handlerTimeoutMs, retry: options.retry })
+    if (options === undefined) return
+    const { handlerTimeoutMs, retry, idempotencyKey } = options
+    if (handlerTimeoutMs === undefined && retry === undefined && idempotencyKey === undefined) return
+    this.#entry(m).timeoutMs = handlerTimeoutMs
+    this.#entry(m).retry = retry
+    this.#entry(m).idempotencyKey = idempotencyKey
+  }
+
+  /** Records a commit point of `m` (`ctx.commit(checkpoint)`; `undefined` is recorded as `true`). */
+  commit(m: Envelope, checkpoint: unknown): void {
+    this.#entry(m).checkpoint = checkpoint === undefined ? true : checkpoint
+  }
+
+  /** The checkpoint of `m`'s last commit, or `undefined` when its handler never committed. */
+  checkpointOf(m: Envelope): unknown {
+    return this.#used ? this.#extras.get(m)?.checkpoint : undefined
+  }
+
+  /** The idempotency key given at post (or restored), if any. */
+  idempotencyKeyOf(m: Envelope): string | undefined {
+    return this.#used ? this.#extras.get(m)?.idempotencyKey : undefined
   }
 
   /** The per-post handler deadline of `m`, if any. */
@@ -33,5 +55,15 @@ export class PostExtras {
   /** The per-post retry policy of `m`, if any. */
   retryOf(m: Envelope): RetryOptions | undefined {
     return this.#used ? this.#extras.get(m)?.retry : undefined
+  }
+
+  #entry(m: Envelope): Extras {
+    this.#used = true
+    let e = this.#extras.get(m)
+    if (e === undefined) {
+      e = { timeoutMs: undefined, retry: undefined, idempotencyKey: undefined, checkpoint: undefined }
+      this.#extras.set(m, e)
+    }
+    return e
   }
 }

@@ -19,7 +19,12 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
   }
   for (const name in options) {
     const known =
-      name === 'key' || name === 'priority' || name === 'overflow' || name === 'handlerTimeoutMs' || name === 'retry'
+      name === 'key' ||
+      name === 'priority' ||
+      name === 'overflow' ||
+      name === 'handlerTimeoutMs' ||
+      name === 'retry' ||
+      name === 'idempotencyKey'
     if (!known && !(forSend && (name === 'signal' || name === 'timeoutMs'))) {
       check.knownKeys('options', options as Record<string, unknown>, forSend ? SEND_KEYS : POST_KEYS)
     }
@@ -41,6 +46,10 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
     throw new InvalidArgumentError('options.handlerTimeoutMs', 'a positive number of ms or Infinity', timeout)
   }
   if (options.retry !== undefined) checkRetryOptions('options.retry', options.retry)
+  const idem = options.idempotencyKey
+  if (idem !== undefined && !(typeof idem === 'string' && idem.length > 0)) {
+    throw new InvalidArgumentError('options.idempotencyKey', 'a non-empty string', idem)
+  }
   if (!forSend) return
   if (options.timeoutMs !== undefined) check.nonNegativeNumber('options.timeoutMs', options.timeoutMs, false)
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
@@ -48,5 +57,5 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
   }
 }
 
-const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs', 'retry']
+const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs', 'retry', 'idempotencyKey']
 const SEND_KEYS = [...POST_KEYS, 'signal', 'timeoutMs']

@@ -9,7 +9,7 @@ import { Histogram, type HistogramSnapshot } from './histogram.js'
 
 /**
  * Monotonic counts since the loop was created. At rest: `posted = accepted + rejected` and
- * `accepted = succeeded + deadLettered + dropped + cancelled` (BRIEF I1).
+ * `accepted = succeeded + deadLettered + dropped + cancelled + snapshotted` (BRIEF I1).
  */
 export interface LoopCounters {
   /** Every call to `post`, `tryPost`, `send` and `ctx.post`. */
@@ -30,6 +30,12 @@ export interface LoopCounters {
   readonly held: number
   /** Dead-letter alerts sent. */
   readonly alerts: number
+  /** Messages handed back unfinished in a shutdown snapshot (an outcome). */
+  readonly snapshotted: number
+  /** Messages re-admitted from a snapshot (`restore`; also counted in `posted` and `accepted`). */
+  readonly restored: number
+  /** Posts refused as duplicates of an idempotency key (also counted in `rejected`). */
+  readonly duplicates: number
   /** Messages dropped by an overflow policy. */
   readonly dropped: number
   /** Messages cancelled: by `stop({ drain: false })`, or delayed ones by their handle or `stop()`. */
@@ -103,6 +109,9 @@ export class LoopMetrics {
   retried = 0
   held = 0
   alerts = 0
+  snapshotted = 0
+  restored = 0
+  duplicates = 0
   dropped = 0
   cancelled = 0
   timedOut = 0
@@ -130,7 +139,7 @@ export class LoopMetrics {
     const all = new Histogram()
     for (const h of this.#waitByPriority) all.merge(h)
     const { posted, accepted, rejected, succeeded, deadLettered, failed, retried, held, alerts } = this
-    const { dropped, cancelled, timedOut, lateCompletions, fenced } = this
+    const { dropped, cancelled, timedOut, lateCompletions, fenced, snapshotted, restored, duplicates } = this
     return {
       counters: {
         posted,
@@ -142,6 +151,9 @@ export class LoopMetrics {
         retried,
         held,
         alerts,
+        snapshotted,
+        restored,
+        duplicates,
         dropped,
         cancelled,
         timedOut,

@@ -83,7 +83,7 @@ export class RunQueue {
       if (m.key !== undefined) {
         // One hash operation claims the key: `add` leaves the size unchanged iff the key was busy.
         const before = this.#busy.size
-        if (this.#busy.add(m.key).size === before) {
+        if (this.#busy.add(m.key).size === before && !this.#ownsKey(m)) {
           this.#park(m)
           continue
         }
@@ -112,21 +112,27 @@ export class RunQueue {
     this.#unparked.add(head)
   }
 
+  /**
+   * Claims `m`'s key for `m` while it is away (a restored retry): true unless the key is busy.
+   */
+  claimKey(m: Envelope): boolean {
+    if (m.key === undefined || this.#busy.has(m.key)) return false
+    this.#busy.add(m.key)
+    this.#holders.set(m.key, m)
+    return true
+  }
+
   /** Keeps `m`'s key claimed while `m` is away (held, or backing off before an ordered retry). */
   keepKey(m: Envelope): void {
     if (m.key !== undefined) this.#holders.set(m.key, m)
   }
 
   /**
-   * Puts back a message that was held or backing off: it competes by urgency again, and the key it
-   * kept is freed for it (its later messages are still parked behind it).
+   * Puts back a message that was held or backing off: it competes by urgency again, still holding its
+   * key — no other message of the key may start before it (I2), whether parked or not yet at the front.
    */
   resume(m: Envelope): void {
     if (m.where === Where.Held) this.#held--
-    if (m.key !== undefined && this.#holders.get(m.key) === m) {
-      this.#holders.delete(m.key)
-      this.#busy.delete(m.key)
-    }
     m.where = Where.Unparked
     this.#unparked.add(m)
   }
@@ -159,6 +165,8 @@ export class RunQueue {
     this.#unparked.clear()
     this.#lanes.clear()
     this.#parked = 0
+    for (const key of this.#holders.keys()) this.#busy.delete(key) // resumed messages' keys
+    this.#holders.clear()
     return all
   }
 
@@ -167,6 +175,13 @@ export class RunQueue {
     if (u === undefined) return this.#ready.shift()
     const r = this.#ready.peek()
     return r !== undefined && this.#urgency.compare(r, u) < 0 ? this.#ready.shift() : this.#unparked.pop()
+  }
+
+  // A resumed message that kept its key takes it back (the claim passes from holding to running).
+  #ownsKey(m: Envelope): boolean {
+    if (this.#holders.size === 0 || this.#holders.get(m.key as MessageKey) !== m) return false
+    this.#holders.delete(m.key as MessageKey)
+    return true
   }
 
   #park(m: Envelope): void {

@@ -1,0 +1,147 @@
+/**
+ * The idempotency ledger: per idempotency key, whether its message is being processed, has committed
+ * its side effect, is done or failed — so a duplicate post runs nothing.
+ *
+ * @module
+ */
+import type { Clock } from '../clock.js'
+
+/**
+ * A key's state: `processing` (accepted, not finished), `committed` (its side effect is done but the
+ * message is not finished — "succeeded but not acknowledged"), `done`, `failed` (dead-lettered).
+ */
+export type LedgerState = 'processing' | 'committed' | 'done' | 'failed'
+
+/** What the ledger holds for a key. */
+export interface LedgerEntry {
+  /** The key's state. */
+  readonly state: LedgerState
+  /** The value given to `ctx.commit()`, for `committed` (and kept for `done`). */
+  readonly checkpoint?: unknown
+}
+
+/**
+ * Where idempotency keys live. The default is {@link MemoryIdempotencyStore}; implement this for Redis
+ * or SQL so keys survive restarts and are shared between processes. Every method may return a promise.
+ *
+ * @example
+ * ```ts no-run
+ * // Redis: one key per idempotency key, a TTL, SET NX for the claim.
+ * const store: IdempotencyStore = {
+ *   async claim(key, ttlMs, reclaimFailed) {
+ *     const taken = await redis.set(`idem:${key}`, '{"state":"processing"}', 'PX', ttlMs, 'NX')
+ *     if (taken === 'OK') return undefined
+ *     const entry = JSON.parse((await redis.get(`idem:${key}`)) ?? '{"state":"processing"}')
+ *     if (entry.state === 'failed' && reclaimFailed) {
+ *       await redis.set(`idem:${key}`, '{"state":"processing"}', 'PX', ttlMs)
+ *       return undefined
+ *     }
+ *     return entry
+ *   },
+ *   async set(key, entry, ttlMs) {
+ *     await redis.set(`idem:${key}`, JSON.stringify(entry), 'PX', ttlMs)
+ *   },
+ *   async release(key) {
+ *     await redis.del(`idem:${key}`)
+ *   },
+ * }
+ * ```
+ */
+export interface IdempotencyStore {
+  /**
+   * Claims `key` as `processing` unless it is held: returns `undefined` when the claim succeeded, or
+   * the entry that blocks it. A `failed` entry is re-claimed when `reclaimFailed` is true.
+   */
+  claim(
+    key: string,
+    ttlMs: number,
+    reclaimFailed: boolean,
+  ): LedgerEntry | undefined | PromiseLike<LedgerEntry | undefined>
+  /** Records the new state of a key this loop holds (`committed`, `done`, `failed`, or `processing` on restore). */
+  set(key: string, entry: LedgerEntry, ttlMs: number): void | PromiseLike<void>
+  /** Frees a key whose message will not run here (cancelled, dropped, handed back in a snapshot). */
+  release(key: string): void | PromiseLike<void>
+}
+
+interface Slot {
+  entry: LedgerEntry
+  expiresAt: number
+}
+
+/**
+ * The default ledger: in memory, synchronous (so duplicates are answered at post time), bounded — past
+ * `maxKeys` the least recently used finished key is forgotten — with a TTL per entry. Keys of
+ * messages still in flight are never evicted.
+ */
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  /** The bound on keys held (in flight or finished); only finished ones are ever evicted. */
+  readonly maxKeys: number
+  readonly #clock: Pick<Clock, 'now'>
+  // Insertion order = recency (a touched key is re-inserted): the first finished key is the LRU one.
+  readonly #slots = new Map<string, Slot>()
+  #evicted = 0
+
+  /**
+   * @param maxKeys - keys held at most (in-flight keys are never evicted, so they may exceed it)
+   * @param clock - time source for TTLs (the loop's)
+   */
+  constructor(maxKeys: number, clock: Pick<Clock, 'now'>) {
+    this.maxKeys = maxKeys
+    this.#clock = clock
+  }
+
+  /** Keys held (in flight and finished). */
+  get size(): number {
+    return this.#slots.size
+  }
+
+  /** Finished keys forgotten early by the bound (before their TTL). */
+  get evicted(): number {
+    return this.#evicted
+  }
+
+  /** The live entry of `key`, if any (touches it). */
+  get(key: string): LedgerEntry | undefined {
+    const slot = this.#live(key)
+    if (slot === undefined) return undefined
+    this.#slots.delete(key)
+    this.#slots.set(key, slot)
+    return slot.entry
+  }
+
+  claim(key: string, ttlMs: number, reclaimFailed: boolean): LedgerEntry | undefined {
+    const found = this.get(key)
+    if (found !== undefined && !(found.state === 'failed' && reclaimFailed)) return found
+    this.set(key, { state: 'processing' }, ttlMs)
+    return undefined
+  }
+
+  set(key: string, entry: LedgerEntry, ttlMs: number): void {
+    this.#slots.delete(key)
+    this.#slots.set(key, { entry, expiresAt: this.#clock.now() + ttlMs })
+    if (this.#slots.size > this.maxKeys) this.#evictOne()
+  }
+
+  release(key: string): void {
+    this.#slots.delete(key)
+  }
+
+  #live(key: string): Slot | undefined {
+    const slot = this.#slots.get(key)
+    if (slot === undefined) return undefined
+    if (slot.expiresAt > this.#clock.now()) return slot
+    this.#slots.delete(key)
+    return undefined
+  }
+
+  // Forgets the least recently used finished key (in-flight keys are skipped: forgetting one would let
+  // its duplicate in).
+  #evictOne(): void {
+    for (const [key, slot] of this.#slots) {
+      if (slot.entry.state === 'processing' || slot.entry.state === 'committed') continue
+      this.#slots.delete(key)
+      this.#evicted++
+      return
+    }
+  }
+}

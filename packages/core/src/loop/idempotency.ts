@@ -1,0 +1,186 @@
+/**
+ * The loop's side of the idempotency ledger: claims a message's key when it is posted (a duplicate is
+ * refused then, or — with an async store — skipped when it would run), records `committed` / `done` /
+ * `failed`, and frees the key of a message that will not run.
+ *
+ * @module
+ */
+
+import type { Clock } from '../clock.js'
+import { DuplicateMessageError } from '../errors.js'
+import { type IdempotencyStore, type LedgerEntry, MemoryIdempotencyStore } from '../idempotency/store.js'
+import type { Envelope } from '../internal/envelope.js'
+import type { PostExtras } from './post-extras.js'
+
+/** Options of the `idempotency` loop option. */
+export interface IdempotencyOptions {
+  /**
+   * The ledger. The default is in memory (answers duplicates at post time); a store whose `claim`
+   * returns a promise is asked before the first attempt runs, and a duplicate is then dropped
+   * (reason `duplicate`) instead of refused.
+   * @defaultValue a `MemoryIdempotencyStore` of `maxKeys`
+   */
+  readonly store?: IdempotencyStore
+  /**
+   * How long a key is remembered after its message finished (ms).
+   * @defaultValue 86_400_000 (24 h)
+   */
+  readonly ttlMs?: number
+  /**
+   * Keys the default store holds, in flight or finished; past it the least recently used finished key is forgotten.
+   * @defaultValue 100_000
+   */
+  readonly maxKeys?: number
+  /**
+   * What a post whose key is `failed` (dead-lettered) gets: `retry` runs it again, `duplicate` refuses it.
+   * @defaultValue 'retry'
+   */
+  readonly failed?: 'retry' | 'duplicate'
+  /**
+   * `id`: a message without an `idempotencyKey` uses its id (restored messages keep their original id,
+   * so a message already done before the restart is not run again).
+   * @defaultValue 'none'
+   */
+  readonly dedupe?: 'id' | 'none'
+}
+
+/** A run-time duplicate found by an async store: the message is dropped (reason `duplicate`). */
+export class DuplicateSkip {
+  /**
+   * @param entry - what the store holds for the key
+   */
+  constructor(readonly entry: LedgerEntry) {}
+}
+
+/** The loop's ledger use. */
+export class Idempotency {
+  readonly #store: IdempotencyStore
+  readonly #ttlMs: number
+  readonly #reclaimFailed: boolean
+  readonly #byId: boolean
+  readonly #extras: PostExtras
+  // Keys of messages in flight in this loop: duplicates within the process are refused synchronously
+  // whatever the store.
+  readonly #inFlight = new Set<string>()
+  // Async claims not settled (or to be made again after a rejected one, `null`), by key.
+  readonly #pending = new Map<string, PromiseLike<LedgerEntry | undefined> | null>()
+  readonly #onError: (error: unknown, key: string) => void
+
+  /**
+   * @param options - validated options
+   * @param clock - the loop's clock (TTLs of the default store)
+   * @param extras - where per-message keys and checkpoints live
+   * @param onError - an async store call failed
+   */
+  constructor(
+    options: IdempotencyOptions,
+    clock: Clock,
+    extras: PostExtras,
+    onError: (error: unknown, key: string) => void,
+  ) {
+    this.#store = options.store ?? new MemoryIdempotencyStore(options.maxKeys ?? 100_000, clock)
+    this.#ttlMs = options.ttlMs ?? 86_400_000
+    this.#reclaimFailed = (options.failed ?? 'retry') === 'retry'
+    this.#byId = options.dedupe === 'id'
+    this.#extras = extras
+    this.#onError = onError
+  }
+
+  /** The ledger (the default in-memory one unless a store was given). */
+  get store(): IdempotencyStore {
+    return this.#store
+  }
+
+  /** Whether a message in flight in this loop holds `key`. */
+  holds(key: string): boolean {
+    return this.#inFlight.has(key)
+  }
+
+  /** The idempotency key of `m`, if it has one. */
+  keyOf(m: Envelope): string | undefined {
+    return this.#extras.idempotencyKeyOf(m) ?? (this.#byId ? m.id : undefined)
+  }
+
+  /**
+   * Claims the key of a message being admitted.
+   * @throws DuplicateMessageError when it is held (in flight here, or in the ledger)
+   */
+  claim(m: Envelope, key: string): void {
+    if (this.#inFlight.has(key)) throw new DuplicateMessageError(m.type, key, 'processing')
+    const found = this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)
+    if (isThenable(found)) this.#pending.set(key, found)
+    else if (found !== undefined) throw new DuplicateMessageError(m.type, key, found.state)
+    this.#inFlight.add(key)
+  }
+
+  /** Takes ownership of a restored message's key without a claim (it is the same message). */
+  own(key: string, checkpoint: unknown): void {
+    this.#inFlight.add(key)
+    const entry: LedgerEntry = checkpoint === undefined ? { state: 'processing' } : { state: 'committed', checkpoint }
+    this.#call(key, () => this.#store.set(key, entry, this.#ttlMs))
+  }
+
+  /**
+   * Before an attempt runs: waits for an async claim when one is pending. Returns undefined when there
+   * is nothing to wait for.
+   */
+  awaitClaim(m: Envelope): PromiseLike<LedgerEntry | undefined> | undefined {
+    if (this.#pending.size === 0) return undefined
+    const key = this.keyOf(m)
+    if (key === undefined || !this.#pending.has(key)) return undefined
+    const claim = this.#pending.get(key) ?? this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)
+    if (!isThenable(claim)) {
+      this.#pending.delete(key)
+      return Promise.resolve(claim)
+    }
+    this.#pending.set(key, claim)
+    return claim.then(
+      (entry) => {
+        this.#pending.delete(key)
+        return entry
+      },
+      (error: unknown) => {
+        this.#pending.set(key, null) // claim again on the next attempt
+        throw error
+      },
+    )
+  }
+
+  /** `ctx.commit()`: the side effect is done; the ledger says `committed` until the message ends. */
+  committed(m: Envelope, checkpoint: unknown): void {
+    const key = this.keyOf(m)
+    if (key !== undefined) this.#call(key, () => this.#store.set(key, { state: 'committed', checkpoint }, this.#ttlMs))
+  }
+
+  /** The message ended: `done`, `failed`, or `released` (it will not run here: cancelled, dropped). */
+  ended(m: Envelope, how: 'done' | 'failed' | 'released'): void {
+    const key = this.keyOf(m)
+    if (key === undefined || !this.#inFlight.delete(key)) return
+    this.#pending.delete(key)
+    if (how === 'released') this.#call(key, () => this.#store.release(key))
+    else {
+      const checkpoint = this.#extras.checkpointOf(m)
+      const entry: LedgerEntry = checkpoint === undefined ? { state: how } : { state: how, checkpoint }
+      this.#call(key, () => this.#store.set(key, entry, this.#ttlMs))
+    }
+  }
+
+  /** Handed back in a snapshot: the key stays held in the ledger (restore takes it over). */
+  handedBack(m: Envelope): void {
+    const key = this.keyOf(m)
+    if (key !== undefined) this.#inFlight.delete(key)
+  }
+
+  #call(key: string, fn: () => void | PromiseLike<void>): void {
+    try {
+      const result = fn()
+      if (isThenable(result)) result.then(undefined, (error: unknown) => this.#onError(error, key))
+    } catch (error) {
+      this.#onError(error, key)
+    }
+  }
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function'
+}

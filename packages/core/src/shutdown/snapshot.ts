@@ -1,0 +1,193 @@
+/**
+ * Shutdown snapshots: every message a stopping loop did not finish, as plain JSON-serializable data
+ * with a format name and a version, and their validation on restore (all or nothing).
+ *
+ * @module
+ */
+import { SnapshotError } from '../errors.js'
+import type { RetryOptions } from '../failure/retry-policy.js'
+import { checkRetryOptions } from '../failure/retry-policy.js'
+import type { AttemptRecord } from '../failure/trace.js'
+import type { MessageKey } from '../message.js'
+import { MAX_PRIORITY, type PriorityLevel } from '../priority.js'
+
+/** The format name every snapshot carries. */
+export const SNAPSHOT_FORMAT = 'flowing.snapshot'
+/** The snapshot version this release writes and reads. */
+export const SNAPSHOT_VERSION = 1
+
+/**
+ * Where an unfinished message was when the loop stopped: `queued` (ready, or parked behind a busy key),
+ * `held` (by an open circuit breaker), `running` (aborted at the deadline: it will run again), `delayed`
+ * (not due yet), `retry-scheduled` (backing off after a failed attempt).
+ */
+export type SnapshotState = 'queued' | 'held' | 'running' | 'delayed' | 'retry-scheduled'
+
+/** One unfinished message. */
+export interface SnapshotMessage {
+  /** Its id in the loop that stopped (restored messages get new ids; `dedupe: 'id'` keys keep this one). */
+  readonly id: string
+  /** Its type. */
+  readonly type: string
+  /** Its payload (must be JSON-serializable for the snapshot to be). */
+  readonly payload: unknown
+  /** Its key, if any. */
+  readonly key?: MessageKey
+  /** Its priority. */
+  readonly priority: PriorityLevel
+  /** The trace id it shares with its follow-ups. */
+  readonly traceId: string
+  /** Follow-up depth. */
+  readonly hops: number
+  /** Where it was. */
+  readonly state: SnapshotState
+  /** For `delayed` and `retry-scheduled`: ms it still had to wait. */
+  readonly dueInMs?: number
+  /** Attempts it made (restored, it continues with the next attempt number). */
+  readonly attempts: readonly AttemptRecord[]
+  /** Its idempotency key, if any (kept, so nothing already done runs again). */
+  readonly idempotencyKey?: string
+  /** What its handler passed to `ctx.commit()`, if it committed (a retry resumes after it). */
+  readonly checkpoint?: unknown
+  /** Its per-post retry policy, if it had one. */
+  readonly retry?: RetryOptions
+  /** Its per-post handler deadline, if it had one. */
+  readonly handlerTimeoutMs?: number
+}
+
+/** What `stop({ deadlineMs })` resolves with and `restore()` takes. */
+export interface LoopSnapshot {
+  /** Always `flowing.snapshot`. */
+  readonly format: typeof SNAPSHOT_FORMAT
+  /** The version ({@link SNAPSHOT_VERSION}). */
+  readonly version: typeof SNAPSHOT_VERSION
+  /** Wall-clock time it was taken (ms since the epoch): restore subtracts the time since from delays. */
+  readonly takenAt: number
+  /** Whether everything finished before the deadline (then only `delayed` messages can be left). */
+  readonly drained: boolean
+  /** The unfinished messages, in post order. */
+  readonly messages: readonly SnapshotMessage[]
+}
+
+const STATES: readonly SnapshotState[] = ['queued', 'held', 'running', 'delayed', 'retry-scheduled']
+const KEYS = new Set([
+  'id',
+  'type',
+  'payload',
+  'key',
+  'priority',
+  'traceId',
+  'hops',
+  'state',
+  'dueInMs',
+  'attempts',
+  'idempotencyKey',
+  'checkpoint',
+  'retry',
+  'handlerTimeoutMs',
+])
+
+/**
+ * Checks that `value` is a whole snapshot of this format and version, field by field.
+ * @throws SnapshotError naming the first bad field
+ */
+export function checkSnapshot(value: unknown): LoopSnapshot {
+  const s = record<LoopSnapshot>('', value)
+  if (s.format !== SNAPSHOT_FORMAT) fail('format', `must be ${JSON.stringify(SNAPSHOT_FORMAT)}, got ${show(s.format)}`)
+  if (s.version !== SNAPSHOT_VERSION) {
+    fail(
+      'version',
+      `must be ${SNAPSHOT_VERSION} (this release reads version ${SNAPSHOT_VERSION}), got ${show(s.version)}`,
+    )
+  }
+  if (typeof s.takenAt !== 'number' || !Number.isFinite(s.takenAt))
+    fail('takenAt', `must be a time in ms, got ${show(s.takenAt)}`)
+  if (typeof s.drained !== 'boolean') fail('drained', `must be a boolean, got ${show(s.drained)}`)
+  if (!Array.isArray(s.messages)) fail('messages', `must be an array, got ${show(s.messages)}`)
+  const ids = new Set<string>()
+  ;(s.messages as unknown[]).forEach((m, i) => {
+    checkMessage(`messages[${i}]`, m)
+    const id = (m as SnapshotMessage).id
+    if (ids.has(id)) fail(`messages[${i}].id`, `repeats ${JSON.stringify(id)} (a snapshot lists each message once)`)
+    ids.add(id)
+  })
+  return value as LoopSnapshot
+}
+
+function checkMessage(path: string, value: unknown): void {
+  const m = record<SnapshotMessage>(path, value)
+  for (const key of Object.keys(m)) if (!KEYS.has(key)) fail(`${path}.${key}`, 'is not a snapshot field')
+  for (const field of ['id', 'type', 'traceId'] as const) {
+    if (typeof m[field] !== 'string' || m[field] === '')
+      fail(`${path}.${field}`, `must be a non-empty string, got ${show(m[field])}`)
+  }
+  if (!('payload' in m)) fail(`${path}.payload`, 'is missing')
+  const key = m.key
+  if (key !== undefined && typeof key !== 'string' && !(typeof key === 'number' && Number.isFinite(key))) {
+    fail(`${path}.key`, `must be a string or a finite number, got ${show(key)}`)
+  }
+  const p = m.priority
+  if (!(typeof p === 'number' && Number.isInteger(p) && p >= 0 && p <= MAX_PRIORITY)) {
+    fail(`${path}.priority`, `must be an integer from 0 to ${MAX_PRIORITY}, got ${show(p)}`)
+  }
+  if (!(typeof m.hops === 'number' && Number.isInteger(m.hops) && m.hops >= 0))
+    fail(`${path}.hops`, `must be a non-negative integer, got ${show(m.hops)}`)
+  if (!STATES.includes(m.state as SnapshotState))
+    fail(`${path}.state`, `must be one of ${STATES.join(', ')}, got ${show(m.state)}`)
+  const timed = m.state === 'delayed' || m.state === 'retry-scheduled'
+  if (timed && !(typeof m.dueInMs === 'number' && m.dueInMs >= 0 && Number.isFinite(m.dueInMs))) {
+    fail(`${path}.dueInMs`, `must be a non-negative number of ms for a ${m.state} message, got ${show(m.dueInMs)}`)
+  }
+  if (!timed && m.dueInMs !== undefined) fail(`${path}.dueInMs`, `must be absent for a ${m.state} message`)
+  if (!Array.isArray(m.attempts)) fail(`${path}.attempts`, `must be an array, got ${show(m.attempts)}`)
+  for (const [i, a] of (m.attempts as unknown[]).entries()) checkAttempt(`${path}.attempts[${i}]`, a, i + 1)
+  if (m.idempotencyKey !== undefined && (typeof m.idempotencyKey !== 'string' || m.idempotencyKey === '')) {
+    fail(`${path}.idempotencyKey`, `must be a non-empty string, got ${show(m.idempotencyKey)}`)
+  }
+  if (m.retry !== undefined) {
+    try {
+      checkRetryOptions(`${path}.retry`, m.retry)
+    } catch (error) {
+      fail(`${path}.retry`, (error as Error).message)
+    }
+  }
+  const t = m.handlerTimeoutMs
+  if (t !== undefined && !(typeof t === 'number' && t > 0))
+    fail(`${path}.handlerTimeoutMs`, `must be a positive number, got ${show(t)}`)
+}
+
+function checkAttempt(path: string, value: unknown, expected: number): void {
+  const a = record<AttemptRecord>(path, value)
+  if (a.attempt !== expected)
+    fail(`${path}.attempt`, `must be ${expected} (attempts are numbered in order), got ${show(a.attempt)}`)
+  for (const field of ['startedAt', 'durationMs'] as const) {
+    if (typeof a[field] !== 'number' || !Number.isFinite(a[field]))
+      fail(`${path}.${field}`, `must be a number, got ${show(a[field])}`)
+  }
+  if (!['succeeded', 'failed', 'timed-out'].includes(a.outcome as string)) {
+    fail(`${path}.outcome`, `must be succeeded, failed or timed-out, got ${show(a.outcome)}`)
+  }
+}
+
+type Fields<T> = { readonly [K in keyof T]?: unknown }
+
+function record<T>(path: string, value: unknown): Fields<T> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    fail(path, `must be an object, got ${show(value)}`)
+  }
+  return value as Fields<T>
+}
+
+function fail(path: string, problem: string): never {
+  throw new SnapshotError(path, problem)
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return 'nothing'
+  try {
+    const json = JSON.stringify(value)
+    return json === undefined ? String(value) : json.length > 60 ? `${json.slice(0, 57)}…` : json
+  } catch {
+    return String(value)
+  }
+}
