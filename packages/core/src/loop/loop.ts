@@ -144,7 +144,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   // A stop with a deadline or a signal hands back what is unfinished; `#cutOff` once the deadline hit.
   #handingBack = false
   #cutOff = false
-  #leftovers: { seq: number; message: SnapshotMessage }[] = []
+  #leftovers: { seq: number; dueAt: number | undefined; message: SnapshotMessage }[] = []
   #deadlineAt = Number.POSITIVE_INFINITY
   #deadlineTimer: TimerHandle | undefined
   #stopSignal: AbortSignal | undefined
@@ -1109,7 +1109,6 @@ export class Loop<M extends MessageMap = MessageMap> {
       attempts: [...(this.#failures.traces.of(m)?.attempts ?? [])],
     }
     if (m.key !== undefined) entry.key = m.key
-    if (dueAt !== undefined) entry.dueInMs = Math.max(0, dueAt - this.#clock.now())
     const key = this.#idem?.keyOf(m)
     if (key !== undefined) entry.idempotencyKey = key
     const checkpoint = this.#extras.checkpointOf(m)
@@ -1118,14 +1117,17 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (retry !== undefined) entry.retry = retry
     const timeout = this.#extras.timeoutOf(m)
     if (timeout !== undefined) entry.handlerTimeoutMs = timeout
-    this.#leftovers.push({ seq: m.seq, message: entry as SnapshotMessage })
+    this.#leftovers.push({ seq: m.seq, dueAt, message: entry as SnapshotMessage })
     this.#idem?.handedBack(m)
     this.#metrics.snapshotted++
     this.#failures.traces.note(m, 'snapshotted', this.#clock.now(), undefined, state)
   }
 
   #takeSnapshot(): LoopSnapshot {
-    const messages = this.#leftovers.sort((a, b) => a.seq - b.seq).map((l) => l.message)
+    const now = this.#clock.now()
+    const messages = this.#leftovers
+      .sort((a, b) => a.seq - b.seq)
+      .map(({ dueAt, message }) => (dueAt === undefined ? message : { ...message, dueInMs: Math.max(0, dueAt - now) }))
     this.#leftovers = []
     return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, takenAt: Date.now(), drained: !this.#cutOff, messages }
   }
@@ -1189,20 +1191,18 @@ export class Loop<M extends MessageMap = MessageMap> {
     const exit = this.#options.failureExit
     if (exit === false) return
     this.events.emit('failure-exit', report)
-    // After the failing attempt's bookkeeping (retry or dead letter) is done: the stop hands it back too.
-    RESOLVED.then(() => {
-      const stopping = this.stop({ deadlineMs: exit.deadlineMs ?? 0 })
-      if (exit.onSnapshot !== undefined) {
-        const deliver = exit.onSnapshot
-        stopping
-          .then((snapshot) => deliver(snapshot, report))
-          .then(undefined, (error: unknown) => {
-            queueMicrotask(() => {
-              throw error
-            })
-          })
-      }
-    })
+    // Called once the failing attempt's bookkeeping (retry or dead letter) is done, so its retry is
+    // handed back too; at once, before the pump can start anything else.
+    const stopping = this.stop({ deadlineMs: exit.deadlineMs ?? 0 })
+    const deliver = exit.onSnapshot
+    if (deliver === undefined) return
+    stopping
+      .then((snapshot) => deliver(snapshot, report))
+      .then(undefined, (error: unknown) => {
+        queueMicrotask(() => {
+          throw error
+        })
+      })
   }
 
   #escalate(): void {
