@@ -23,7 +23,6 @@ import {
   QueueFullError,
   type QueueLoad,
   SendAbortedError,
-  SnapshotError,
 } from '../errors.js'
 import type { CircuitState } from '../failure/circuits.js'
 import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
@@ -38,19 +37,13 @@ import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
 import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
-import {
-  checkSnapshot,
-  type LoopSnapshot,
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_VERSION,
-  type SnapshotMessage,
-  type SnapshotState,
-} from '../shutdown/snapshot.js'
+import { checkFits, checkSnapshot, type LoopSnapshot, type SnapshotMessage } from '../shutdown/snapshot.js'
 import { Admission, Mode } from './admission.js'
 import { AttemptContext } from './attempt-context.js'
 import { type DelayedHost, type DelayedMessage, DelayedPosts } from './delayed-posts.js'
 import { LoopEmitter, type LoopState, type ZombieSummary } from './events.js'
 import { type FailureExitReport, Failures } from './failures.js'
+import { HandBack } from './hand-back.js'
 import { DuplicateSkip, Idempotency } from './idempotency.js'
 import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from './options.js'
 import { PostExtras } from './post-extras.js'
@@ -141,13 +134,9 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #failures: Failures<M>
   // The idempotency ledger, created with the option or by the first post that carries a key.
   #idem: Idempotency | undefined
-  // A stop with a deadline or a signal hands back what is unfinished; `#cutOff` once the deadline hit.
-  #handingBack = false
-  #cutOff = false
-  #leftovers: { seq: number; dueAt: number | undefined; message: SnapshotMessage }[] = []
-  #deadlineAt = Number.POSITIVE_INFINITY
-  #deadlineTimer: TimerHandle | undefined
-  #stopSignal: AbortSignal | undefined
+  // A stop with a deadline or a signal: its cut-off and the snapshot it resolves with.
+  readonly #handBack: HandBack
+
   // Watermark backpressure, when enabled.
   readonly #pressure: LoopPressure | undefined
   readonly #metrics = new LoopMetrics()
@@ -244,12 +233,28 @@ export class Loop<M extends MessageMap = MessageMap> {
             priority: letter.priority,
           }) as unknown as PostResult<MessageMap, never>,
         mayRetry: () =>
-          this.#state !== 'stopped' && !this.#cutOff && (this.#stopping === undefined || this.#drainOnStop),
+          this.#state !== 'stopped' && !this.#handBack.cut && (this.#stopping === undefined || this.#drainOnStop),
         deadLettered: (m) => this.#idem?.ended(m, 'failed'),
         failureExit: (report) => this.#failureExit(report),
       },
       urgency.compare,
     )
+    this.#handBack = new HandBack({
+      clock: this.#clock,
+      cutOff: () => this.#cutOff(),
+      extrasOf: (m) => ({
+        attempts: [...(this.#failures.traces.of(m)?.attempts ?? [])],
+        idempotencyKey: this.#idem?.keyOf(m),
+        checkpoint: this.#extras.checkpointOf(m),
+        retry: this.#extras.retryOf(m),
+        handlerTimeoutMs: this.#extras.timeoutOf(m),
+      }),
+      handedBack: (m, state) => {
+        this.#idem?.handedBack(m)
+        this.#metrics.snapshotted++
+        this.#failures.traces.note(m, 'snapshotted', this.#clock.now(), undefined, state)
+      },
+    })
     this.#watchdog = new Watchdog({
       timers: this.#clock,
       scheduler: this.#wheel as DeadlineScheduler<Attempt>,
@@ -516,29 +521,29 @@ export class Loop<M extends MessageMap = MessageMap> {
     }
     if (this.#stopping !== undefined) {
       if (!drain && this.#drainOnStop) this.#escalate() // a graceful stop that ran out of patience
-      this.#armCutoff(deadlineMs, signal) // a shorter deadline, or a signal, may come later
+      this.#handBack.arm(deadlineMs, signal) // a shorter deadline, or a signal, may come later
       return this.#stopping
     }
     this.#drainOnStop = drain
-    this.#handingBack = deadlineMs !== undefined || signal !== undefined
+    this.#handBack.active = deadlineMs !== undefined || signal !== undefined
     this.#stall?.stop()
     this.#setState('draining')
     this.#openReadyGate()
     if (this.#breakerWake !== undefined) this.#clock.clearTimeout(this.#breakerWake)
     this.#breakerWake = undefined
     this.#gate.rejectAll((w) => new LoopStoppingError(`send \`${w.type}\``))
-    if (this.#handingBack) for (const { m, dueAt } of this.#delayed.takeAll(false)) this.#handBack(m, 'delayed', dueAt)
+    if (this.#handBack.active) for (const e of this.#delayed.takeAll(false)) this.#handBack.add(e.m, 'delayed', e.dueAt)
     else this.#cancelDelayed(!drain)
     if (!drain) this.#cancelQueued()
     this.#schedulePump()
     this.#stopping = this.drain().then(() => {
-      this.#disarmCutoff()
+      this.#handBack.disarm()
       if (this.#drainOnStop) this.events.emit('drained')
       this.#failures.flush()
       this.#setState('stopped')
-      return this.#takeSnapshot()
+      return this.#handBack.take()
     })
-    this.#armCutoff(deadlineMs, signal)
+    this.#handBack.arm(deadlineMs, signal)
     return this.#stopping
   }
 
@@ -558,7 +563,12 @@ export class Loop<M extends MessageMap = MessageMap> {
       throw new LoopStoppedError('restore a snapshot', this.#state)
     }
     const s = checkSnapshot(snapshot)
-    this.#checkRestorable(s)
+    checkFits(s, {
+      resolve: (sm) => this.#registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
+      holds: (key) => this.#idem?.holds(key) === true,
+      freeQueue: this.#options.capacity - this.#queue.length,
+      freeDelayed: this.#options.maxDelayed - this.#delayed.length,
+    })
     const now = this.#clock.now()
     const elapsed = Math.max(0, Date.now() - s.takenAt)
     for (const sm of s.messages) this.#readmit(sm, now, elapsed)
@@ -792,7 +802,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (ctx.guard?.isCurrent) ctx.guard.cancel(HANDED_BACK)
     m.where = Where.Done
     if (m.key !== undefined) this.#queue.release(m.key)
-    if (handedBack) this.#handBack(m, 'running')
+    if (handedBack) this.#handBack.add(m, 'running')
     else {
       this.#idem?.handedBack(m) // the key is someone else's: leave the ledger alone
       this.#admission.drop(m, 'duplicate')
@@ -835,7 +845,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   ): Message<M> | PostResult<M, MessageType<M>> {
     if (
       this.#state === 'stopped' ||
-      (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop && !this.#cutOff))
+      (this.#state === 'draining' && !(hops > 0 && this.#drainOnStop && !this.#handBack.cut))
     ) {
       const error =
         this.#state === 'stopped'
@@ -1040,127 +1050,24 @@ export class Loop<M extends MessageMap = MessageMap> {
     return heard
   }
 
-  // The stop's deadline or signal: arms the cut-off (the earliest deadline wins).
-  #armCutoff(deadlineMs: number | undefined, signal: AbortSignal | undefined): void {
-    if (deadlineMs === undefined && signal === undefined) return
-    this.#handingBack = true
-    if (signal !== undefined) {
-      if (signal.aborted) deadlineMs = 0
-      else {
-        this.#stopSignal = signal
-        signal.addEventListener('abort', this.#onStopSignal, { once: true })
-      }
-    }
-    if (deadlineMs === undefined || deadlineMs === Number.POSITIVE_INFINITY) return
-    if (deadlineMs === 0) {
-      this.#cutoff()
-      return
-    }
-    const at = this.#clock.now() + deadlineMs
-    if (this.#deadlineAt <= at) return
-    if (this.#deadlineTimer !== undefined) this.#clock.clearTimeout(this.#deadlineTimer)
-    this.#deadlineAt = at
-    this.#deadlineTimer = this.#clock.setTimeout(() => this.#cutoff(), deadlineMs)
-  }
-
-  readonly #onStopSignal = (): void => this.#cutoff()
-
-  #disarmCutoff(): void {
-    if (this.#deadlineTimer !== undefined) this.#clock.clearTimeout(this.#deadlineTimer)
-    this.#deadlineTimer = undefined
-    this.#stopSignal?.removeEventListener('abort', this.#onStopSignal)
-    this.#stopSignal = undefined
-  }
-
-  // The deadline: everything unfinished is handed back — waiting, backing off, held, delayed — and
-  // what still runs is aborted (its signal fires, its late effects are fenced, its late settle ignored).
-  #cutoff(): void {
-    if (this.#cutOff || this.#state === 'stopped') return
-    this.#cutOff = true
-    this.#disarmCutoff()
+  // The cut-off: everything unfinished is handed back — backing off, held, delayed, waiting — and what
+  // still runs is aborted (its signal fires, its late effects are fenced, its late settle ignored).
+  #cutOff(): void {
     for (const { m, dueAt } of this.#failures.retries.takeAll(true)) {
       this.#queue.forget(m)
-      this.#handBack(m, 'retry-scheduled', dueAt)
+      this.#handBack.add(m, 'retry-scheduled', dueAt)
     }
     for (const m of this.#failures.circuits.clear()) {
       this.#queue.forget(m)
-      this.#handBack(m, 'held')
+      this.#handBack.add(m, 'held')
     }
-    for (const { m, dueAt } of this.#delayed.takeAll(true)) this.#handBack(m, 'delayed', dueAt)
-    for (const m of this.#queue.clear()) this.#handBack(m, 'queued')
+    for (const { m, dueAt } of this.#delayed.takeAll(true)) this.#handBack.add(m, 'delayed', dueAt)
+    for (const m of this.#queue.clear()) this.#handBack.add(m, 'queued')
     for (const ctx of this.#pool.attempts()) {
       ctx.abort(true)
       this.#pool.detach((a) => a === ctx, HANDED_BACK)
     }
     if (this.#isIdle()) this.#onIdle()
-  }
-
-  // Records an unfinished message for the snapshot (its outcome: `snapshotted`).
-  #handBack(m: Envelope, state: SnapshotState, dueAt?: number): void {
-    m.where = Where.Done
-    const entry: { -readonly [K in keyof SnapshotMessage]?: SnapshotMessage[K] } = {
-      id: m.id,
-      type: m.type,
-      payload: m.payload,
-      priority: m.priority,
-      traceId: m.traceId,
-      hops: m.hops,
-      state,
-      attempts: [...(this.#failures.traces.of(m)?.attempts ?? [])],
-    }
-    if (m.key !== undefined) entry.key = m.key
-    const key = this.#idem?.keyOf(m)
-    if (key !== undefined) entry.idempotencyKey = key
-    const checkpoint = this.#extras.checkpointOf(m)
-    if (checkpoint !== undefined) entry.checkpoint = checkpoint
-    const retry = this.#extras.retryOf(m)
-    if (retry !== undefined) entry.retry = retry
-    const timeout = this.#extras.timeoutOf(m)
-    if (timeout !== undefined) entry.handlerTimeoutMs = timeout
-    this.#leftovers.push({ seq: m.seq, dueAt, message: entry as SnapshotMessage })
-    this.#idem?.handedBack(m)
-    this.#metrics.snapshotted++
-    this.#failures.traces.note(m, 'snapshotted', this.#clock.now(), undefined, state)
-  }
-
-  #takeSnapshot(): LoopSnapshot {
-    const now = this.#clock.now()
-    const messages = this.#leftovers
-      .sort((a, b) => a.seq - b.seq)
-      .map(({ dueAt, message }) => (dueAt === undefined ? message : { ...message, dueInMs: Math.max(0, dueAt - now) }))
-    this.#leftovers = []
-    return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, takenAt: Date.now(), drained: !this.#cutOff, messages }
-  }
-
-  // Everything restore() needs from this loop, checked before anything changes.
-  #checkRestorable(s: LoopSnapshot): void {
-    let waiting = 0
-    let timed = 0
-    s.messages.forEach((sm, i) => {
-      try {
-        this.#registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>)
-      } catch (error) {
-        throw new SnapshotError(`messages[${i}].type`, (error as Error).message)
-      }
-      if (sm.idempotencyKey !== undefined && this.#idem?.holds(sm.idempotencyKey) === true) {
-        throw new SnapshotError(
-          `messages[${i}].idempotencyKey`,
-          `${JSON.stringify(sm.idempotencyKey)} is in flight in this loop (was the snapshot restored twice?)`,
-        )
-      }
-      if (sm.state === 'delayed' || sm.state === 'retry-scheduled') timed++
-      else waiting++
-    })
-    const free = this.#options.capacity - this.#queue.length
-    if (waiting > free)
-      throw new SnapshotError('messages', `needs ${waiting} free places in the queue, ${free} are free`)
-    const freeDelayed = this.#options.maxDelayed - this.#delayed.length
-    if (timed > freeDelayed) {
-      throw new SnapshotError(
-        'messages',
-        `holds ${timed} delayed or retrying messages, maxDelayed leaves room for ${freeDelayed}`,
-      )
-    }
   }
 
   // Re-admits one snapshot message (already checked).

@@ -191,3 +191,45 @@ function show(value: unknown): string {
     return String(value)
   }
 }
+
+/** What a loop can take, for {@link checkFits}. */
+export interface RestoreRoom {
+  /** Throws when the loop cannot dispatch `message` (unknown type, no route). */
+  resolve(message: SnapshotMessage): void
+  /** Whether a message in flight in the loop holds `idempotencyKey`. */
+  holds(idempotencyKey: string): boolean
+  /** Free places in the queue. */
+  readonly freeQueue: number
+  /** Free places for delayed and retrying messages. */
+  readonly freeDelayed: number
+}
+
+/**
+ * Checks that a loop can take every message of a (valid) snapshot: known types and routes, keys not
+ * already in flight there, room in the queue and for delayed messages.
+ * @throws SnapshotError naming the first problem
+ */
+export function checkFits(s: LoopSnapshot, room: RestoreRoom): void {
+  let waiting = 0
+  let timed = 0
+  for (const [i, sm] of s.messages.entries()) {
+    try {
+      room.resolve(sm)
+    } catch (error) {
+      fail(`messages[${i}].type`, (error as Error).message)
+    }
+    if (sm.idempotencyKey !== undefined && room.holds(sm.idempotencyKey)) {
+      fail(
+        `messages[${i}].idempotencyKey`,
+        `${JSON.stringify(sm.idempotencyKey)} is in flight in this loop (was the snapshot restored twice?)`,
+      )
+    }
+    if (sm.state === 'delayed' || sm.state === 'retry-scheduled') timed++
+    else waiting++
+  }
+  if (waiting > room.freeQueue)
+    fail('messages', `needs ${waiting} free places in the queue, ${room.freeQueue} are free`)
+  if (timed > room.freeDelayed) {
+    fail('messages', `holds ${timed} delayed or retrying messages, maxDelayed leaves room for ${room.freeDelayed}`)
+  }
+}
