@@ -6,7 +6,8 @@
  * second loop with watermark backpressure is flooded, and its timeline printed; last, a handler that
  * hangs is timed out, fenced and compensated, and the stall detector reports one that never yields;
  * last, a flaky downstream with an outage: retries with back-off, dead letters, de-noised alerts and a
- * circuit breaker that holds records until the downstream recovers.
+ * circuit breaker that holds records until the downstream recovers; and a restart: a stop with a
+ * deadline hands back a snapshot that the next loop restores, every payment charged exactly once.
  */
 import { createLoop, Priority } from '@flowing/core'
 import { runFlood } from '../flood/scenario.js'
@@ -15,6 +16,7 @@ import { mulberry32 } from '../lib/random.js'
 import { runFailuresDemo } from './failures.js'
 import { type OrderMessages, PAYMENT_TIMEOUT_MS, registerOrderHandlers } from './orders.js'
 import { closingReport, liveLine } from './report.js'
+import { runRestartDemo } from './restart.js'
 import { runTimeoutsDemo } from './timeouts.js'
 
 const random = mulberry32(42) // the same story on every run
@@ -114,3 +116,7 @@ console.log(
   '\nFailures — 80 % ok, 15 % retryable, 5 % for good, then an 800 ms outage (5 attempts, breaker, alerts):\n',
 )
 await runFailuresDemo((line) => console.log(line))
+
+// 8. A restart: stop with a deadline, snapshot, restore in a fresh loop — every payment charged once.
+console.log('\nRestart — 3,000 captures, stop with a 100 ms deadline under load, restore in a fresh loop:\n')
+await runRestartDemo((line) => console.log(line))
