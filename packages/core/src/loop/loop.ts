@@ -92,10 +92,11 @@ export interface StopOptions {
  *
  * @remarks
  * Guarantees (BRIEF §3), each enforced in one place:
- * - **I1** every admitted message ends in exactly one outcome — `succeeded`, `failed`, `dropped` or
- *   `cancelled` — counted in {@link Loop.metrics}; a refused post throws (or returns) at once.
+ * - **I1** every admitted message ends in exactly one outcome — `succeeded`, `dead-lettered`,
+ *   `dropped`, `cancelled`, or handed back in a shutdown snapshot (`snapshotted`) — counted in
+ *   {@link Loop.metrics}; a refused post throws (or returns) at once.
  * - **I2** two messages with the same `key` never run at once; equal-priority messages of a key start
- *   in post order (`RunQueue`).
+ *   in post order (`RunQueue`), also across retries and breaker holds (the key stays claimed).
  * - **I3** a free worker takes the most urgent runnable message; ties go to post order; linear aging
  *   bounds overtaking (`Urgency`).
  * - **I4** never more than `capacity` messages wait.
