@@ -142,6 +142,28 @@ describe('idempotency', () => {
     expect(loop.metrics().counters).toMatchObject({ accepted: 2, succeeded: 1, dropped: 1, duplicates: 1 })
   })
 
+  it("never writes to a key it did not win: a cancelled message leaves the other owner's entry alone", async () => {
+    const entries = new Map<string, LedgerEntry>([['taken', { state: 'done' }]])
+    const calls: string[] = []
+    const store: IdempotencyStore = {
+      claim: async (key) => entries.get(key),
+      set: async (key, entry) => {
+        calls.push(`set ${key} ${entry.state}`)
+      },
+      release: async (key) => {
+        calls.push(`release ${key}`)
+      },
+    }
+    const { loop, clock } = virtualLoop({ idempotency: { store }, autoStart: false })
+    loop.on('work', () => {})
+    loop.post('work', 1, { idempotencyKey: 'taken' }) // accepted: the async claim is not answered yet
+    loop.post('work', 2, { idempotencyKey: 'mine' })
+    await loop.stop({ drain: false })
+    await clock.run()
+    expect(calls).toEqual([]) // neither claim was known to be won: nothing released
+    expect(entries.get('taken')).toEqual({ state: 'done' })
+  })
+
   it('reports a failing store call as ledger-error and fails the attempt when the claim rejects', async () => {
     let fail = true
     const store: IdempotencyStore = {
@@ -216,6 +238,30 @@ describe('commit points (succeeded but not acknowledged)', () => {
       'running',
       'succeeded',
     ])
+  })
+
+  it('a dead letter keeps its key and checkpoint: its replay resumes after the commit point', async () => {
+    const { loop, clock } = virtualLoop()
+    const charges: string[] = []
+    let mailUp = false
+    loop.on('order.paid', (m, ctx) => {
+      if (ctx.committed === undefined) {
+        charges.push(m.payload.orderId)
+        ctx.commit({ chargeId: 'ch-9' })
+      }
+      if (!mailUp) throw new NonRetryableError('mail relay rejected the address')
+    })
+    loop.post('order.paid', { orderId: 'o-9', amount: 1 }, { idempotencyKey: 'o-9' })
+    await clock.run()
+    const [letter] = loop.deadLetters.list()
+    expect(letter).toMatchObject({ idempotencyKey: 'o-9', checkpoint: { chargeId: 'ch-9' } })
+    mailUp = true
+    expect(loop.deadLetters.replay().replayed).toHaveLength(1)
+    await clock.run()
+    expect(charges).toEqual(['o-9']) // charged once: the replay resumed after the commit point
+    expect(loop.tryPost('order.paid', { orderId: 'o-9', amount: 1 }, { idempotencyKey: 'o-9' }).status).toBe(
+      'duplicate',
+    )
   })
 
   it('fences commit() from an attempt that timed out', async () => {

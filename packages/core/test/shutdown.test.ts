@@ -244,6 +244,58 @@ describe('restore()', () => {
   })
 })
 
+describe('restore() and the ledger', () => {
+  it('skips messages whose key is done since: restoring the same snapshot again runs nothing twice', async () => {
+    const { loop, clock } = virtualLoop({ autoStart: false })
+    const runs: number[] = []
+    loop.on('work', (m) => {
+      runs.push(m.payload)
+    })
+    loop.post('work', 1, { idempotencyKey: 'k1' })
+    loop.post('work', 2) // no key: nothing can tell it ran
+    const snapshot = await loop.stop({ deadlineMs: 0 })
+    const next = virtualLoop()
+    next.loop.on('work', (m) => {
+      runs.push(m.payload)
+    })
+    const restored: [number, number][] = []
+    next.loop.events.on('restored', (count, skipped) => restored.push([count, skipped]))
+    expect(next.loop.restore(snapshot)).toBe(2)
+    await next.clock.run()
+    expect(next.loop.restore(snapshot)).toBe(1) // k1 is done: skipped
+    await next.clock.run()
+    expect(runs).toEqual([1, 2, 2])
+    expect(restored).toEqual([
+      [2, 0],
+      [1, 1],
+    ])
+    expect(next.loop.metrics().counters).toMatchObject({ restored: 3, duplicates: 1 })
+    void clock
+  })
+
+  it('restores an undefined payload (JSON drops it)', async () => {
+    const { loop } = virtualLoop({ autoStart: false })
+    loop.on('work', () => {})
+    loop.post('work', undefined as never)
+    const snapshot = JSON.parse(JSON.stringify(await loop.stop({ deadlineMs: 0 }))) as LoopSnapshot
+    const next = virtualLoop()
+    const payloads: unknown[] = []
+    next.loop.on('work', (m) => {
+      payloads.push(m.payload)
+    })
+    expect(next.loop.restore(snapshot)).toBe(1)
+    await next.clock.run()
+    expect(payloads).toEqual([undefined])
+  })
+
+  it('refuses postDelayed during a stop with LoopStoppingError', () => {
+    const { loop } = virtualLoop()
+    loop.on('work', () => {})
+    void loop.stop({ deadlineMs: 10 })
+    expect(thrown(() => loop.postDelayed('work', 1, 10))).toBeInstanceOf(LoopStoppingError)
+  })
+})
+
 describe('installShutdownHandlers()', () => {
   function fakeProcess() {
     const listeners = new Map<string, (signal: NodeJS.Signals) => void>()

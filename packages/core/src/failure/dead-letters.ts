@@ -36,6 +36,10 @@ export interface DeadLetter {
   readonly attempts: readonly AttemptRecord[]
   /** Clock time (ms) it was dead-lettered. */
   readonly at: number
+  /** Its idempotency key, if any: a replay carries it (the ledger's `failed` policy then applies). */
+  readonly idempotencyKey?: string
+  /** Its last commit point, if its handler committed: a replay resumes after it (`ctx.committed`). */
+  readonly checkpoint?: unknown
 }
 
 /**

@@ -59,7 +59,10 @@ export interface IdempotencyStore {
   ): LedgerEntry | undefined | PromiseLike<LedgerEntry | undefined>
   /** Records the new state of a key this loop holds (`committed`, `done`, `failed`, or `processing` on restore). */
   set(key: string, entry: LedgerEntry, ttlMs: number): void | PromiseLike<void>
-  /** Frees a key whose message will not run here (cancelled, dropped, handed back in a snapshot). */
+  /**
+   * Frees a key this loop claimed whose message will not run (cancelled, dropped, refused when the
+   * queue was full). Keys handed back in a snapshot stay held: the restoring loop takes them over.
+   */
   release(key: string): void | PromiseLike<void>
 }
 

@@ -49,6 +49,8 @@ export interface FailureHost<M extends MessageMap> {
   readonly replay: Replayer
   /** False once a stop without drain began: a failure then dead-letters instead of retrying. */
   mayRetry(): boolean
+  /** The idempotency key of `m`, if it has one. */
+  keyOf(m: Envelope): string | undefined
   /** A message was dead-lettered (its idempotency key becomes `failed`). */
   deadLettered(m: Envelope): void
   /** The failure rate passed the `failureExit` threshold. */
@@ -308,7 +310,11 @@ export class Failures<M extends MessageMap> {
     m.where = Where.Done
     if (m.key !== undefined) queue.release(m.key)
     const t = this.traces.open(m)
+    const key = this.#h.keyOf(m)
+    const checkpoint = this.#h.extras.checkpointOf(m)
     const letter: DeadLetter = {
+      ...(key === undefined ? {} : { idempotencyKey: key }),
+      ...(checkpoint === undefined ? {} : { checkpoint }),
       id: m.id,
       type: m.type,
       payload: m.payload,

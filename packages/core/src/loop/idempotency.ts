@@ -64,6 +64,10 @@ export class Idempotency {
   readonly #inFlight = new Set<string>()
   // Async claims not settled (or to be made again after a rejected one, `null`), by key.
   readonly #pending = new Map<string, PromiseLike<LedgerEntry | undefined> | null>()
+  // Keys this loop won (claimed, or took over on restore): only these are ever written to the store.
+  readonly #owned = new Set<string>()
+  // Restored keys whose async claim is pending: `processing` / `committed` found then are their own.
+  readonly #restored = new Set<string>()
   readonly #onError: (error: unknown, key: string) => void
 
   /**
@@ -110,14 +114,26 @@ export class Idempotency {
     const found = this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)
     if (isThenable(found)) this.#pending.set(key, found)
     else if (found !== undefined) throw new DuplicateMessageError(m.type, key, found.state)
+    else this.#owned.add(key)
     this.#inFlight.add(key)
   }
 
-  /** Takes ownership of a restored message's key without a claim (it is the same message). */
-  own(key: string, checkpoint: unknown): void {
+  /**
+   * The key of a message being restored: it takes over a `processing` or `committed` entry (left by
+   * the loop that handed it back), but a key found `done` — or `failed` under the `duplicate` policy —
+   * means the message already ran to an end since: it is skipped. With an async store the answer
+   * comes before its first attempt (a skipped one is dropped as a duplicate then).
+   * @returns whether the message may be re-admitted
+   */
+  restore(key: string, checkpoint: unknown): boolean {
+    const found = this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)
+    if (isThenable(found)) {
+      this.#pending.set(key, found)
+      this.#restored.add(key)
+    } else if (found !== undefined && !isOwnLeftover(found)) return false
+    else this.#take(key, checkpoint)
     this.#inFlight.add(key)
-    const entry: LedgerEntry = checkpoint === undefined ? { state: 'processing' } : { state: 'committed', checkpoint }
-    this.#call(key, () => this.#store.set(key, entry, this.#ttlMs))
+    return true
   }
 
   /**
@@ -137,7 +153,12 @@ export class Idempotency {
     return claim.then(
       (entry) => {
         this.#pending.delete(key)
-        return entry
+        const restored = this.#restored.delete(key)
+        if (entry === undefined)
+          this.#owned.add(key) // won: the store holds it as `processing`
+        else if (restored && isOwnLeftover(entry)) this.#take(key, this.#extras.checkpointOf(m))
+        else return entry
+        return undefined
       },
       (error: unknown) => {
         this.#pending.set(key, null) // claim again on the next attempt
@@ -149,7 +170,8 @@ export class Idempotency {
   /** `ctx.commit()`: the side effect is done; the ledger says `committed` until the message ends. */
   committed(m: Envelope, checkpoint: unknown): void {
     const key = this.keyOf(m)
-    if (key !== undefined) this.#call(key, () => this.#store.set(key, { state: 'committed', checkpoint }, this.#ttlMs))
+    if (key !== undefined && this.#owned.has(key))
+      this.#call(key, () => this.#store.set(key, { state: 'committed', checkpoint }, this.#ttlMs))
   }
 
   /** The message ended: `done`, `failed`, or `released` (it will not run here: cancelled, dropped). */
@@ -157,6 +179,8 @@ export class Idempotency {
     const key = this.keyOf(m)
     if (key === undefined || !this.#inFlight.delete(key)) return
     this.#pending.delete(key)
+    this.#restored.delete(key)
+    if (!this.#owned.delete(key)) return // it never won its claim: the entry is someone else's
     if (how === 'released') this.#call(key, () => this.#store.release(key))
     else {
       const checkpoint = this.#extras.checkpointOf(m)
@@ -168,7 +192,17 @@ export class Idempotency {
   /** Handed back in a snapshot: the key stays held in the ledger (restore takes it over). */
   handedBack(m: Envelope): void {
     const key = this.keyOf(m)
-    if (key !== undefined) this.#inFlight.delete(key)
+    if (key === undefined || !this.#inFlight.delete(key)) return
+    this.#pending.delete(key)
+    this.#restored.delete(key)
+    this.#owned.delete(key)
+  }
+
+  // This loop holds `key` now; a checkpoint carried over makes it `committed`.
+  #take(key: string, checkpoint: unknown): void {
+    this.#owned.add(key)
+    const entry: LedgerEntry = checkpoint === undefined ? { state: 'processing' } : { state: 'committed', checkpoint }
+    this.#call(key, () => this.#store.set(key, entry, this.#ttlMs))
   }
 
   #call(key: string, fn: () => void | PromiseLike<void>): void {
@@ -179,6 +213,11 @@ export class Idempotency {
       this.#onError(error, key)
     }
   }
+}
+
+// A `processing` or `committed` entry found on restore was left by the loop that handed the message back.
+function isOwnLeftover(entry: LedgerEntry): boolean {
+  return entry.state === 'processing' || entry.state === 'committed'
 }
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

@@ -228,11 +228,8 @@ export class Loop<M extends MessageMap = MessageMap> {
           this.#pressure?.update(this.#queue.length)
           this.#schedulePump()
         },
-        replay: (letter) =>
-          this.tryPost(letter.type as MessageType<M>, letter.payload as M[MessageType<M>], {
-            key: letter.key,
-            priority: letter.priority,
-          }) as unknown as PostResult<MessageMap, never>,
+        replay: (letter) => this.#replay(letter, Mode.Result) as unknown as PostResult<MessageMap, never>,
+        keyOf: (m) => this.#idem?.keyOf(m),
         mayRetry: () =>
           this.#state !== 'stopped' && !this.#handBack.cut && (this.#stopping === undefined || this.#drainOnStop),
         deadLettered: (m) => this.#idem?.ended(m, 'failed'),
@@ -572,9 +569,10 @@ export class Loop<M extends MessageMap = MessageMap> {
     })
     const now = this.#clock.now()
     const elapsed = Math.max(0, Date.now() - s.takenAt)
-    for (const sm of s.messages) this.#readmit(sm, now, elapsed)
-    this.events.emit('restored', s.messages.length, 0)
-    return s.messages.length
+    let restored = 0
+    for (const sm of s.messages) if (this.#readmit(sm, now, elapsed)) restored++
+    this.events.emit('restored', restored, s.messages.length - restored)
+    return restored
   }
 
   /**
@@ -639,10 +637,22 @@ export class Loop<M extends MessageMap = MessageMap> {
    * @throws what `post` throws
    */
   replay(letter: DeadLetter): Message<M> {
-    return this.post(letter.type as MessageType<M>, letter.payload as M[MessageType<M>], {
-      key: letter.key,
-      priority: letter.priority,
-    })
+    return this.#replay(letter, Mode.Throw) as Message<M>
+  }
+
+  // Re-posts a letter: its type, payload, key, priority and idempotency key; its checkpoint carried over.
+  #replay(letter: DeadLetter, mode: Mode): Message<M> | PostResult<M, MessageType<M>> {
+    this.#metrics.posted++
+    const options: PostOptions = { key: letter.key, priority: letter.priority, idempotencyKey: letter.idempotencyKey }
+    this.#admission.checkOptions(letter.type, options, false)
+    const result = this.#admit(letter.type, letter.payload, options, 0, undefined, mode)
+    const m = (mode === Mode.Throw ? result : (result as { message?: Message<M> }).message) as unknown as
+      | Envelope
+      | undefined
+    if (m !== undefined && m.where !== Where.Done && letter.checkpoint !== undefined) {
+      this.#extras.commit(m, letter.checkpoint)
+    }
+    return result
   }
 
   /** Circuit breakers that are not closed: route, state, messages held. */
@@ -882,7 +892,11 @@ export class Loop<M extends MessageMap = MessageMap> {
   ): DelayedMessage<M, T> {
     this.#admission.checkOptions(type, options, false)
     if (this.#state === 'draining' || this.#state === 'stopped') {
-      this.#admission.refuseInput(type, new LoopStoppedError(`schedule \`${type}\``, this.#state))
+      const action = `schedule \`${type}\``
+      this.#admission.refuseInput(
+        type,
+        this.#state === 'stopped' ? new LoopStoppedError(action, 'stopped') : new LoopStoppingError(action),
+      )
     }
     const openFor = this.#breakers?.refuses(type)
     if (openFor !== undefined) this.#admission.refuseInput(type, new CircuitOpenError(type, openFor))
@@ -1071,17 +1085,20 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (this.#isIdle()) this.#onIdle()
   }
 
-  // Re-admits one snapshot message (already checked).
-  #readmit(sm: SnapshotMessage, now: number, elapsed: number): void {
+  // Re-admits one snapshot message (already checked); false when its key says it already ran to an end.
+  #readmit(sm: SnapshotMessage, now: number, elapsed: number): boolean {
+    if (sm.idempotencyKey !== undefined) {
+      this.#idem ??= this.#newLedger()
+      if (!this.#idem.restore(sm.idempotencyKey, sm.checkpoint)) {
+        this.#metrics.duplicates++
+        return false
+      }
+    }
     const options: PostOptions = { key: sm.key, priority: sm.priority }
     const m = this.#admission.stamp(sm.type, sm.payload, options, sm.hops, sm.traceId)
     this.#extras.keep(m, { handlerTimeoutMs: sm.handlerTimeoutMs, retry: sm.retry, idempotencyKey: sm.idempotencyKey })
     if (sm.checkpoint !== undefined) this.#extras.commit(m, sm.checkpoint)
     if (sm.attempts.length > 0) this.#failures.traces.open(m).attempts.push(...sm.attempts)
-    if (sm.idempotencyKey !== undefined) {
-      this.#idem ??= this.#newLedger()
-      this.#idem.own(sm.idempotencyKey, sm.checkpoint)
-    }
     this.#metrics.posted++
     this.#metrics.accepted++
     this.#metrics.restored++
@@ -1093,6 +1110,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.#failures.retries.schedule(m, dueAt)
       if (this.#failures.ordered(m)) this.#queue.claimKey(m) // later messages of its key wait, as before
     } else this.#admission.enqueue(m)
+    return true
   }
 
   #failureExit(report: FailureExitReport): void {

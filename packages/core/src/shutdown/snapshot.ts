@@ -121,7 +121,7 @@ function checkMessage(path: string, value: unknown): void {
     if (typeof m[field] !== 'string' || m[field] === '')
       fail(`${path}.${field}`, `must be a non-empty string, got ${show(m[field])}`)
   }
-  if (!('payload' in m)) fail(`${path}.payload`, 'is missing')
+  // `payload` may be absent: JSON drops an `undefined` payload.
   const key = m.key
   if (key !== undefined && typeof key !== 'string' && !(typeof key === 'number' && Number.isFinite(key))) {
     fail(`${path}.key`, `must be a string or a finite number, got ${show(key)}`)
