@@ -80,8 +80,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   /** The bound on keys held (in flight or finished); only finished ones are ever evicted. */
   readonly maxKeys: number
   readonly #clock: Pick<Clock, 'now'>
-  // Insertion order = recency (a touched key is re-inserted): the first finished key is the LRU one.
-  readonly #slots = new Map<string, Slot>()
+  // In-flight keys (`processing`, `committed`), and finished ones (`done`, `failed`) in recency order
+  // (a touched key is re-inserted): the first finished key is the least recently used, so eviction is O(1).
+  readonly #inFlight = new Map<string, Slot>()
+  readonly #finished = new Map<string, Slot>()
   #evicted = 0
 
   /**
@@ -95,7 +97,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   /** Keys held (in flight and finished). */
   get size(): number {
-    return this.#slots.size
+    return this.#inFlight.size + this.#finished.size
   }
 
   /** Finished keys forgotten early by the bound (before their TTL). */
@@ -105,10 +107,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   /** The live entry of `key`, if any (touches it). */
   get(key: string): LedgerEntry | undefined {
-    const slot = this.#live(key)
+    const map = this.#inFlight.has(key) ? this.#inFlight : this.#finished
+    const slot = map.get(key)
     if (slot === undefined) return undefined
-    this.#slots.delete(key)
-    this.#slots.set(key, slot)
+    map.delete(key)
+    if (slot.expiresAt <= this.#clock.now()) return undefined
+    map.set(key, slot)
     return slot.entry
   }
 
@@ -120,31 +124,19 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   set(key: string, entry: LedgerEntry, ttlMs: number): void {
-    this.#slots.delete(key)
-    this.#slots.set(key, { entry, expiresAt: this.#clock.now() + ttlMs })
-    if (this.#slots.size > this.maxKeys) this.#evictOne()
+    this.#inFlight.delete(key)
+    this.#finished.delete(key)
+    const inFlight = entry.state === 'processing' || entry.state === 'committed'
+    ;(inFlight ? this.#inFlight : this.#finished).set(key, { entry, expiresAt: this.#clock.now() + ttlMs })
+    // Forget the least recently used finished key (an in-flight one, forgotten, would let its duplicate in).
+    if (this.size > this.maxKeys && this.#finished.size > 0) {
+      this.#finished.delete(this.#finished.keys().next().value as string)
+      this.#evicted++
+    }
   }
 
   release(key: string): void {
-    this.#slots.delete(key)
-  }
-
-  #live(key: string): Slot | undefined {
-    const slot = this.#slots.get(key)
-    if (slot === undefined) return undefined
-    if (slot.expiresAt > this.#clock.now()) return slot
-    this.#slots.delete(key)
-    return undefined
-  }
-
-  // Forgets the least recently used finished key (in-flight keys are skipped: forgetting one would let
-  // its duplicate in).
-  #evictOne(): void {
-    for (const [key, slot] of this.#slots) {
-      if (slot.entry.state === 'processing' || slot.entry.state === 'committed') continue
-      this.#slots.delete(key)
-      this.#evicted++
-      return
-    }
+    this.#inFlight.delete(key)
+    this.#finished.delete(key)
   }
 }
