@@ -7,7 +7,9 @@ it('the failures demo balances I1, keeps per-account order, opens and closes the
   const out = lines.join('\n')
   expect(out).toContain('closed → open')
   expect(out).toContain('half-open → closed')
-  expect(out).toMatch(/accepted \d+ = succeeded \d+ \+ dead-lettered \d+ \+ dropped 0 \+ cancelled 0 {2}✔/)
+  expect(out).toMatch(
+    /accepted \d+ = succeeded \d+ \+ dead-lettered \d+ \+ dropped 0 \+ cancelled 0 \+ snapshotted 0 {2}✔/,
+  )
   expect(out).toContain('per-account order of successful syncs = post order  ✔')
   expect(out).not.toContain('✘')
 }, 20_000)

@@ -129,7 +129,7 @@ export async function runFailuresDemo(log: (line: string) => void, scenario = DE
     ),
   )
   log(
-    `\naccepted ${c.accepted} = succeeded ${c.succeeded} + dead-lettered ${c.deadLettered} + dropped ${c.dropped} + cancelled ${c.cancelled}  ${c.accepted === c.succeeded + c.deadLettered + c.dropped + c.cancelled ? '✔' : '✘'}`,
+    `\naccepted ${c.accepted} = succeeded ${c.succeeded} + dead-lettered ${c.deadLettered} + dropped ${c.dropped} + cancelled ${c.cancelled} + snapshotted ${c.snapshotted}  ${c.accepted === c.succeeded + c.deadLettered + c.dropped + c.cancelled + c.snapshotted ? '✔' : '✘'}`,
   )
   log(`per-account order of successful syncs = post order  ${orderKept ? '✔' : '✘'}`)
   if (trace !== undefined) log(`\nTrace of ${trace.id} (${trace.attempts.length} attempts):\n${describeTrace(trace)}`)

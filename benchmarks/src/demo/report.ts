@@ -33,7 +33,7 @@ export function liveLine(elapsedMs: number, phase: string, m: MetricsSnapshot): 
 /** The closing report: counters, the I1 balance, and latency percentiles per priority. */
 export function closingReport(m: MetricsSnapshot): string {
   const c = m.counters
-  const outcomes = c.succeeded + c.deadLettered + c.dropped + c.cancelled
+  const outcomes = c.succeeded + c.deadLettered + c.dropped + c.cancelled + c.snapshotted
   const counters = table(
     ['counter', 'value'],
     Object.entries(c).map(([k, v]) => [k, v]),

@@ -66,6 +66,8 @@ export interface IdempotencyStore {
   release(key: string): void | PromiseLike<void>
 }
 
+const PROCESSING: LedgerEntry = Object.freeze({ state: 'processing' })
+
 interface Slot {
   entry: LedgerEntry
   expiresAt: number
@@ -119,7 +121,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   claim(key: string, ttlMs: number, reclaimFailed: boolean): LedgerEntry | undefined {
     const found = this.get(key)
     if (found !== undefined && !(found.state === 'failed' && reclaimFailed)) return found
-    this.set(key, { state: 'processing' }, ttlMs)
+    this.set(key, PROCESSING, ttlMs)
     return undefined
   }
 

@@ -59,13 +59,12 @@ export class Idempotency {
   readonly #reclaimFailed: boolean
   readonly #byId: boolean
   readonly #extras: PostExtras
-  // Keys of messages in flight in this loop: duplicates within the process are refused synchronously
-  // whatever the store.
-  readonly #inFlight = new Set<string>()
+  // Keys of messages in flight in this loop — duplicates within the process are refused synchronously
+  // whatever the store — and whether this loop won each (claimed, or took over on restore): only won
+  // keys are ever written to the store.
+  readonly #keys = new Map<string, boolean>()
   // Async claims not settled (or to be made again after a rejected one, `null`), by key.
   readonly #pending = new Map<string, PromiseLike<LedgerEntry | undefined> | null>()
-  // Keys this loop won (claimed, or took over on restore): only these are ever written to the store.
-  readonly #owned = new Set<string>()
   // Restored keys whose async claim is pending: `processing` / `committed` found then are their own.
   readonly #restored = new Set<string>()
   readonly #onError: (error: unknown, key: string) => void
@@ -97,7 +96,7 @@ export class Idempotency {
 
   /** Whether a message in flight in this loop holds `key`. */
   holds(key: string): boolean {
-    return this.#inFlight.has(key)
+    return this.#keys.has(key)
   }
 
   /** The idempotency key of `m`, if it has one. */
@@ -110,12 +109,13 @@ export class Idempotency {
    * @throws DuplicateMessageError when it is held (in flight here, or in the ledger)
    */
   claim(m: Envelope, key: string): void {
-    if (this.#inFlight.has(key)) throw new DuplicateMessageError(m.type, key, 'processing')
+    if (this.#keys.has(key)) throw new DuplicateMessageError(m.type, key, 'processing')
     const found = this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)
-    if (isThenable(found)) this.#pending.set(key, found)
-    else if (found !== undefined) throw new DuplicateMessageError(m.type, key, found.state)
-    else this.#owned.add(key)
-    this.#inFlight.add(key)
+    if (isThenable(found)) {
+      this.#pending.set(key, found)
+      this.#keys.set(key, false)
+    } else if (found !== undefined) throw new DuplicateMessageError(m.type, key, found.state)
+    else this.#keys.set(key, true)
   }
 
   /**
@@ -130,9 +130,9 @@ export class Idempotency {
     if (isThenable(found)) {
       this.#pending.set(key, found)
       this.#restored.add(key)
+      this.#keys.set(key, false)
     } else if (found !== undefined && !isOwnLeftover(found)) return false
     else this.#take(key, checkpoint)
-    this.#inFlight.add(key)
     return true
   }
 
@@ -155,7 +155,7 @@ export class Idempotency {
         this.#pending.delete(key)
         const restored = this.#restored.delete(key)
         if (entry === undefined)
-          this.#owned.add(key) // won: the store holds it as `processing`
+          this.#keys.set(key, true) // won: the store holds it as `processing`
         else if (restored && isOwnLeftover(entry)) this.#take(key, this.#extras.checkpointOf(m))
         else return entry
         return undefined
@@ -170,17 +170,18 @@ export class Idempotency {
   /** `ctx.commit()`: the side effect is done; the ledger says `committed` until the message ends. */
   committed(m: Envelope, checkpoint: unknown): void {
     const key = this.keyOf(m)
-    if (key !== undefined && this.#owned.has(key))
+    if (key !== undefined && this.#keys.get(key) === true)
       this.#call(key, () => this.#store.set(key, { state: 'committed', checkpoint }, this.#ttlMs))
   }
 
   /** The message ended: `done`, `failed`, or `released` (it will not run here: cancelled, dropped). */
   ended(m: Envelope, how: 'done' | 'failed' | 'released'): void {
     const key = this.keyOf(m)
-    if (key === undefined || !this.#inFlight.delete(key)) return
-    this.#pending.delete(key)
-    this.#restored.delete(key)
-    if (!this.#owned.delete(key)) return // it never won its claim: the entry is someone else's
+    if (key === undefined) return
+    const won = this.#keys.get(key)
+    if (won === undefined) return
+    this.#forget(key)
+    if (!won) return // it never won its claim: the entry is someone else's
     if (how === 'released') this.#call(key, () => this.#store.release(key))
     else {
       const checkpoint = this.#extras.checkpointOf(m)
@@ -192,15 +193,18 @@ export class Idempotency {
   /** Handed back in a snapshot: the key stays held in the ledger (restore takes it over). */
   handedBack(m: Envelope): void {
     const key = this.keyOf(m)
-    if (key === undefined || !this.#inFlight.delete(key)) return
-    this.#pending.delete(key)
-    this.#restored.delete(key)
-    this.#owned.delete(key)
+    if (key !== undefined) this.#forget(key)
+  }
+
+  #forget(key: string): void {
+    this.#keys.delete(key)
+    if (this.#pending.size > 0) this.#pending.delete(key)
+    if (this.#restored.size > 0) this.#restored.delete(key)
   }
 
   // This loop holds `key` now; a checkpoint carried over makes it `committed`.
   #take(key: string, checkpoint: unknown): void {
-    this.#owned.add(key)
+    this.#keys.set(key, true)
     const entry: LedgerEntry = checkpoint === undefined ? { state: 'processing' } : { state: 'committed', checkpoint }
     this.#call(key, () => this.#store.set(key, entry, this.#ttlMs))
   }
