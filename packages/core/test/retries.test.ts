@@ -231,7 +231,7 @@ describe('retries', () => {
     expect(runs).toEqual(['1#1@0', '2#1@100', '3#1@200', '1#2@300'])
   })
 
-  it('a retry due while the queue is full waits outside it and takes the first freed slot', async () => {
+  it('a backing-off retry keeps its place in the queue: producers see it, and it re-enters on time', async () => {
     const { loop, clock } = virtualLoop({
       workers: 1,
       capacity: 2,
@@ -240,23 +240,40 @@ describe('retries', () => {
     })
     const runs: string[] = []
     loop.on('work', async (m, ctx) => {
-      runs.push(`${m.payload}#${ctx.attempt}`)
+      runs.push(`${m.payload}#${ctx.attempt}@${clock.now()}`)
       await clock.sleep(50)
       if (m.payload === 1 && ctx.attempt === 1) throw new RetryableError('flaky')
     })
     loop.post('work', 1)
-    await clock.advance(50) // 1 failed: back-off 10 ms
+    await clock.advance(50) // 1 failed: backing off 10 ms, holding one of the 2 places
+    expect(loop.metrics().gauges).toMatchObject({ queued: 1, retrying: 1 })
     loop.post('work', 2)
-    await clock.advance(0) // 2 runs
-    loop.post('work', 3)
-    loop.post('work', 4) // the queue is full
-    await clock.advance(10) // the retry is due: no room, it waits outside the queue
-    expect(loop.metrics().gauges).toMatchObject({ queued: 2, retrying: 1 })
-    await clock.advance(40) // 2 ends, 3 starts: the retry takes the freed slot (ahead of any producer)
-    expect(loop.metrics().gauges).toMatchObject({ queued: 2, retrying: 0 })
+    expect(loop.tryPost('work', 3).status).toBe('full') // the retry's place counts
+    await clock.advance(10) // due: it re-enters at once, behind 2
     await clock.run()
-    expect(runs).toEqual(['1#1', '2#1', '3#1', '4#1', '1#2']) // behind what arrived during its back-off
-    expect(loop.metrics().counters).toMatchObject({ succeeded: 4, deadLettered: 0 })
+    expect(runs).toEqual(['1#1@0', '2#1@50', '1#2@100'])
+  })
+
+  it('does not deadlock when an ordered retry is due while the queue is full of its own key', async () => {
+    // Found in review: the retry waited for room that only its own key's parked messages could free.
+    const { loop, clock } = virtualLoop({
+      capacity: 3,
+      workers: 1,
+      retry: { maxAttempts: 2, baseMs: 10 },
+      random: () => 0.5,
+    })
+    const runs: string[] = []
+    loop.on('work', (m, ctx) => {
+      runs.push(`${m.payload}#${ctx.attempt}`)
+      if (m.payload === 1 && ctx.attempt === 1) throw new RetryableError('flaky')
+    })
+    loop.post('work', 1, { key: 'acct' })
+    await clock.advance(0)
+    loop.post('work', 2, { key: 'acct' })
+    loop.post('work', 3, { key: 'acct' })
+    expect(loop.tryPost('work', 4, { key: 'acct' }).status).toBe('full')
+    await clock.run()
+    expect(runs).toEqual(['1#1', '1#2', '2#1', '3#1'])
   })
 
   it('a draining stop waits for retries; stop({ drain: false }) cancels them and frees their keys', async () => {

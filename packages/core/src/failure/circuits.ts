@@ -264,6 +264,26 @@ export class Circuits {
     return true
   }
 
+  /**
+   * A probe that never ran (dropped as a duplicate): its probe slot goes to the next held message.
+   */
+  abandon(m: Envelope): void {
+    if (this.#tripped === 0) return
+    const c = this.#circuits.get(this.#routeOf(m))
+    if (c === undefined || !c.probes.delete(m) || c.state !== 'half-open' || c.held.length === 0) return
+    const next = this.#unhold(c)
+    c.probes.add(next)
+    this.#host.release(next)
+  }
+
+  /** Stops every cooldown timer (the loop stopped; held messages were handed back or cancelled). */
+  stopTimers(): void {
+    for (const c of this.#circuits.values()) {
+      if (c.timer !== undefined) this.#clock.clearTimeout(c.timer)
+      c.timer = undefined
+    }
+  }
+
   /** Every breaker not closed, with what it holds (for metrics and inspection). */
   states(): { route: string; state: CircuitState; held: number }[] {
     const out: { route: string; state: CircuitState; held: number }[] = []

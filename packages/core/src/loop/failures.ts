@@ -21,7 +21,7 @@ import { classify, type ErrorInfo, errorInfo } from '../failure/classify.js'
 import { type DeadLetter, DeadLetterStore, type Replayer } from '../failure/dead-letters.js'
 import { attemptsAllowed, backoff, mergeRetry, type RetryPolicy } from '../failure/retry-policy.js'
 import { SlidingWindow } from '../failure/sliding-window.js'
-import { Traces } from '../failure/trace.js'
+import { type Trace, Traces } from '../failure/trace.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { Message, MessageMap } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
@@ -51,6 +51,8 @@ export interface FailureHost<M extends MessageMap> {
   mayRetry(): boolean
   /** The idempotency key of `m`, if it has one. */
   keyOf(m: Envelope): string | undefined
+  /** Hands `m` back (a stop's cut-off came while its failure was being handled): true if it did. */
+  handBackIfCut(m: Envelope): boolean
   /** A message was dead-lettered (its idempotency key becomes `failed`). */
   deadLettered(m: Envelope): void
   /** The failure rate passed the `failureExit` threshold. */
@@ -146,8 +148,7 @@ export class Failures<M extends MessageMap> {
       host.wheel,
       {
         enterDue: (m) => {
-          if (host.queue.length >= o.capacity) return false
-          this.reenter(m)
+          this.reenter(m) // it kept its place in the queue: no room needed
           return true
         },
         cancelled: () => {},
@@ -161,6 +162,7 @@ export class Failures<M extends MessageMap> {
         host.entered()
       },
       held: (m, route) => {
+        host.queue.markHeld(m) // first: a listener of `held` may call back into the loop
         host.metrics.held++
         this.traces.open(m).note('held', host.clock.now(), undefined, route)
         host.events.emit('held', m as unknown as Message<M>, route)
@@ -174,9 +176,12 @@ export class Failures<M extends MessageMap> {
       host.metrics.alerts++
       try {
         o.alerts.onAlert?.(alert)
-      } finally {
-        host.events.emit('alert', alert)
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error // as a throwing listener's: reported, never in the loop's way
+        })
       }
+      host.events.emit('alert', alert)
     })
   }
 
@@ -218,10 +223,11 @@ export class Failures<M extends MessageMap> {
 
   /**
    * An attempt failed: retry it or dead-letter it. Frees the key unless an ordered retry keeps it.
-   * Always runs user code (classifier, listeners).
+   * The message is put where it goes (the retry store, the dead-letter store) before any listener runs,
+   * so a listener that stops the loop finds it there.
    */
   failed(m: Envelope, attempt: number, startedAt: number, error: unknown, now: number): void {
-    const { metrics, events, queue } = this.#h
+    const { metrics, events } = this.#h
     const message = m as unknown as Message<M>
     const info = errorInfo(error, classify(this.#h.options.classify, error, m as unknown as Message<MessageMap>))
     const timedOut = error instanceof HandlerTimeoutError
@@ -237,26 +243,37 @@ export class Failures<M extends MessageMap> {
     })
     t.note(timedOut ? 'timed-out' : 'failed', now, attempt, info.signature)
     metrics.failed++
-    this.circuits.record(m, info.errorClass !== 'non-retryable', now)
     const policy = this.#policyOf(m)
-    const retry = attempt < attemptsAllowed(policy, info.errorClass) && this.#h.mayRetry()
-    events.emit('failed', message, error, { attempt, error: info, next: retry ? 'retry' : 'dead-letter' })
-    if (!retry) {
-      this.#deadLetter(m, info, now)
-      this.#checkExit(now)
+    const retry = attempt < attemptsAllowed(policy, info.errorClass)
+    if (retry && this.#h.handBackIfCut(m)) {
+      events.emit('failed', message, error, { attempt, error: info, next: 'retry' })
       return
     }
+    const scheduled = retry && this.#h.mayRetry() ? this.#scheduleRetry(m, t, policy, attempt, now) : undefined
+    const letter = scheduled === undefined ? this.#bury(m, info, t, now) : undefined
+    this.circuits.record(m, info.errorClass !== 'non-retryable', now) // may emit `circuit`
+    events.emit('failed', message, error, {
+      attempt,
+      error: info,
+      next: scheduled === undefined ? 'dead-letter' : 'retry',
+    })
+    if (scheduled !== undefined) events.emit('retrying', message, scheduled)
+    else this.#announce(m, letter as DeadLetter)
+    this.#checkExit(now)
+  }
+
+  #scheduleRetry(m: Envelope, t: Trace, policy: RetryPolicy, attempt: number, now: number): RetryScheduled {
+    const { queue, metrics } = this.#h
     const delayMs = backoff(policy, attempt, t.lastDelayMs || policy.baseMs, this.#h.options.random)
     t.lastDelayMs = delayMs
     const dueAt = now + delayMs
-    const ordered = policy.order === 'ordered' && m.key !== undefined
-    if (ordered) queue.keepKey(m)
+    if (policy.order === 'ordered' && m.key !== undefined) queue.keepKey(m)
     else if (m.key !== undefined) queue.release(m.key)
+    queue.keepPlace()
     metrics.retried++
     this.retries.schedule(m, dueAt)
     t.note('retry-scheduled', now, attempt + 1, `${Math.round(delayMs)} ms`)
-    events.emit('retrying', message, { attempt: attempt + 1, delayMs, dueAt })
-    this.#checkExit(now)
+    return { attempt: attempt + 1, delayMs, dueAt }
   }
 
   /** Whether a retry of `m` keeps its key (keyed, ordered policy). */
@@ -268,6 +285,7 @@ export class Failures<M extends MessageMap> {
   reenter(m: Envelope): void {
     const { queue, clock } = this.#h
     const now = clock.now()
+    queue.releasePlace()
     if (this.ordered(m)) queue.resume(m)
     else {
       m.postedAt = now // behind what arrived meanwhile: never back at the head of the queue
@@ -283,13 +301,17 @@ export class Failures<M extends MessageMap> {
     const held = this.circuits.clear()
     const backingOff = this.retries.clear(true)
     for (const m of held) this.#h.queue.forget(m)
-    for (const m of backingOff) this.#h.queue.forget(m)
+    for (const m of backingOff) {
+      this.#h.queue.forget(m)
+      this.#h.queue.releasePlace()
+    }
     return [...held, ...backingOff]
   }
 
   /** The loop stopped: alerts not sent yet go out now, timers are cleared. */
   flush(): void {
     this.#alerts.flush()
+    this.circuits.stopTimers()
   }
 
   // The failure exit: once the rate of failed attempts in the window reaches the threshold, once.
@@ -305,11 +327,11 @@ export class Failures<M extends MessageMap> {
     this.#h.failureExit({ failureRate: failures / attempts, attempts, failures, windowMs: exit.windowMs ?? 10_000 })
   }
 
-  #deadLetter(m: Envelope, error: ErrorInfo, now: number): void {
-    const { metrics, events, queue, options } = this.#h
+  // The outcome `dead-lettered`: bookkeeping and the stores, no user code.
+  #bury(m: Envelope, error: ErrorInfo, t: Trace, now: number): DeadLetter {
+    const { metrics, queue } = this.#h
     m.where = Where.Done
     if (m.key !== undefined) queue.release(m.key)
-    const t = this.traces.open(m)
     const key = this.#h.keyOf(m)
     const checkpoint = this.#h.extras.checkpointOf(m)
     const letter: DeadLetter = {
@@ -331,8 +353,15 @@ export class Failures<M extends MessageMap> {
     metrics.deadLettered++
     this.#h.deadLettered(m)
     this.deadLetters.add(letter)
-    this.#toSink(letter)
     this.traces.note(m, 'dead-lettered', now, undefined, letter.reason)
+    return letter
+  }
+
+  // What a dead letter tells the outside: the sink, the first-seen signature, the alert window, the event.
+  #announce(m: Envelope, letter: DeadLetter): void {
+    const { events, options } = this.#h
+    const error = letter.error
+    this.#toSink(letter)
     if (this.#alerts.isNew(m.type, error.signature)) {
       const logger = options.logger
       if (logger !== false) logger.warn(`[flowing] new failure of ${m.type}: ${error.signature} (first: ${m.id})`)

@@ -44,7 +44,7 @@ export class HandBack {
   readonly #entries: { seq: number; dueAt: number | undefined; message: SnapshotMessage }[] = []
   #deadlineAt = Number.POSITIVE_INFINITY
   #timer: TimerHandle | undefined
-  #signal: AbortSignal | undefined
+  readonly #signals: AbortSignal[] = []
   readonly #onAbort = (): void => this.cutNow()
 
   /** @param host - the loop */
@@ -59,7 +59,7 @@ export class HandBack {
     let ms = deadlineMs
     if (signal?.aborted === true) ms = 0
     else if (signal !== undefined) {
-      this.#signal = signal
+      this.#signals.push(signal)
       signal.addEventListener('abort', this.#onAbort, { once: true })
     }
     if (ms === undefined || ms === Number.POSITIVE_INFINITY) return
@@ -78,8 +78,8 @@ export class HandBack {
   disarm(): void {
     if (this.#timer !== undefined) this.#host.clock.clearTimeout(this.#timer)
     this.#timer = undefined
-    this.#signal?.removeEventListener('abort', this.#onAbort)
-    this.#signal = undefined
+    for (const signal of this.#signals) signal.removeEventListener('abort', this.#onAbort)
+    this.#signals.length = 0
   }
 
   /** The cut-off, once. */

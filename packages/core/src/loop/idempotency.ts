@@ -138,33 +138,42 @@ export class Idempotency {
 
   /**
    * Before an attempt runs: waits for an async claim when one is pending. Returns undefined when there
-   * is nothing to wait for.
+   * is nothing to wait for; else what the claim found (undefined: won).
    */
   awaitClaim(m: Envelope): PromiseLike<LedgerEntry | undefined> | undefined {
     if (this.#pending.size === 0) return undefined
     const key = this.keyOf(m)
     if (key === undefined || !this.#pending.has(key)) return undefined
-    const claim = this.#pending.get(key) ?? this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)
-    if (!isThenable(claim)) {
-      this.#pending.delete(key)
-      return Promise.resolve(claim)
+    let claim = this.#pending.get(key)
+    if (claim === null || claim === undefined) {
+      const again = this.#store.claim(key, this.#ttlMs, this.#reclaimFailed) // the previous one failed
+      claim = isThenable(again) ? again : Promise.resolve(again)
+      this.#pending.set(key, claim)
     }
-    this.#pending.set(key, claim)
-    return claim.then(
-      (entry) => {
-        this.#pending.delete(key)
-        const restored = this.#restored.delete(key)
-        if (entry === undefined)
-          this.#keys.set(key, true) // won: the store holds it as `processing`
-        else if (restored && isOwnLeftover(entry)) this.#take(key, this.#extras.checkpointOf(m))
-        else return entry
-        return undefined
-      },
+    const asked = claim
+    return asked.then(
+      (entry) => this.#answered(m, key, asked, entry),
       (error: unknown) => {
-        this.#pending.set(key, null) // claim again on the next attempt
+        if (this.#pending.get(key) === asked) this.#pending.set(key, null) // claim again on the next attempt
         throw error
       },
     )
+  }
+
+  // An async claim answered while its message is in flight: won, a leftover of a restored message
+  // (taken over), or held by someone else — a duplicate for this attempt and every later one.
+  #answered(m: Envelope, key: string, asked: PromiseLike<LedgerEntry | undefined>, entry: LedgerEntry | undefined) {
+    if (this.#pending.get(key) !== asked) return entry // the message ended first (see #forget)
+    const restored = this.#restored.delete(key)
+    if (entry !== undefined && !(restored && isOwnLeftover(entry))) {
+      this.#pending.set(key, Promise.resolve(entry)) // later attempts see the same answer
+      return entry
+    }
+    this.#pending.delete(key)
+    if (entry === undefined)
+      this.#keys.set(key, true) // won: the store holds it as `processing`
+    else this.#take(key, this.#extras.checkpointOf(m))
+    return undefined
   }
 
   /** `ctx.commit()`: the side effect is done; the ledger says `committed` until the message ends. */
@@ -198,8 +207,24 @@ export class Idempotency {
 
   #forget(key: string): void {
     this.#keys.delete(key)
-    if (this.#pending.size > 0) this.#pending.delete(key)
+    const claim = this.#pending.get(key)
+    if (claim !== undefined) {
+      this.#pending.delete(key)
+      // Its message ended before the claim answered: a claim won now is nobody's, free it.
+      if (claim !== null)
+        claim.then(
+          (entry) => entry === undefined && this.#call(key, () => this.#store.release(key)),
+          () => {},
+        )
+    }
     if (this.#restored.size > 0) this.#restored.delete(key)
+  }
+
+  /** Undoes `restore(key)` (a later key of the same snapshot failed): the key is freed. */
+  unrestore(key: string): void {
+    const won = this.#keys.get(key) === true
+    this.#forget(key)
+    if (won) this.#call(key, () => this.#store.release(key))
   }
 
   // This loop holds `key` now; a checkpoint carried over makes it `committed`.

@@ -6,7 +6,14 @@
 
 import type { PressureTransition } from '@flowing/backpressure'
 import { WheelDriver } from '@flowing/timing-wheel'
-import { type Attempt, type DeadlineScheduler, HandlerTimeoutError, StallDetector, Watchdog } from '@flowing/watchdog'
+import {
+  type Attempt,
+  type DeadlineScheduler,
+  FencedError,
+  HandlerTimeoutError,
+  StallDetector,
+  Watchdog,
+} from '@flowing/watchdog'
 import type { Clock, TimerHandle } from '../clock.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
@@ -23,6 +30,7 @@ import {
   QueueFullError,
   type QueueLoad,
   SendAbortedError,
+  SnapshotError,
 } from '../errors.js'
 import type { CircuitState } from '../failure/circuits.js'
 import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
@@ -159,6 +167,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   // A draining stop still admits follow-ups (ctx.post) of running handlers: they are part of the work
   // being drained, and refusing them would cut multi-step flows in half.
   #drainOnStop = false
+  // Failed messages whose failure is being handled (the classifier runs): not idle meanwhile.
+  #inTransit = 0
 
   /**
    * @param options - see {@link LoopOptions}
@@ -204,7 +214,8 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#wheel = new WheelDriver<Envelope | Attempt>({
       timers: this.#clock,
       budget: this.#options.dispatchBudget,
-      maxPending: Math.min(16_000_000, this.#options.maxDelayed + 2 * 65_536),
+      // Delayed messages, retries (they keep places in the queue) and handler deadlines.
+      maxPending: Math.min(16_000_000, this.#options.maxDelayed + this.#options.capacity + 2 * 65_536),
       onDue: (due) => {
         for (const item of due) {
           if (Watchdog.owns(item)) this.#watchdog.onDue(item)
@@ -230,6 +241,12 @@ export class Loop<M extends MessageMap = MessageMap> {
         },
         replay: (letter) => this.#replay(letter, Mode.Result) as unknown as PostResult<MessageMap, never>,
         keyOf: (m) => this.#idem?.keyOf(m),
+        handBackIfCut: (m) => {
+          if (!this.#handBack.cut) return false
+          if (m.key !== undefined) this.#queue.release(m.key)
+          this.#handBack.add(m, 'queued')
+          return true
+        },
         mayRetry: () =>
           this.#state !== 'stopped' && !this.#handBack.cut && (this.#stopping === undefined || this.#drainOnStop),
         deadLettered: (m) => this.#idem?.ended(m, 'failed'),
@@ -518,6 +535,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       throw new InvalidArgumentError('options.signal', 'an AbortSignal', signal)
     }
     if (this.#stopping !== undefined) {
+      if (this.#state === 'stopped') return this.#stopping
       if (!drain && this.#drainOnStop) this.#escalate() // a graceful stop that ran out of patience
       this.#handBack.arm(deadlineMs, signal) // a shorter deadline, or a signal, may come later
       return this.#stopping
@@ -537,7 +555,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#stopping = this.drain().then(() => {
       this.#handBack.disarm()
       if (this.#drainOnStop) this.events.emit('drained')
-      this.#failures.flush()
+      this.#failures.flush() // pending alerts go out; breaker cooldown timers stop
       this.#setState('stopped')
       return this.#handBack.take()
     })
@@ -567,12 +585,40 @@ export class Loop<M extends MessageMap = MessageMap> {
       freeQueue: this.#options.capacity - this.#queue.length,
       freeDelayed: this.#options.maxDelayed - this.#delayed.length,
     })
+    const admit = this.#claimRestoredKeys(s)
     const now = this.#clock.now()
     const elapsed = Math.max(0, Date.now() - s.takenAt)
     let restored = 0
-    for (const sm of s.messages) if (this.#readmit(sm, now, elapsed)) restored++
+    for (const [i, sm] of s.messages.entries()) {
+      if (admit[i] === true) {
+        this.#readmit(sm, now, elapsed)
+        restored++
+      } else this.#metrics.duplicates++
+    }
     this.events.emit('restored', restored, s.messages.length - restored)
     return restored
+  }
+
+  // The ledger's say on each restored key, all before anything is admitted: a store that fails undoes
+  // the keys taken so far, and the restore fails whole.
+  #claimRestoredKeys(s: LoopSnapshot): boolean[] {
+    const taken: string[] = []
+    return s.messages.map((sm, i) => {
+      const key = sm.idempotencyKey
+      if (key === undefined) return true
+      this.#idem ??= this.#newLedger()
+      try {
+        const admit = this.#idem.restore(key, sm.checkpoint)
+        if (admit) taken.push(key)
+        return admit
+      } catch (error) {
+        for (const k of taken) this.#idem.unrestore(k)
+        throw new SnapshotError(
+          `messages[${i}].idempotencyKey`,
+          `the idempotency store failed: ${(error as Error).message}`,
+        )
+      }
+    })
   }
 
   /**
@@ -687,10 +733,6 @@ export class Loop<M extends MessageMap = MessageMap> {
     const m = this.#queue.take()
     if (m !== undefined) this.#pressure?.update(this.#queue.length)
     if (m !== undefined && this.#readyGate !== undefined && this.desiredSize > 0) this.#openReadyGate()
-    if (m !== undefined && this.#failures.retries.overdue > 0) {
-      this.#lastReadingValid = false // entering retries emit `requeued`
-      this.#failures.retries.admitOverdue(this.#hasRoom, (r) => this.#failures.reenter(r))
-    }
     if (m !== undefined && this.#delayed.overdue > 0) {
       this.#lastReadingValid = false // entering messages emit `posted`
       this.#delayed.admitOverdue(this.#hasRoom, (due) => this.#admission.enqueue(due))
@@ -747,12 +789,14 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (claim === undefined) return this.#registry.invoke(m, ctx)
     return Promise.resolve(claim).then((entry) => {
       if (entry !== undefined) throw new DuplicateSkip(entry)
+      if (ctx.signal.aborted) throw ctx.signal.reason // timed out or handed back while it waited
       return this.#registry.invoke(m, ctx)
     })
   }
 
   /** @internal */
   commit(m: Envelope, checkpoint: unknown, attempt: number, startedAt: number): void {
+    if (m.where === Where.Done) throw new FencedError(`${m.type} ${m.id}`, m.seq, 'ended', 'ctx.commit')
     this.#extras.commit(m, checkpoint)
     const value = this.#extras.checkpointOf(m)
     this.#idem?.committed(m, value)
@@ -798,8 +842,14 @@ export class Loop<M extends MessageMap = MessageMap> {
       if (this.#failures.succeeded(m, ctx.attempt, ctx.startedAt, now)) heard = true
       heard = this.events.emit('succeeded', m as unknown as Message<M>, duration) || heard
     } else {
-      // Retry (an ordered one keeps the key) or dead-letter; runs user code (classifier, listeners).
-      this.#failures.failed(m, ctx.attempt, ctx.startedAt, value, now)
+      // Retry (an ordered one keeps the key) or dead-letter; runs user code (classifier, listeners),
+      // during which this message counts as in transit: a stop() from there waits for it.
+      this.#inTransit++
+      try {
+        this.#failures.failed(m, ctx.attempt, ctx.startedAt, value, now)
+      } finally {
+        this.#inTransit--
+      }
       heard = true
     }
     if (this.#isIdle()) heard = this.#onIdle() || heard
@@ -816,6 +866,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (handedBack) this.#handBack.add(m, 'running')
     else {
       this.#idem?.handedBack(m) // the key is someone else's: leave the ledger alone
+      this.#failures.circuits.abandon(m) // a probe that never ran frees its probe slot
       this.#admission.drop(m, 'duplicate')
     }
     if (this.#isIdle()) this.#onIdle()
@@ -1047,6 +1098,7 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   #isIdle(): boolean {
     return (
+      this.#inTransit === 0 &&
       this.#queue.length === 0 &&
       this.#pool.running === 0 &&
       this.#delayed.overdue === 0 &&
@@ -1070,6 +1122,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   #cutOff(): void {
     for (const { m, dueAt } of this.#failures.retries.takeAll(true)) {
       this.#queue.forget(m)
+      this.#queue.releasePlace()
       this.#handBack.add(m, 'retry-scheduled', dueAt)
     }
     for (const m of this.#failures.circuits.clear()) {
@@ -1085,15 +1138,8 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (this.#isIdle()) this.#onIdle()
   }
 
-  // Re-admits one snapshot message (already checked); false when its key says it already ran to an end.
-  #readmit(sm: SnapshotMessage, now: number, elapsed: number): boolean {
-    if (sm.idempotencyKey !== undefined) {
-      this.#idem ??= this.#newLedger()
-      if (!this.#idem.restore(sm.idempotencyKey, sm.checkpoint)) {
-        this.#metrics.duplicates++
-        return false
-      }
-    }
+  // Re-admits one snapshot message (checked, its key claimed).
+  #readmit(sm: SnapshotMessage, now: number, elapsed: number): void {
     const options: PostOptions = { key: sm.key, priority: sm.priority }
     const m = this.#admission.stamp(sm.type, sm.payload, options, sm.hops, sm.traceId)
     this.#extras.keep(m, { handlerTimeoutMs: sm.handlerTimeoutMs, retry: sm.retry, idempotencyKey: sm.idempotencyKey })
@@ -1108,9 +1154,9 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.events.emit('scheduled', m as unknown as Message<M>, dueAt)
     } else if (sm.state === 'retry-scheduled') {
       this.#failures.retries.schedule(m, dueAt)
+      this.#queue.keepPlace()
       if (this.#failures.ordered(m)) this.#queue.claimKey(m) // later messages of its key wait, as before
     } else this.#admission.enqueue(m)
-    return true
   }
 
   #failureExit(report: FailureExitReport): void {

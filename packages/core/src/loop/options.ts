@@ -21,7 +21,8 @@ import { type BackpressureOptions, checkBackpressure } from './pressure.js'
 /** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. */
 export interface LoopOptions {
   /**
-   * Bound on waiting messages (ready, parked behind a busy key). Running messages do not count.
+   * Bound on waiting messages (ready, parked behind a busy key, held by a breaker, backing off before
+   * a retry). Running messages do not count.
    * @defaultValue 10_000
    */
   readonly capacity?: number

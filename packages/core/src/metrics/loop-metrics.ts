@@ -50,7 +50,7 @@ export interface LoopCounters {
 
 /** Point-in-time levels. */
 export interface LoopGauges {
-  /** Waiting messages (ready + parked + unparked). */
+  /** Waiting messages: ready, parked behind a busy key, held by a breaker, backing off before a retry. */
   readonly queued: number
   /** Of those, waiting behind a busy key. */
   readonly parked: number

@@ -213,13 +213,20 @@ export class WorkerPool<A> {
     try {
       result = this.#host.invoke(m, attempt)
     } catch (error) {
-      this.#finish(slot, false, error)
+      this.#settleNow(slot, false, error)
       return
     }
     if (result instanceof Promise) result.then(slot.onFulfilled, slot.onRejected)
     // A foreign thenable might call back twice; adopting it into a native promise settles once.
     else if (isThenable(result)) Promise.resolve(result).then(slot.onFulfilled, slot.onRejected)
-    else this.#finish(slot, true, result)
+    else this.#settleNow(slot, true, result)
+  }
+
+  // A synchronous handler returned or threw. If it stopped the loop with a deadline of 0 while it
+  // ran, its slot was detached under it: the outcome is already recorded, this settle is a late one.
+  #settleNow(slot: Slot<A>, ok: boolean, value: unknown): void {
+    if (slot.detached) this.#settleLate(slot, ok, value)
+    else this.#finish(slot, ok, value)
   }
 
   #finish(slot: Slot<A>, ok: boolean, value: unknown): void {

@@ -33,6 +33,8 @@ export class RunQueue {
   // ordered retry. Later messages of the key park behind it (I2 across holds and retries).
   readonly #holders = new Map<MessageKey, Envelope>()
   #held = 0
+  // Failed messages backing off before a retry: they keep their place (they count in `length`).
+  #away = 0
   /**
    * Asked when a message would start: true holds it (its route's circuit breaker is open). The hook
    * keeps the message and hands it back with {@link RunQueue.resume}. Set by the loop when breakers exist.
@@ -51,7 +53,25 @@ export class RunQueue {
 
   /** Messages waiting in any structure (the number the capacity bounds). */
   get length(): number {
-    return this.#ready.length + this.#parked + this.#unparked.length + this.#held
+    return this.#ready.length + this.#parked + this.#unparked.length + this.#held + this.#away
+  }
+
+  /** Of `length`, failed messages backing off before a retry. */
+  get away(): number {
+    return this.#away
+  }
+
+  /**
+   * A failed message backs off before its retry: it keeps a place in the queue, so the retry re-enters
+   * on time whatever the fill, and producers see the work still to do.
+   */
+  keepPlace(): void {
+    this.#away++
+  }
+
+  /** A message that backed off is back (re-entering), cancelled or handed back: its place is free. */
+  releasePlace(): void {
+    this.#away--
   }
 
   /** Messages held by open circuit breakers (they count in {@link RunQueue.length}). */
@@ -88,12 +108,7 @@ export class RunQueue {
           continue
         }
       }
-      if (this.holdIf?.(m) === true) {
-        m.where = Where.Held
-        this.#held++
-        this.keepKey(m)
-        continue
-      }
+      if (this.holdIf?.(m) === true) continue // held: see markHeld
       m.where = Where.Running
       return m
     }
@@ -110,6 +125,16 @@ export class RunQueue {
     this.#parked--
     head.where = Where.Unparked
     this.#unparked.add(head)
+  }
+
+  /**
+   * `holdIf` kept `m` (its breaker is open): it stays counted in `length` and keeps its key. Called by
+   * the hook before anything else learns of the hold (listeners may call back into the loop).
+   */
+  markHeld(m: Envelope): void {
+    m.where = Where.Held
+    this.#held++
+    this.keepKey(m)
   }
 
   /**

@@ -224,12 +224,12 @@ export function checkFits(s: LoopSnapshot, room: RestoreRoom): void {
         `${JSON.stringify(sm.idempotencyKey)} is in flight in this loop (was the snapshot restored twice?)`,
       )
     }
-    if (sm.state === 'delayed' || sm.state === 'retry-scheduled') timed++
-    else waiting++
+    if (sm.state === 'delayed') timed++
+    else waiting++ // a retry keeps its place in the queue while it backs off
   }
   if (waiting > room.freeQueue)
     fail('messages', `needs ${waiting} free places in the queue, ${room.freeQueue} are free`)
   if (timed > room.freeDelayed) {
-    fail('messages', `holds ${timed} delayed or retrying messages, maxDelayed leaves room for ${room.freeDelayed}`)
+    fail('messages', `holds ${timed} delayed messages, maxDelayed leaves room for ${room.freeDelayed}`)
   }
 }
