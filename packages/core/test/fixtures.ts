@@ -23,3 +23,18 @@ export function thrown(fn: () => unknown): Error {
   }
   throw new Error('expected a throw')
 }
+
+/** Collects errors the loop re-throws on a microtask (as it does for throwing listeners and hooks). */
+export function catchRethrown(): { errors: unknown[]; restore: () => void } {
+  const errors: unknown[] = []
+  const original = globalThis.queueMicrotask
+  globalThis.queueMicrotask = (fn) =>
+    original(() => {
+      try {
+        fn()
+      } catch (error) {
+        errors.push(error)
+      }
+    })
+  return { errors, restore: () => (globalThis.queueMicrotask = original) }
+}

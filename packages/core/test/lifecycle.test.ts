@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { LoopAbortedError, type LoopState, LoopStoppedError } from '../src/index.js'
-import { thrown, virtualLoop } from './fixtures.js'
+import { catchRethrown, thrown, virtualLoop } from './fixtures.js'
 
 describe('Loop', () => {
   describe('lifecycle', () => {
@@ -205,16 +205,8 @@ describe('Loop', () => {
 describe('LoopEmitter', () => {
   it('keeps the loop consistent when a listener throws, and re-throws the error asynchronously', async () => {
     const { clock, loop } = virtualLoop()
-    const uncaught: unknown[] = []
-    const original = globalThis.queueMicrotask
-    globalThis.queueMicrotask = (fn) =>
-      original(() => {
-        try {
-          fn()
-        } catch (error) {
-          uncaught.push(error)
-        }
-      })
+    const rethrown = catchRethrown()
+    const uncaught = rethrown.errors
     try {
       loop.events.on('succeeded', () => {
         throw new Error('listener bug')
@@ -226,7 +218,7 @@ describe('LoopEmitter', () => {
       await clock.run()
       await drained
     } finally {
-      globalThis.queueMicrotask = original
+      rethrown.restore()
     }
     expect(uncaught).toEqual([new Error('listener bug'), new Error('listener bug')])
     expect(loop.metrics().counters.succeeded).toBe(2)

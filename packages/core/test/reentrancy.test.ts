@@ -15,7 +15,7 @@ import {
   SnapshotError,
   VirtualClock,
 } from '../src/index.js'
-import { thrown, virtualLoop } from './fixtures.js'
+import { catchRethrown, thrown, virtualLoop } from './fixtures.js'
 
 const ended = (c: ReturnType<ReturnType<typeof virtualLoop>['loop']['metrics']>['counters']) =>
   c.succeeded + c.deadLettered + c.dropped + c.cancelled + c.snapshotted
@@ -39,21 +39,6 @@ function slowStore(clock: VirtualClock, entries: Map<string, LedgerEntry>, delay
       entries.delete(key)
     },
   }
-}
-
-/** Collects errors the loop re-throws on a microtask (as it does for throwing listeners and hooks). */
-function catchRethrown(): { errors: unknown[]; restore: () => void } {
-  const errors: unknown[] = []
-  const original = globalThis.queueMicrotask
-  globalThis.queueMicrotask = (fn) =>
-    original(() => {
-      try {
-        fn()
-      } catch (error) {
-        errors.push(error)
-      }
-    })
-  return { errors, restore: () => (globalThis.queueMicrotask = original) }
 }
 
 describe('stop() called from user code', () => {
