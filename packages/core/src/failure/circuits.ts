@@ -299,6 +299,7 @@ export class Circuits {
     for (const c of this.#circuits.values()) {
       if (c.timer !== undefined) this.#clock.clearTimeout(c.timer)
       all.push(...c.held.toArray())
+      c.held.clear()
     }
     this.#circuits.clear()
     this.#held = 0
@@ -330,6 +331,7 @@ export class Circuits {
     c.timer = undefined
     c.state = 'half-open'
     this.#changed(c, 'open', 'cooldown')
+    if (this.#circuits.get(c.route) !== c) return // a listener stopped the loop: cleared
     while (c.probes.size < c.policy.probes && c.held.length > 0) {
       const m = this.#unhold(c)
       c.probes.add(m)
@@ -344,6 +346,7 @@ export class Circuits {
     c.successes = 0
     c.window.reset()
     this.#changed(c, 'half-open', 'probes-succeeded')
+    if (this.#circuits.get(c.route) !== c) return // a listener stopped the loop: cleared
     while (c.held.length > 0) this.#host.release(this.#unhold(c))
   }
 

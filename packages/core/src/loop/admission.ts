@@ -117,18 +117,27 @@ export class Admission<M extends MessageMap> {
         this.drop(m, 'drop-new')
         return 'dropped'
       }
+      // The newcomer takes the victim's place before the victim's listeners run (they may stop the loop).
+      this.enqueue(m)
       this.drop(victim, 'drop-oldest-lowest')
-    } else if (accept) metrics.accepted++
+      return 'queued'
+    }
+    if (accept) metrics.accepted++
     this.enqueue(m)
     return 'queued'
   }
 
   /** Puts an accepted message into the queue. */
   enqueue(m: Envelope): void {
+    this.insert(m)
+    this.#c.events.emit('posted', m as unknown as Message<M>)
+  }
+
+  /** Puts an accepted message into the queue without the `posted` event (the caller emits it later). */
+  insert(m: Envelope): void {
     this.#c.queue.push(m)
     this.#c.queueChanged()
     this.#c.changed(m, 'queued')
-    this.#c.events.emit('posted', m as unknown as Message<M>)
     this.#c.schedulePump()
   }
 

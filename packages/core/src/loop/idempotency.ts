@@ -67,6 +67,10 @@ export class Idempotency {
   readonly #pending = new Map<string, PromiseLike<LedgerEntry | undefined> | null>()
   // Restored keys whose async claim is pending: `processing` / `committed` found then are their own.
   readonly #restored = new Set<string>()
+  // Claims whose message ended before they answered, by key: a re-post of the key waits for them.
+  readonly #orphans = new Map<string, PromiseLike<void>>()
+  // During a restore: the entries the keys taken over had before (put back if the restore fails).
+  readonly #previous = new Map<string, LedgerEntry>()
   readonly #onError: (error: unknown, key: string) => void
 
   /**
@@ -110,6 +114,16 @@ export class Idempotency {
    */
   claim(m: Envelope, key: string): void {
     if (this.#keys.has(key)) throw new DuplicateMessageError(m.type, key, 'processing')
+    const orphan = this.#orphans.get(key)
+    if (orphan !== undefined) {
+      // An earlier message of the key ended before its claim answered: claim after that settles.
+      this.#pending.set(
+        key,
+        orphan.then(() => this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)),
+      )
+      this.#keys.set(key, false)
+      return
+    }
     const found = this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)
     if (isThenable(found)) {
       this.#pending.set(key, found)
@@ -132,8 +146,16 @@ export class Idempotency {
       this.#restored.add(key)
       this.#keys.set(key, false)
     } else if (found !== undefined && !isOwnLeftover(found)) return false
-    else this.#take(key, checkpoint)
+    else {
+      if (found !== undefined) this.#previous.set(key, found)
+      this.#take(key, checkpoint)
+    }
     return true
+  }
+
+  /** The restore went through: nothing will be undone. */
+  restored(): void {
+    this.#previous.clear()
   }
 
   /**
@@ -189,7 +211,7 @@ export class Idempotency {
     if (key === undefined) return
     const won = this.#keys.get(key)
     if (won === undefined) return
-    this.#forget(key)
+    this.#forget(key, true)
     if (!won) return // it never won its claim: the entry is someone else's
     if (how === 'released') this.#call(key, () => this.#store.release(key))
     else {
@@ -202,29 +224,46 @@ export class Idempotency {
   /** Handed back in a snapshot: the key stays held in the ledger (restore takes it over). */
   handedBack(m: Envelope): void {
     const key = this.keyOf(m)
-    if (key !== undefined) this.#forget(key)
+    if (key !== undefined) this.#forget(key, false) // the key stays held: restore takes it over
   }
 
-  #forget(key: string): void {
+  // The key leaves this loop. With `releaseOrphan`, a claim still pending is released when it
+  // answers won (or, for a restored message, with its own leftover): nobody needs it any more.
+  #forget(key: string, releaseOrphan: boolean): void {
     this.#keys.delete(key)
+    const restored = this.#restored.delete(key)
     const claim = this.#pending.get(key)
-    if (claim !== undefined) {
-      this.#pending.delete(key)
-      // Its message ended before the claim answered: a claim won now is nobody's, free it.
-      if (claim !== null)
-        claim.then(
-          (entry) => entry === undefined && this.#call(key, () => this.#store.release(key)),
-          () => {},
-        )
-    }
-    if (this.#restored.size > 0) this.#restored.delete(key)
+    if (claim === undefined) return
+    this.#pending.delete(key)
+    if (claim === null || !releaseOrphan) return
+    const settled: PromiseLike<void> = claim
+      .then(
+        (entry) => (entry === undefined || (restored && isOwnLeftover(entry)) ? this.#release(key) : undefined),
+        () => {},
+      )
+      .then(() => {
+        if (this.#orphans.get(key) === settled) this.#orphans.delete(key)
+      })
+    this.#orphans.set(key, settled)
   }
 
-  /** Undoes `restore(key)` (a later key of the same snapshot failed): the key is freed. */
+  #release(key: string): PromiseLike<void> | undefined {
+    try {
+      const result = this.#store.release(key)
+      if (isThenable(result)) return result.then(undefined, (error: unknown) => this.#onError(error, key))
+    } catch (error) {
+      this.#onError(error, key)
+    }
+    return undefined
+  }
+
   unrestore(key: string): void {
     const won = this.#keys.get(key) === true
-    this.#forget(key)
-    if (won) this.#call(key, () => this.#store.release(key))
+    this.#forget(key, true)
+    const previous = this.#previous.get(key)
+    this.#previous.delete(key)
+    if (previous !== undefined) this.#call(key, () => this.#store.set(key, previous, this.#ttlMs))
+    else if (won) this.#release(key)
   }
 
   // This loop holds `key` now; a checkpoint carried over makes it `committed`.

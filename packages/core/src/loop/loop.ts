@@ -169,6 +169,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   #drainOnStop = false
   // Failed messages whose failure is being handled (the classifier runs): not idle meanwhile.
   #inTransit = 0
+  // The stop's work is done and the loop is about to be `stopped`.
+  #closing = false
 
   /**
    * @param options - see {@link LoopOptions}
@@ -220,7 +222,8 @@ export class Loop<M extends MessageMap = MessageMap> {
         for (const item of due) {
           if (Watchdog.owns(item)) this.#watchdog.onDue(item)
           else if (item.where === Where.Backoff) this.#failures.retries.due(item)
-          else this.#delayed.due(item)
+          else if (item.where === Where.Delayed) this.#delayed.due(item)
+          // else: cancelled or handed back by a listener of an earlier item of this batch
         }
       },
     })
@@ -535,7 +538,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       throw new InvalidArgumentError('options.signal', 'an AbortSignal', signal)
     }
     if (this.#stopping !== undefined) {
-      if (this.#state === 'stopped') return this.#stopping
+      if (this.#state === 'stopped' || this.#closing) return this.#stopping
       if (!drain && this.#drainOnStop) this.#escalate() // a graceful stop that ran out of patience
       this.#handBack.arm(deadlineMs, signal) // a shorter deadline, or a signal, may come later
       return this.#stopping
@@ -553,6 +556,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (!drain) this.#cancelQueued()
     this.#schedulePump()
     this.#stopping = this.drain().then(() => {
+      this.#closing = true // listeners of `drained` and late alerts may call stop(): nothing to arm
       this.#handBack.disarm()
       if (this.#drainOnStop) this.events.emit('drained')
       this.#failures.flush() // pending alerts go out; breaker cooldown timers stop
@@ -588,22 +592,22 @@ export class Loop<M extends MessageMap = MessageMap> {
     const admit = this.#claimRestoredKeys(s)
     const now = this.#clock.now()
     const elapsed = Math.max(0, Date.now() - s.takenAt)
-    let restored = 0
+    // Everything is in place before any listener runs (a listener may stop the loop).
+    const announce: (() => void)[] = []
     for (const [i, sm] of s.messages.entries()) {
-      if (admit[i] === true) {
-        this.#readmit(sm, now, elapsed)
-        restored++
-      } else this.#metrics.duplicates++
+      if (admit[i] === true) announce.push(this.#readmit(sm, now, elapsed))
+      else this.#metrics.duplicates++
     }
-    this.events.emit('restored', restored, s.messages.length - restored)
-    return restored
+    for (const emit of announce) emit()
+    this.events.emit('restored', announce.length, s.messages.length - announce.length)
+    return announce.length
   }
 
   // The ledger's say on each restored key, all before anything is admitted: a store that fails undoes
   // the keys taken so far, and the restore fails whole.
   #claimRestoredKeys(s: LoopSnapshot): boolean[] {
     const taken: string[] = []
-    return s.messages.map((sm, i) => {
+    const admit = s.messages.map((sm, i) => {
       const key = sm.idempotencyKey
       if (key === undefined) return true
       this.#idem ??= this.#newLedger()
@@ -619,6 +623,8 @@ export class Loop<M extends MessageMap = MessageMap> {
         )
       }
     })
+    this.#idem?.restored()
+    return admit
   }
 
   /**
@@ -756,7 +762,6 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#metrics.recordWait(m.priority, now - m.postedAt)
     const attempt = this.#failures.attemptOf(m)
     this.#failures.started(m, attempt, now)
-    this.events.emit('started', m as unknown as Message<M>)
     const timeoutMs = this.#timeoutFor(m)
     if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, attempt, now)
     const heartbeatMs = this.#registry.heartbeatFor(m.type)
@@ -764,6 +769,11 @@ export class Loop<M extends MessageMap = MessageMap> {
       heartbeatMs === undefined ? { timeoutMs, label: m } : { timeoutMs, heartbeatMs, label: m },
     )
     return new AttemptContext<M>(this, m, attempt, now, guard)
+  }
+
+  /** @internal */
+  started(m: Envelope): void {
+    this.events.emit('started', m as unknown as Message<M>)
   }
 
   /** @internal */
@@ -796,7 +806,10 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   /** @internal */
   commit(m: Envelope, checkpoint: unknown, attempt: number, startedAt: number): void {
-    if (m.where === Where.Done) throw new FencedError(`${m.type} ${m.id}`, m.seq, 'ended', 'ctx.commit')
+    // Only the attempt running now may commit: not one that ended, failed or was superseded by a retry.
+    if (m.where !== Where.Running || attempt !== this.#failures.attemptOf(m)) {
+      throw new FencedError(`${m.type} ${m.id}`, attempt, 'not running', 'ctx.commit')
+    }
     this.#extras.commit(m, checkpoint)
     const value = this.#extras.checkpointOf(m)
     this.#idem?.committed(m, value)
@@ -1138,8 +1151,8 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (this.#isIdle()) this.#onIdle()
   }
 
-  // Re-admits one snapshot message (checked, its key claimed).
-  #readmit(sm: SnapshotMessage, now: number, elapsed: number): void {
+  // Re-admits one snapshot message (checked, its key claimed); returns the emission of its event.
+  #readmit(sm: SnapshotMessage, now: number, elapsed: number): () => void {
     const options: PostOptions = { key: sm.key, priority: sm.priority }
     const m = this.#admission.stamp(sm.type, sm.payload, options, sm.hops, sm.traceId)
     this.#extras.keep(m, { handlerTimeoutMs: sm.handlerTimeoutMs, retry: sm.retry, idempotencyKey: sm.idempotencyKey })
@@ -1149,14 +1162,20 @@ export class Loop<M extends MessageMap = MessageMap> {
     this.#metrics.accepted++
     this.#metrics.restored++
     const dueAt = now + Math.max(0, (sm.dueInMs ?? 0) - elapsed)
+    const message = m as unknown as Message<M>
     if (sm.state === 'delayed') {
       this.#delayed.schedule(m, dueAt)
-      this.events.emit('scheduled', m as unknown as Message<M>, dueAt)
-    } else if (sm.state === 'retry-scheduled') {
+      return () => this.events.emit('scheduled', message, dueAt)
+    }
+    if (sm.state === 'retry-scheduled') {
       this.#failures.retries.schedule(m, dueAt)
       this.#queue.keepPlace()
       if (this.#failures.ordered(m)) this.#queue.claimKey(m) // later messages of its key wait, as before
-    } else this.#admission.enqueue(m)
+      return () =>
+        this.events.emit('retrying', message, { attempt: sm.attempts.length + 1, delayMs: dueAt - now, dueAt })
+    }
+    this.#admission.insert(m)
+    return () => this.events.emit('posted', message)
   }
 
   #failureExit(report: FailureExitReport): void {

@@ -9,6 +9,8 @@ export interface PoolHost<A> {
   take(): Envelope | undefined
   /** Creates the attempt for `m` (its `ctx`). */
   begin(m: Envelope): A
+  /** The attempt of `m` is registered: listeners may learn of it (and may stop the loop). */
+  started(m: Envelope): void
   /** Runs the handler chain; a thenable result means "settles later". */
   invoke(m: Envelope, attempt: A): unknown
   /** Records the outcome and frees the key. */
@@ -209,6 +211,12 @@ export class WorkerPool<A> {
     slot.message = m
     const attempt = this.#host.begin(m)
     slot.attempt = attempt
+    this.#host.started(m)
+    if (slot.detached) {
+      // A `started` listener stopped the loop with deadline 0: handed back before it ran.
+      this.#settleLate(slot, false, undefined)
+      return
+    }
     let result: unknown
     try {
       result = this.#host.invoke(m, attempt)
