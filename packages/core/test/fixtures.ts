@@ -1,4 +1,11 @@
-import { createLoop, type LoopOptions, VirtualClock } from '../src/index.js'
+import {
+  createLoop,
+  type IdempotencyStore,
+  type LedgerEntry,
+  type LoopOptions,
+  type MetricsSnapshot,
+  VirtualClock,
+} from '../src/index.js'
 
 /** The message map the unit tests share. */
 export interface Messages {
@@ -37,4 +44,45 @@ export function catchRethrown(): { errors: unknown[]; restore: () => void } {
       }
     })
   return { errors, restore: () => (globalThis.queueMicrotask = original) }
+}
+
+/** Messages that reached an outcome (I1: equals `accepted` at rest). */
+export function ended(c: MetricsSnapshot['counters']): number {
+  return c.succeeded + c.deadLettered + c.dropped + c.cancelled + c.snapshotted
+}
+
+/**
+ * An async idempotency ledger over `entries` whose claims answer after `delayMs` of virtual time. With
+ * `applyOnSend` the claim takes effect when it is sent (as Redis does) and only the answer is late;
+ * otherwise the whole claim happens when it answers.
+ */
+export function asyncLedger(
+  clock: VirtualClock,
+  entries: Map<string, LedgerEntry>,
+  delayMs: number,
+  applyOnSend = false,
+): IdempotencyStore {
+  const decide = (key: string, reclaimFailed: boolean) => {
+    const found = entries.get(key)
+    if (found !== undefined && !(found.state === 'failed' && reclaimFailed)) return found
+    entries.set(key, { state: 'processing' })
+    return undefined
+  }
+  return {
+    claim: async (key, _ttlMs, reclaimFailed) => {
+      if (applyOnSend) {
+        const answer = decide(key, reclaimFailed)
+        await clock.sleep(delayMs)
+        return answer
+      }
+      await clock.sleep(delayMs)
+      return decide(key, reclaimFailed)
+    },
+    set: async (key, entry) => {
+      entries.set(key, entry)
+    },
+    release: async (key) => {
+      entries.delete(key)
+    },
+  }
 }

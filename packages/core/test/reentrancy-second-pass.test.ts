@@ -9,27 +9,7 @@ import {
   SnapshotError,
   VirtualClock,
 } from '../src/index.js'
-import { thrown, virtualLoop } from './fixtures.js'
-
-const ended = (c: ReturnType<ReturnType<typeof virtualLoop>['loop']['metrics']>['counters']) =>
-  c.succeeded + c.deadLettered + c.dropped + c.cancelled + c.snapshotted
-/** Redis-like async ledger: the claim is applied when sent, the reply comes 5 ms later. */
-function redisLike(clock: VirtualClock, entries: Map<string, LedgerEntry>): IdempotencyStore {
-  return {
-    claim: (key, _t, reclaim) => {
-      const f = entries.get(key)
-      const won = f === undefined || (f.state === 'failed' && reclaim)
-      if (won) entries.set(key, { state: 'processing' })
-      return clock.sleep(5).then(() => (won ? undefined : f))
-    },
-    set: async (k, e) => {
-      entries.set(k, e)
-    },
-    release: async (k) => {
-      entries.delete(k)
-    },
-  }
-}
+import { asyncLedger, ended, thrown, virtualLoop } from './fixtures.js'
 
 /**
  * Second review pass: more user code calling back into the loop (listeners of every event stopping it,
@@ -124,7 +104,7 @@ describe('re-entrancy and late answers, second pass', () => {
       clock,
       logger: false,
       autoStart: false,
-      idempotency: { store: redisLike(clock, entries) },
+      idempotency: { store: asyncLedger(clock, entries, 5, true) },
     })
     loop.on('work', () => {})
     loop.post('work', 1, { idempotencyKey: 'k1' })
@@ -181,7 +161,7 @@ describe('re-entrancy and late answers, second pass', () => {
       clock,
       logger: false,
       autoStart: false,
-      idempotency: { store: redisLike(clock, entries) },
+      idempotency: { store: asyncLedger(clock, entries, 5, true) },
     })
     loop.on('work', () => {})
     const first = createLoop<{ work: number }>({ clock, logger: false, autoStart: false })
@@ -201,7 +181,7 @@ describe('re-entrancy and late answers, second pass', () => {
     const loop = createLoop<{ work: number }>({
       clock,
       logger: false,
-      idempotency: { store: redisLike(clock, entries) },
+      idempotency: { store: asyncLedger(clock, entries, 5, true) },
     })
     const runs: number[] = []
     loop.on('work', (m) => {

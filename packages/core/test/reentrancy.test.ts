@@ -15,31 +15,7 @@ import {
   SnapshotError,
   VirtualClock,
 } from '../src/index.js'
-import { catchRethrown, thrown, virtualLoop } from './fixtures.js'
-
-const ended = (c: ReturnType<ReturnType<typeof virtualLoop>['loop']['metrics']>['counters']) =>
-  c.succeeded + c.deadLettered + c.dropped + c.cancelled + c.snapshotted
-
-/** An async ledger whose claims answer after `delayMs` of virtual time. */
-function slowStore(clock: VirtualClock, entries: Map<string, LedgerEntry>, delayMs: number): IdempotencyStore {
-  return {
-    claim: async (key) => {
-      await clock.sleep(delayMs)
-      const found = entries.get(key)
-      if (found === undefined || found.state === 'failed') {
-        entries.set(key, { state: 'processing' })
-        return undefined
-      }
-      return found
-    },
-    set: async (key, entry) => {
-      entries.set(key, entry)
-    },
-    release: async (key) => {
-      entries.delete(key)
-    },
-  }
-}
+import { asyncLedger, catchRethrown, ended, thrown, virtualLoop } from './fixtures.js'
 
 describe('stop() called from user code', () => {
   it('from a failed listener: the retry being decided is not lost (a graceful stop waits for it)', async () => {
@@ -183,7 +159,7 @@ describe('async idempotency stores that answer late', () => {
       timeoutMs: 50,
       retry: { maxAttempts: 3, baseMs: 200 },
       random: () => 0.5,
-      idempotency: { store: slowStore(clock, entries, 100) },
+      idempotency: { store: asyncLedger(clock, entries, 100) },
     })
     const charges: number[] = []
     loop.on('work', (m) => {
@@ -202,7 +178,7 @@ describe('async idempotency stores that answer late', () => {
       clock,
       logger: false,
       timeoutMs: 50,
-      idempotency: { store: slowStore(clock, entries, 100) },
+      idempotency: { store: asyncLedger(clock, entries, 100) },
     })
     loop.on('work', () => {})
     loop.post('work', 1, { idempotencyKey: 'k' })
@@ -220,7 +196,7 @@ describe('async idempotency stores that answer late', () => {
       logger: false,
       capacity: 1,
       autoStart: false,
-      idempotency: { store: slowStore(clock, entries, 10) },
+      idempotency: { store: asyncLedger(clock, entries, 10) },
     })
     const runs: number[] = []
     loop.on('work', (m) => {
@@ -240,7 +216,7 @@ describe('async idempotency stores that answer late', () => {
     const loop = createLoop<{ work: number }>({
       clock,
       logger: false,
-      idempotency: { store: slowStore(clock, new Map(), 100) },
+      idempotency: { store: asyncLedger(clock, new Map(), 100) },
     })
     const runs: number[] = []
     loop.on('work', (m) => {
@@ -262,7 +238,7 @@ describe('async idempotency stores that answer late', () => {
       logger: false,
       workers: 1,
       breaker: { consecutiveFailures: 1, cooldownMs: 100 },
-      idempotency: { store: slowStore(clock, entries, 1) },
+      idempotency: { store: asyncLedger(clock, entries, 1) },
     })
     loop.on('work', (m) => {
       if (m.payload === 0) throw new RetryableError('503')
