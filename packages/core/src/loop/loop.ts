@@ -30,7 +30,6 @@ import {
   QueueFullError,
   type QueueLoad,
   SendAbortedError,
-  SnapshotError,
 } from '../errors.js'
 import type { CircuitState } from '../failure/circuits.js'
 import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
@@ -45,7 +44,7 @@ import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
 import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
-import { checkFits, checkSnapshot, type LoopSnapshot, type SnapshotMessage } from '../shutdown/snapshot.js'
+import type { LoopSnapshot } from '../shutdown/snapshot.js'
 import { Admission, Mode } from './admission.js'
 import { AttemptContext } from './attempt-context.js'
 import { type DelayedHost, type DelayedMessage, DelayedPosts } from './delayed-posts.js'
@@ -57,6 +56,7 @@ import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from './op
 import { PostExtras } from './post-extras.js'
 import { checkPostOptions } from './post-options.js'
 import { LoopPressure } from './pressure.js'
+import { type RestoreHost, restoreSnapshot } from './restore.js'
 import { SendGate } from './send-gate.js'
 import { TimeoutBreakers } from './timeout-breakers.js'
 
@@ -582,49 +582,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (this.#state === 'draining' || this.#state === 'stopped') {
       throw new LoopStoppedError('restore a snapshot', this.#state)
     }
-    const s = checkSnapshot(snapshot)
-    checkFits(s, {
-      resolve: (sm) => this.#registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
-      holds: (key) => this.#idem?.holds(key) === true,
-      freeQueue: this.#options.capacity - this.#queue.length,
-      freeDelayed: this.#options.maxDelayed - this.#delayed.length,
-    })
-    const admit = this.#claimRestoredKeys(s)
-    const now = this.#clock.now()
-    const elapsed = Math.max(0, Date.now() - s.takenAt)
-    // Everything is in place before any listener runs (a listener may stop the loop).
-    const announce: (() => void)[] = []
-    for (const [i, sm] of s.messages.entries()) {
-      if (admit[i] === true) announce.push(this.#readmit(sm, now, elapsed))
-      else this.#metrics.duplicates++
-    }
-    for (const emit of announce) emit()
-    this.events.emit('restored', announce.length, s.messages.length - announce.length)
-    return announce.length
-  }
-
-  // The ledger's say on each restored key, all before anything is admitted: a store that fails undoes
-  // the keys taken so far, and the restore fails whole.
-  #claimRestoredKeys(s: LoopSnapshot): boolean[] {
-    const taken: string[] = []
-    const admit = s.messages.map((sm, i) => {
-      const key = sm.idempotencyKey
-      if (key === undefined) return true
-      this.#idem ??= this.#newLedger()
-      try {
-        const admit = this.#idem.restore(key, sm.checkpoint)
-        if (admit) taken.push(key)
-        return admit
-      } catch (error) {
-        for (const k of taken) this.#idem.unrestore(k)
-        throw new SnapshotError(
-          `messages[${i}].idempotencyKey`,
-          `the idempotency store failed: ${(error as Error).message}`,
-        )
-      }
-    })
-    this.#idem?.restored()
-    return admit
+    return restoreSnapshot(this.#restoreHost, snapshot)
   }
 
   /**
@@ -1151,31 +1109,25 @@ export class Loop<M extends MessageMap = MessageMap> {
     if (this.#isIdle()) this.#onIdle()
   }
 
-  // Re-admits one snapshot message (checked, its key claimed); returns the emission of its event.
-  #readmit(sm: SnapshotMessage, now: number, elapsed: number): () => void {
-    const options: PostOptions = { key: sm.key, priority: sm.priority }
-    const m = this.#admission.stamp(sm.type, sm.payload, options, sm.hops, sm.traceId)
-    this.#extras.keep(m, { handlerTimeoutMs: sm.handlerTimeoutMs, retry: sm.retry, idempotencyKey: sm.idempotencyKey })
-    if (sm.checkpoint !== undefined) this.#extras.commit(m, sm.checkpoint)
-    if (sm.attempts.length > 0) this.#failures.traces.open(m).attempts.push(...sm.attempts)
-    this.#metrics.posted++
-    this.#metrics.accepted++
-    this.#metrics.restored++
-    const dueAt = now + Math.max(0, (sm.dueInMs ?? 0) - elapsed)
-    const message = m as unknown as Message<M>
-    if (sm.state === 'delayed') {
-      this.#delayed.schedule(m, dueAt)
-      return () => this.events.emit('scheduled', message, dueAt)
+  // What restore() touches.
+  get #restoreHost(): RestoreHost<M> {
+    return {
+      options: this.#options,
+      clock: this.#clock,
+      registry: this.#registry,
+      queue: this.#queue,
+      delayed: this.#delayed,
+      failures: this.#failures,
+      admission: this.#admission,
+      extras: this.#extras,
+      metrics: this.#metrics,
+      events: this.events,
+      ledger: () => this.#idem,
+      ensureLedger: () => {
+        this.#idem ??= this.#newLedger()
+        return this.#idem
+      },
     }
-    if (sm.state === 'retry-scheduled') {
-      this.#failures.retries.schedule(m, dueAt)
-      this.#queue.keepPlace()
-      if (this.#failures.ordered(m)) this.#queue.claimKey(m) // later messages of its key wait, as before
-      return () =>
-        this.events.emit('retrying', message, { attempt: sm.attempts.length + 1, delayMs: dueAt - now, dueAt })
-    }
-    this.#admission.insert(m)
-    return () => this.events.emit('posted', message)
   }
 
   #failureExit(report: FailureExitReport): void {

@@ -1,0 +1,122 @@
+/**
+ * `loop.restore(snapshot)`: re-admitting a shutdown snapshot, all or nothing — validate the snapshot,
+ * check the loop can take it, let the ledger claim every key (undoing them if the store fails), then
+ * place every message, and only then tell listeners (one of them may stop the loop).
+ *
+ * @module
+ */
+import type { Clock } from '../clock.js'
+import type { Registry } from '../dispatcher/registry.js'
+import { SnapshotError } from '../errors.js'
+import type { Envelope } from '../internal/envelope.js'
+import type { Message, MessageMap, PostOptions } from '../message.js'
+import type { LoopMetrics } from '../metrics/loop-metrics.js'
+import type { RunQueue } from '../queue/run-queue.js'
+import { checkFits, checkSnapshot, type LoopSnapshot, type SnapshotMessage } from '../shutdown/snapshot.js'
+import type { Admission } from './admission.js'
+import type { DelayedPosts } from './delayed-posts.js'
+import type { LoopEmitter } from './events.js'
+import type { Failures } from './failures.js'
+import type { Idempotency } from './idempotency.js'
+import type { ResolvedLoopOptions } from './options.js'
+import type { PostExtras } from './post-extras.js'
+
+/** The loop's parts a restore touches. */
+export interface RestoreHost<M extends MessageMap> {
+  readonly options: ResolvedLoopOptions
+  readonly clock: Clock
+  readonly registry: Registry<M>
+  readonly queue: RunQueue
+  readonly delayed: DelayedPosts
+  readonly failures: Failures<M>
+  readonly admission: Admission<M>
+  readonly extras: PostExtras
+  readonly metrics: LoopMetrics
+  readonly events: LoopEmitter<M>
+  /** The ledger, if the loop has one yet. */
+  ledger(): Idempotency | undefined
+  /** The ledger, created if needed. */
+  ensureLedger(): Idempotency
+}
+
+/**
+ * Re-admits every message of `snapshot` (see `Loop.restore`).
+ * @returns how many were re-admitted (messages whose key is done since are skipped)
+ * @throws SnapshotError, and nothing changed
+ */
+export function restoreSnapshot<M extends MessageMap>(host: RestoreHost<M>, snapshot: LoopSnapshot): number {
+  const s = checkSnapshot(snapshot)
+  checkFits(s, {
+    resolve: (sm) => host.registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
+    holds: (key) => host.ledger()?.holds(key) === true,
+    freeQueue: host.options.capacity - host.queue.length,
+    freeDelayed: host.options.maxDelayed - host.delayed.length,
+  })
+  const admit = claimKeys(host, s)
+  const now = host.clock.now()
+  const elapsed = Math.max(0, Date.now() - s.takenAt)
+  const announce: (() => void)[] = []
+  for (const [i, sm] of s.messages.entries()) {
+    if (admit[i] === true) announce.push(readmit(host, sm, now, elapsed))
+    else host.metrics.duplicates++
+  }
+  for (const emit of announce) emit() // everything is in place before any listener runs
+  host.events.emit('restored', announce.length, s.messages.length - announce.length)
+  return announce.length
+}
+
+// The ledger's say on each restored key, all before anything is admitted: a store that fails undoes
+// the keys taken so far, and the restore fails whole.
+function claimKeys<M extends MessageMap>(host: RestoreHost<M>, s: LoopSnapshot): boolean[] {
+  const taken: string[] = []
+  const admit = s.messages.map((sm, i) => {
+    const key = sm.idempotencyKey
+    if (key === undefined) return true
+    const ledger = host.ensureLedger()
+    try {
+      const ok = ledger.restore(key, sm.checkpoint)
+      if (ok) taken.push(key)
+      return ok
+    } catch (error) {
+      for (const k of taken) ledger.unrestore(k)
+      throw new SnapshotError(
+        `messages[${i}].idempotencyKey`,
+        `the idempotency store failed: ${(error as Error).message}`,
+      )
+    }
+  })
+  host.ledger()?.restored()
+  return admit
+}
+
+// Re-admits one message (checked, its key claimed); returns the emission of its event.
+function readmit<M extends MessageMap>(
+  host: RestoreHost<M>,
+  sm: SnapshotMessage,
+  now: number,
+  elapsed: number,
+): () => void {
+  const { admission, extras, failures, queue, metrics, events } = host
+  const options: PostOptions = { key: sm.key, priority: sm.priority }
+  const m: Envelope = admission.stamp(sm.type, sm.payload, options, sm.hops, sm.traceId)
+  extras.keep(m, { handlerTimeoutMs: sm.handlerTimeoutMs, retry: sm.retry, idempotencyKey: sm.idempotencyKey })
+  if (sm.checkpoint !== undefined) extras.commit(m, sm.checkpoint)
+  if (sm.attempts.length > 0) failures.traces.open(m).attempts.push(...sm.attempts)
+  metrics.posted++
+  metrics.accepted++
+  metrics.restored++
+  const dueAt = now + Math.max(0, (sm.dueInMs ?? 0) - elapsed)
+  const message = m as unknown as Message<M>
+  if (sm.state === 'delayed') {
+    host.delayed.schedule(m, dueAt)
+    return () => events.emit('scheduled', message, dueAt)
+  }
+  if (sm.state === 'retry-scheduled') {
+    failures.retries.schedule(m, dueAt)
+    queue.keepPlace()
+    if (failures.ordered(m)) queue.claimKey(m) // later messages of its key wait, as before
+    return () => events.emit('retrying', message, { attempt: sm.attempts.length + 1, delayMs: dueAt - now, dueAt })
+  }
+  admission.insert(m)
+  return () => events.emit('posted', message)
+}
