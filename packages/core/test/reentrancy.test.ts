@@ -38,6 +38,23 @@ describe('stop() called from user code', () => {
     expect(c.succeeded).toBe(1)
   })
 
+  it('from a failed listener without drain: no stale retrying event for the cancelled retry', async () => {
+    const { loop, clock } = virtualLoop({ retry: { maxAttempts: 3, baseMs: 10 }, random: () => 0.5 })
+    loop.on('work', () => {
+      throw new RetryableError('503')
+    })
+    const events: string[] = []
+    loop.events.on('failed', () => {
+      events.push('failed')
+      void loop.stop({ drain: false })
+    })
+    loop.events.on('retrying', () => events.push('retrying'))
+    loop.events.on('cancelled', () => events.push('cancelled'))
+    loop.post('work', 1)
+    await clock.run()
+    expect(events).toEqual(['failed', 'cancelled'])
+  })
+
   it('from a failed listener with a deadline: the retry is handed back in the snapshot', async () => {
     const { loop, clock } = virtualLoop({ retry: { maxAttempts: 3, baseMs: 10 }, random: () => 0.5 })
     loop.on('work', () => {

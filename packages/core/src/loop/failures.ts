@@ -257,8 +257,9 @@ export class Failures<M extends MessageMap> {
       error: info,
       next: scheduled === undefined ? 'dead-letter' : 'retry',
     })
-    if (scheduled !== undefined) events.emit('retrying', message, scheduled)
-    else this.#announce(m, letter as DeadLetter)
+    if (scheduled === undefined) this.#announce(m, letter as DeadLetter)
+    // (unless a `failed` listener stopped the loop, which cancelled or handed back the retry)
+    else if (m.where === Where.Backoff) events.emit('retrying', message, scheduled)
     this.#checkExit(now)
   }
 
