@@ -265,6 +265,20 @@ describe('commit points (succeeded but not acknowledged)', () => {
     )
   })
 
+  it('tells a duplicate that the key in flight has committed', async () => {
+    const { loop, clock } = virtualLoop()
+    loop.on('work', async (_m, ctx) => {
+      ctx.commit('charged')
+      await clock.sleep(10)
+    })
+    loop.post('work', 1, { idempotencyKey: 'k' })
+    await clock.advance(1)
+    const refused = loop.tryPost('work', 1, { idempotencyKey: 'k' })
+    expect(refused.ok).toBe(false)
+    expect((refused as unknown as { error: { ledgerState: string } }).error.ledgerState).toBe('committed')
+    await clock.run()
+  })
+
   it('fences commit() from an attempt that timed out', async () => {
     const { loop, clock } = virtualLoop({ timeoutMs: 10 })
     const errors: unknown[] = []

@@ -67,6 +67,8 @@ export class Idempotency {
   readonly #pending = new Map<string, PromiseLike<LedgerEntry | undefined> | null>()
   // Restored keys whose async claim is pending: `processing` / `committed` found then are their own.
   readonly #restored = new Set<string>()
+  // In-flight keys whose message committed (`ctx.commit()`): a duplicate is told so.
+  readonly #committed = new Set<string>()
   // Claims whose message ended before they answered, by key: a re-post of the key waits for them.
   readonly #orphans = new Map<string, PromiseLike<void>>()
   // During a restore: the entries the keys taken over had before (put back if the restore fails).
@@ -113,7 +115,9 @@ export class Idempotency {
    * @throws DuplicateMessageError when it is held (in flight here, or in the ledger)
    */
   claim(m: Envelope, key: string): void {
-    if (this.#keys.has(key)) throw new DuplicateMessageError(m.type, key, 'processing')
+    if (this.#keys.has(key)) {
+      throw new DuplicateMessageError(m.type, key, this.#committed.has(key) ? 'committed' : 'processing')
+    }
     const orphan = this.#orphans.get(key)
     if (orphan !== undefined) {
       // An earlier message of the key ended before its claim answered: claim after that settles.
@@ -201,6 +205,7 @@ export class Idempotency {
   /** `ctx.commit()`: the side effect is done; the ledger says `committed` until the message ends. */
   committed(m: Envelope, checkpoint: unknown): void {
     const key = this.keyOf(m)
+    if (key !== undefined && this.#keys.has(key)) this.#committed.add(key)
     if (key !== undefined && this.#keys.get(key) === true)
       this.#call(key, () => this.#store.set(key, { state: 'committed', checkpoint }, this.#ttlMs))
   }
@@ -231,6 +236,7 @@ export class Idempotency {
   // answers won (or, for a restored message, with its own leftover): nobody needs it any more.
   #forget(key: string, releaseOrphan: boolean): void {
     this.#keys.delete(key)
+    if (this.#committed.size > 0) this.#committed.delete(key)
     const restored = this.#restored.delete(key)
     const claim = this.#pending.get(key)
     if (claim === undefined) return
