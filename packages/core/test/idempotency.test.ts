@@ -65,6 +65,8 @@ describe('idempotency', () => {
     expect(loop.tryPost('work', 2, { idempotencyKey: 'a' }).status).toBe('queued')
     await clock.run()
     expect(loop.tryPost('work', 3, { idempotencyKey: 'b' }).status).toBe('queued')
+    await clock.run()
+    expect(loop.sideTableSize).toBe(0) // refused, dropped, cancelled and done messages freed their entries
   })
 
   it('forgets keys after ttlMs; the memory store evicts the least recently used finished key past maxKeys', async () => {

@@ -194,7 +194,9 @@ export class Loop<M extends MessageMap = MessageMap> {
       queueChanged: () => this.#pressure?.update(this.#queue.length),
       changed: (m, state) => {
         this.#failures.traces.note(m, state, m.postedAt)
-        if (state !== 'queued') this.#idem?.ended(m, 'released')
+        if (state === 'queued') return
+        this.#idem?.ended(m, 'released')
+        this.#extras.forget(m)
       },
     })
     const bp = this.#options.backpressure
@@ -252,7 +254,10 @@ export class Loop<M extends MessageMap = MessageMap> {
         },
         mayRetry: () =>
           this.#state !== 'stopped' && !this.#handBack.cut && (this.#stopping === undefined || this.#drainOnStop),
-        deadLettered: (m) => this.#idem?.ended(m, 'failed'),
+        deadLettered: (m) => {
+          this.#idem?.ended(m, 'failed')
+          this.#extras.forget(m)
+        },
         failureExit: (report) => this.#failureExit(report),
       },
       urgency.compare,
@@ -269,6 +274,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       }),
       handedBack: (m, state) => {
         this.#idem?.handedBack(m)
+        this.#extras.forget(m)
         this.#metrics.snapshotted++
         this.#failures.traces.note(m, 'snapshotted', this.#clock.now(), undefined, state)
       },
@@ -685,6 +691,11 @@ export class Loop<M extends MessageMap = MessageMap> {
     return this.#pool.running
   }
 
+  /** @internal Per-message side-table entries alive (tests check each outcome frees them). */
+  get sideTableSize(): number {
+    return this.#extras.size
+  }
+
   // ── PoolHost (called by the worker pool) ──────────────────────────────────────────────────────
 
   /** @internal */
@@ -810,6 +821,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       if (m.key !== undefined) this.#queue.release(m.key)
       this.#metrics.succeeded++
       this.#idem?.ended(m, 'done')
+      this.#extras.forget(m)
       if (this.#failures.succeeded(m, ctx.attempt, ctx.startedAt, now)) heard = true
       heard = this.events.emit('succeeded', m as unknown as Message<M>, duration) || heard
     } else {
@@ -899,9 +911,15 @@ export class Loop<M extends MessageMap = MessageMap> {
     const m = this.#admission.stamp(type, payload, options, hops, trace)
     this.#extras.keep(m, options)
     const duplicate = this.#claimKey(m, options)
-    if (duplicate !== undefined) return this.#refuseDuplicate(duplicate, mode)
+    if (duplicate !== undefined) {
+      this.#extras.forget(m)
+      return this.#refuseDuplicate(duplicate, mode)
+    }
     const placed = this.#admission.place(m, options?.overflow ?? this.#options.overflow, true)
-    if (placed === 'full') this.#idem?.ended(m, 'released') // refused: its claim goes too
+    if (placed === 'full') {
+      this.#idem?.ended(m, 'released') // refused: its claim goes too
+      this.#extras.forget(m)
+    }
     return this.#admission.answer(m, placed, mode)
   }
 
@@ -928,7 +946,10 @@ export class Loop<M extends MessageMap = MessageMap> {
     const m = this.#admission.stamp(type, payload, options, 0, undefined)
     this.#extras.keep(m, options)
     const duplicate = this.#claimKey(m, options)
-    if (duplicate !== undefined) this.#refuseDuplicate(duplicate, Mode.Throw)
+    if (duplicate !== undefined) {
+      this.#extras.forget(m)
+      this.#refuseDuplicate(duplicate, Mode.Throw)
+    }
     this.#metrics.accepted++
     const handle = this.#delayed.schedule<M, T>(m, dueAt)
     this.#failures.traces.note(m, 'delayed', this.#clock.now(), undefined, `due at ${dueAt}`)

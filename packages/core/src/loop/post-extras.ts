@@ -17,10 +17,23 @@ interface Extras {
   checkpoint: unknown
 }
 
-/** The rare per-post settings of live messages (weakly held: a finished message takes its entry with it). */
+/**
+ * The rare per-post settings of live messages. A plain `Map` (a `WeakMap` costs twice as much per post
+ * with many live entries): the loop calls {@link PostExtras.forget} at each message's outcome.
+ */
 export class PostExtras {
-  readonly #extras = new WeakMap<Envelope, Extras>()
+  readonly #extras = new Map<Envelope, Extras>()
   #used = false
+
+  /** Entries held (messages in flight that have one). */
+  get size(): number {
+    return this.#extras.size
+  }
+
+  /** `m` reached its outcome (or was refused): its entry goes. */
+  forget(m: Envelope): void {
+    if (this.#extras.size > 0) this.#extras.delete(m)
+  }
 
   /** Keeps `options`' rare settings for `m`, if it has any. */
   keep(m: Envelope, options: PostOptions | undefined): void {

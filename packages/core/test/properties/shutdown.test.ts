@@ -135,6 +135,7 @@ describe('shutdown and restore (properties)', () => {
           const c = first.metrics().counters
           expect(c.accepted).toBe(c.succeeded + c.deadLettered + c.dropped + c.cancelled + c.snapshotted)
           expect(c.snapshotted).toBe(handedBack.length)
+          expect(first.sideTableSize).toBe(0) // every outcome freed its per-message entry
 
           // Restore into a fresh loop and drain: everything ends exactly once over both loops.
           const clock2 = new VirtualClock()
@@ -144,6 +145,7 @@ describe('shutdown and restore (properties)', () => {
           const stopped = second.stop()
           await clock2.run()
           expect((await stopped).messages).toEqual([])
+          expect(second.sideTableSize).toBe(0)
           for (const index of accepted) {
             const list = ledger.outcomes.get(index) ?? []
             expect(list).toHaveLength(1)
@@ -228,6 +230,7 @@ describe('shutdown and restore (properties)', () => {
             expect(count).toBe(succeeded.has(key) ? 1 : 0)
           }
           const c = loop.metrics().counters
+          expect(loop.sideTableSize).toBe(0) // refused duplicates and outcomes freed their entries
           expect(c.posted).toBe(c.accepted + c.rejected)
           expect(c.accepted).toBe(c.succeeded + c.deadLettered + c.dropped + c.cancelled + c.snapshotted)
         },
