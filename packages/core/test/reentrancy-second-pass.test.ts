@@ -11,6 +11,18 @@ import {
 } from '../src/index.js'
 import { asyncLedger, ended, thrown, virtualLoop } from './fixtures.js'
 
+/** A loop on `clock` whose handler does nothing, with `store` as its ledger (paused unless `autoStart`). */
+function ledgerLoop(clock: VirtualClock, store?: IdempotencyStore, autoStart = false) {
+  const loop = createLoop<{ work: number }>({
+    clock,
+    logger: false,
+    autoStart,
+    ...(store === undefined ? {} : { idempotency: { store } }),
+  })
+  loop.on('work', () => {})
+  return loop
+}
+
 /**
  * Second review pass: more user code calling back into the loop (listeners of every event stopping it,
  * cancelling, restoring) and async ledgers answering late. Each case failed before its fix.
@@ -100,13 +112,7 @@ describe('re-entrancy and late answers, second pass', () => {
   it('4 (regression of 36183c9) async ledger: a message handed back before its first attempt has its key released', async () => {
     const clock = new VirtualClock()
     const entries = new Map<string, LedgerEntry>()
-    const loop = createLoop<{ work: number }>({
-      clock,
-      logger: false,
-      autoStart: false,
-      idempotency: { store: asyncLedger(clock, entries, 5, true) },
-    })
-    loop.on('work', () => {})
+    const loop = ledgerLoop(clock, asyncLedger(clock, entries, 5, true))
     loop.post('work', 1, { idempotencyKey: 'k1' })
     await clock.advance(10) // the claim answered (won); the message has not run
     const snapshot = await loop.stop({ deadlineMs: 0 })
@@ -118,13 +124,7 @@ describe('re-entrancy and late answers, second pass', () => {
   it('5 restore that fails midway deletes the ledger entries of keys it took over (a re-send is then admitted)', async () => {
     const clock = new VirtualClock()
     const shared = new MemoryIdempotencyStore(100, clock)
-    const first = createLoop<{ work: number }>({
-      clock,
-      logger: false,
-      autoStart: false,
-      idempotency: { store: shared },
-    })
-    first.on('work', () => {})
+    const first = ledgerLoop(clock, shared)
     first.post('work', 1, { idempotencyKey: 'k1' })
     first.post('work', 2, { idempotencyKey: 'k2' })
     const snapshot = await first.stop({ deadlineMs: 0 }) // k1, k2 stay 'processing' in the shared ledger
@@ -136,36 +136,17 @@ describe('re-entrancy and late answers, second pass', () => {
       set: (k, e, t) => shared.set(k, e, t),
       release: (k) => shared.release(k),
     }
-    const second = createLoop<{ work: number }>({
-      clock,
-      logger: false,
-      autoStart: false,
-      idempotency: { store: flaky },
-    })
-    second.on('work', () => {})
+    const second = ledgerLoop(clock, flaky)
     expect(thrown(() => second.restore(snapshot))).toBeInstanceOf(SnapshotError)
-    const other = createLoop<{ work: number }>({
-      clock,
-      logger: false,
-      autoStart: false,
-      idempotency: { store: shared },
-    })
-    other.on('work', () => {})
+    const other = ledgerLoop(clock, shared)
     expect(other.tryPost('work', 99, { idempotencyKey: 'k1' }).ok).toBe(false) // before the fix: true: k1 was released
   })
 
   it('6 async ledger: a restored message cancelled before its claim answers leaves the key processing forever', async () => {
     const clock = new VirtualClock()
     const entries = new Map<string, LedgerEntry>([['k1', { state: 'processing' }]]) // left by the loop that handed it back
-    const loop = createLoop<{ work: number }>({
-      clock,
-      logger: false,
-      autoStart: false,
-      idempotency: { store: asyncLedger(clock, entries, 5, true) },
-    })
-    loop.on('work', () => {})
-    const first = createLoop<{ work: number }>({ clock, logger: false, autoStart: false })
-    first.on('work', () => {})
+    const loop = ledgerLoop(clock, asyncLedger(clock, entries, 5, true))
+    const first = ledgerLoop(clock)
     first.post('work', 1, { idempotencyKey: 'k1' })
     loop.restore(await first.stop({ deadlineMs: 0 }))
     const st = loop.stop({ drain: false }) // cancelled: with the sync store the key is released
