@@ -13,6 +13,9 @@
  *   most `probes` attempts; held messages burn no attempt.
  * - Alerts: per type, `window` alerts are at least `windowMs` apart and together with the stop flush
  *   they account for every dead letter.
+ * - I4 with retries: a backing-off retry keeps its place, so `queued` (retries included) never passes
+ *   `capacity` by more than the worker count (failing attempts taking their place back), and everything
+ *   ends at rest.
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -275,6 +278,64 @@ describe('failure handling (properties)', () => {
           expect(c.accepted).toBe(c.succeeded + c.deadLettered) // nothing lost while held
           expect(c.failed).toBe(c.retried + c.deadLettered) // every failure retried or dead-lettered
           for (const id of letters) expect(attemptsOf.get(id)).toBe(3) // never dead-lettered by holding
+        },
+      ),
+      { numRuns: 150, timeout: 5000 },
+    )
+  })
+
+  it('I4 with retries: retries keep their places, queued stays within capacity + workers, all ends', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            key: fc.constantFrom(undefined, 'a', 'b'),
+            fails: fc.integer({ min: 0, max: 3 }),
+            latency: fc.integer({ min: 0, max: 10 }),
+            gap: fc.integer({ min: 0, max: 5 }),
+          }),
+          { minLength: 1, maxLength: 40 },
+        ),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 0, max: 20 }),
+        async (posts, capacity, workers, baseMs) => {
+          const clock = new VirtualClock()
+          const loop = createLoop<Jobs>({
+            clock,
+            capacity,
+            workers,
+            retry: { maxAttempts: 3, baseMs, capMs: baseMs },
+            random: () => 0.5,
+            logger: false,
+          })
+          const over: string[] = []
+          const watch = (what: string) => () => {
+            const g = loop.metrics().gauges
+            // A failing attempt takes its place back as it leaves `running`: at most one per worker.
+            if (g.queued > capacity + workers) over.push(`${what}: queued ${g.queued} > ${capacity} + ${workers}`)
+            if (g.retrying > g.queued) over.push(`${what}: retrying ${g.retrying} > queued ${g.queued}`)
+          }
+          for (const e of ['posted', 'started', 'retrying', 'requeued', 'succeeded', 'dead-lettered'] as const) {
+            loop.events.on(e, watch(e))
+          }
+          loop.on('job', async (m, ctx) => {
+            const post = posts[m.payload.index] as (typeof posts)[number]
+            await clock.sleep(post.latency)
+            if (ctx.attempt <= post.fails) throw new RetryableError('503')
+          })
+          for (const [index, post] of posts.entries()) {
+            loop.tryPost('job', { index }, post.key === undefined ? {} : { key: post.key })
+            await clock.advance(post.gap)
+          }
+          await clock.run()
+          const stopped = loop.stop()
+          await clock.run()
+          await stopped
+          expect(over).toEqual([])
+          const c = loop.metrics().counters
+          expect(c.accepted).toBe(c.succeeded + c.deadLettered)
+          expect(loop.metrics().gauges).toMatchObject({ queued: 0, retrying: 0 })
         },
       ),
       { numRuns: 150, timeout: 5000 },
