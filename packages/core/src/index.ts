@@ -71,6 +71,13 @@ export {
   type Replayer,
   type ReplayReport,
 } from './failure/dead-letters.js'
+export type {
+  AttemptFailure,
+  FailureExitOptions,
+  FailureExitReport,
+  FailureLogger,
+  RetryScheduled,
+} from './failure/failures.js'
 export {
   backoff,
   DEFAULT_RETRY,
@@ -85,22 +92,14 @@ export {
   type MessageTrace,
   type Transition,
 } from './failure/trace.js'
+export type { IdempotencyOptions } from './idempotency/ledger.js'
 export {
   type IdempotencyStore,
   type LedgerEntry,
   type LedgerState,
   MemoryIdempotencyStore,
 } from './idempotency/store.js'
-export { DelayedMessage } from './loop/delayed-posts.js'
 export { type DropReason, LoopEmitter, type LoopEvents, type LoopState, type ZombieSummary } from './loop/events.js'
-export type {
-  AttemptFailure,
-  FailureExitOptions,
-  FailureExitReport,
-  FailureLogger,
-  RetryScheduled,
-} from './loop/failures.js'
-export type { IdempotencyOptions } from './loop/idempotency.js'
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
 export type { BackpressureOptions } from './loop/pressure.js'
@@ -135,3 +134,4 @@ export {
   type SnapshotMessage,
   type SnapshotState,
 } from './shutdown/snapshot.js'
+export type { DelayedMessage } from './timers/delayed-posts.js'

@@ -35,7 +35,8 @@ export class HeapReadyQueue implements ReadyQueue {
     // Least urgent level, oldest first: O(n), acceptable for a policy that only runs when full.
     let victim: Envelope | undefined
     for (const m of this.#heap.heapArray) {
-      if (!victim || m.priority > victim.priority || (m.priority === victim.priority && m.seq < victim.seq)) victim = m
+      if (!victim || m.priority > victim.priority || (m.priority === victim.priority && m.order < victim.order))
+        victim = m
     }
     if (victim === undefined || victim.priority < minPriority) return undefined
     this.#heap.remove(victim)

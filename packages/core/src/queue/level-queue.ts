@@ -81,7 +81,7 @@ export class LevelQueue implements ReadyQueue {
       bits &= bits - 1
       const candidate = (this.#levels[level] as Ring<Envelope>).peek() as Envelope
       const rank = urgency.rank(candidate)
-      if (rank < headRank || (rank === headRank && candidate.seq < head.seq)) {
+      if (rank < headRank || (rank === headRank && candidate.order < head.order)) {
         best = level
         head = candidate
         headRank = rank

@@ -24,6 +24,8 @@ export class RunQueue {
   readonly #urgency: Urgency
   // Keys whose message is running now (I2: at most one per key).
   readonly #busy = new Set<MessageKey>()
+  // Entries so far: each pushed message's `order` (the tiebreak among equal urgency).
+  #entries = 0
   // Messages that reached the front while their key was busy, per key.
   readonly #lanes = new Map<MessageKey, Heap<Envelope>>()
   // Lane heads released by a key that freed up; they compete with the ready queue by urgency.
@@ -92,6 +94,7 @@ export class RunQueue {
   /** Admits a newly posted message. */
   push(m: Envelope): void {
     m.where = Where.Ready
+    m.order = ++this.#entries
     this.#ready.push(m)
   }
 

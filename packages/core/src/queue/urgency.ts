@@ -13,7 +13,7 @@
 import type { Envelope } from '../internal/envelope.js'
 import { MAX_PRIORITY } from '../priority.js'
 
-/** Orders envelopes by (rank, seq). */
+/** Orders envelopes by (rank, entry order). */
 export class Urgency {
   // Weight of post time in the rank: 0 disables aging (strict priority).
   readonly #timeWeight: number
@@ -34,5 +34,5 @@ export class Urgency {
   }
 
   /** Negative when `a` runs before `b`. */
-  readonly compare = (a: Envelope, b: Envelope): number => this.rank(a) - this.rank(b) || a.seq - b.seq
+  readonly compare = (a: Envelope, b: Envelope): number => this.rank(a) - this.rank(b) || a.order - b.order
 }

@@ -8,9 +8,9 @@
 
 import type { Clock } from '../clock.js'
 import { DuplicateMessageError } from '../errors.js'
-import { type IdempotencyStore, type LedgerEntry, MemoryIdempotencyStore } from '../idempotency/store.js'
 import type { Envelope } from '../internal/envelope.js'
-import type { PostExtras } from './post-extras.js'
+import type { PostExtras } from '../internal/post-extras.js'
+import { type IdempotencyStore, type LedgerEntry, MemoryIdempotencyStore } from './store.js'
 
 /** Options of the `idempotency` loop option. */
 export interface IdempotencyOptions {
@@ -296,4 +296,29 @@ function isOwnLeftover(entry: LedgerEntry): boolean {
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown } | undefined)?.then === 'function'
+}
+
+/**
+ * The loop's ledger, made when first needed: with the `idempotency` option, or by the first post that
+ * carries an idempotency key (loops that never use keys pay one `undefined` check per message).
+ */
+export class LedgerSlot {
+  /** The ledger, once made. */
+  current: Idempotency | undefined
+  readonly #make: () => Idempotency
+
+  /**
+   * @param make - builds the ledger
+   * @param eager - build it now (the `idempotency` option was given)
+   */
+  constructor(make: () => Idempotency, eager: boolean) {
+    this.#make = make
+    this.current = eager ? make() : undefined
+  }
+
+  /** The ledger, made if needed. */
+  ensure(): Idempotency {
+    this.current ??= this.#make()
+    return this.current
+  }
 }

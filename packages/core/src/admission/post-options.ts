@@ -1,9 +1,9 @@
 import { InvalidArgumentError } from '../errors.js'
 import { checkRetryOptions } from '../failure/retry-policy.js'
 import * as check from '../internal/validate.js'
+import { OVERFLOW_POLICIES } from '../loop/options.js'
 import type { SendOptions } from '../message.js'
 import { MAX_PRIORITY } from '../priority.js'
-import { OVERFLOW_POLICIES } from './options.js'
 
 /**
  * Validates per-post options without allocating: this runs on every post, so the accepted case is a

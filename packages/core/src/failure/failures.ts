@@ -15,29 +15,35 @@ import type { DeadlineScheduler } from '@flowing/watchdog'
 import { HandlerTimeoutError } from '@flowing/watchdog'
 import type { Clock } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
-import { Alerts } from '../failure/alerts.js'
-import { type CircuitPolicy, Circuits } from '../failure/circuits.js'
-import { classify, type ErrorInfo, errorInfo } from '../failure/classify.js'
-import { type DeadLetter, DeadLetterStore, type Replayer } from '../failure/dead-letters.js'
-import { attemptsAllowed, backoff, mergeRetry, type RetryPolicy } from '../failure/retry-policy.js'
-import { SlidingWindow } from '../failure/sliding-window.js'
-import { type Trace, Traces } from '../failure/trace.js'
+import type { Lifecycle } from '../engine/lifecycle.js'
+import type { Outcomes } from '../engine/outcomes.js'
 import { type Envelope, Where } from '../internal/envelope.js'
+import type { PostExtras } from '../internal/post-extras.js'
+import type { LoopEmitter } from '../loop/events.js'
+import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { LoopSnapshot } from '../shutdown/snapshot.js'
-import { DelayedPosts } from './delayed-posts.js'
-import type { LoopEmitter } from './events.js'
-import type { ResolvedLoopOptions } from './options.js'
-import type { PostExtras } from './post-extras.js'
+import { DelayedPosts } from '../timers/delayed-posts.js'
+import { Alerts } from './alerts.js'
+import { type CircuitPolicy, Circuits } from './circuits.js'
+import { classify, type ErrorInfo, errorInfo } from './classify.js'
+import type { DeadLetter, DeadLetterStore } from './dead-letters.js'
+import { attemptsAllowed, backoff, mergeRetry, type RetryPolicy } from './retry-policy.js'
+import { SlidingWindow } from './sliding-window.js'
+import type { Trace, Traces } from './trace.js'
 
-/** What failure handling needs from the loop. */
-export interface FailureHost<M extends MessageMap> {
+/** The stages failure handling touches. */
+export interface FailureParts<M extends MessageMap> {
   readonly options: ResolvedLoopOptions
   readonly clock: Clock
+  readonly lifecycle: Lifecycle
   readonly queue: RunQueue
   readonly registry: Registry<M>
+  readonly outcomes: Outcomes<M>
+  readonly traces: Traces
+  readonly deadLetters: DeadLetterStore
   readonly metrics: LoopMetrics
   readonly events: LoopEmitter<M>
   readonly extras: PostExtras
@@ -45,16 +51,6 @@ export interface FailureHost<M extends MessageMap> {
   readonly wheel: DeadlineScheduler<Envelope>
   /** A message entered the queue: pressure follows, a pump is scheduled. */
   entered(): void
-  /** Re-posts a dead letter (`tryPost`). */
-  readonly replay: Replayer
-  /** False once a stop without drain began: a failure then dead-letters instead of retrying. */
-  mayRetry(): boolean
-  /** The idempotency key of `m`, if it has one. */
-  keyOf(m: Envelope): string | undefined
-  /** Hands `m` back (a stop's cut-off came while its failure was being handled): true if it did. */
-  handBackIfCut(m: Envelope): boolean
-  /** A message was dead-lettered (its idempotency key becomes `failed`). */
-  deadLettered(m: Envelope): void
   /** The failure rate passed the `failureExit` threshold. */
   failureExit(report: FailureExitReport): void
 }
@@ -122,7 +118,7 @@ export interface FailureLogger {
 
 /** Retries, dead letters, alerts, breakers and traces: the loop's failure handling. */
 export class Failures<M extends MessageMap> {
-  /** Per-message traces. */
+  /** Per-message traces (the loop's, shared with the outcomes). */
   readonly traces: Traces
   /** Messages backing off before a retry (on the shared wheel), and due ones waiting for room. */
   readonly retries: DelayedPosts
@@ -130,20 +126,21 @@ export class Failures<M extends MessageMap> {
   readonly circuits: Circuits
   /** The in-memory dead-letter store. */
   readonly deadLetters: DeadLetterStore
-  readonly #h: FailureHost<M>
+  readonly #h: FailureParts<M>
   readonly #alerts: Alerts
   // Attempts' outcomes for the failure exit (when configured), and whether it fired.
   readonly #exitWindow: SlidingWindow | undefined
   #exited = false
 
   /**
-   * @param host - the loop
+   * @param host - the stages failure handling touches
    * @param compare - the queue's urgency order
    */
-  constructor(host: FailureHost<M>, compare: (a: Envelope, b: Envelope) => number) {
+  constructor(host: FailureParts<M>, compare: (a: Envelope, b: Envelope) => number) {
     this.#h = host
     const o = host.options
-    this.traces = new Traces(o.traces === 'all', o.keepTraces)
+    this.traces = host.traces
+    this.deadLetters = host.deadLetters
     this.retries = new DelayedPosts(
       host.wheel,
       {
@@ -170,7 +167,6 @@ export class Failures<M extends MessageMap> {
       changed: (change) => host.events.emit('circuit', change),
     })
     if (o.breaker !== false) this.enableBreakers()
-    this.deadLetters = new DeadLetterStore(o.deadLetters.maxSize, host.replay)
     this.#exitWindow = o.failureExit === false ? undefined : new SlidingWindow(o.failureExit.windowMs ?? 10_000)
     this.#alerts = new Alerts(o.alerts, host.clock, (alert) => {
       host.metrics.alerts++
@@ -245,11 +241,13 @@ export class Failures<M extends MessageMap> {
     metrics.failed++
     const policy = this.#policyOf(m)
     const retry = attempt < attemptsAllowed(policy, info.errorClass)
-    if (retry && this.#h.handBackIfCut(m)) {
+    if (retry && this.#h.lifecycle.cut) {
+      // The stop's cut-off came while the classifier or a listener ran: handed back, to retry elsewhere.
+      this.#h.outcomes.snapshotted(m, 'queued', undefined, true)
       events.emit('failed', message, error, { attempt, error: info, next: 'retry' })
       return
     }
-    const scheduled = retry && this.#h.mayRetry() ? this.#scheduleRetry(m, t, policy, attempt, now) : undefined
+    const scheduled = retry && this.#h.lifecycle.mayRetry ? this.#scheduleRetry(m, t, policy, attempt, now) : undefined
     const letter = scheduled === undefined ? this.#bury(m, info, t, now) : undefined
     this.circuits.record(m, info.errorClass !== 'non-retryable', now) // may emit `circuit`
     events.emit('failed', message, error, {
@@ -328,16 +326,9 @@ export class Failures<M extends MessageMap> {
     this.#h.failureExit({ failureRate: failures / attempts, attempts, failures, windowMs: exit.windowMs ?? 10_000 })
   }
 
-  // The outcome `dead-lettered`: bookkeeping and the stores, no user code.
+  // The outcome `dead-lettered` (no user code runs): the letter as the outcomes record it.
   #bury(m: Envelope, error: ErrorInfo, t: Trace, now: number): DeadLetter {
-    const { metrics, queue } = this.#h
-    m.where = Where.Done
-    if (m.key !== undefined) queue.release(m.key)
-    const key = this.#h.keyOf(m)
-    const checkpoint = this.#h.extras.checkpointOf(m)
-    const letter: DeadLetter = {
-      ...(key === undefined ? {} : { idempotencyKey: key }),
-      ...(checkpoint === undefined ? {} : { checkpoint }),
+    return this.#h.outcomes.deadLettered(m, {
       id: m.id,
       type: m.type,
       payload: m.payload,
@@ -350,12 +341,7 @@ export class Failures<M extends MessageMap> {
       error,
       attempts: [...t.attempts],
       at: now,
-    }
-    metrics.deadLettered++
-    this.#h.deadLettered(m)
-    this.deadLetters.add(letter)
-    this.traces.note(m, 'dead-lettered', now, undefined, letter.reason)
-    return letter
+    })
   }
 
   // What a dead letter tells the outside: the sink, the first-seen signature, the alert window, the event.

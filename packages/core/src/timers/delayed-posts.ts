@@ -23,34 +23,41 @@ export interface DelayedHost {
  * @typeParam M - the message map
  * @typeParam T - the message type
  */
-export class DelayedMessage<M extends MessageMap = MessageMap, T extends MessageType<M> = MessageType<M>> {
+export interface DelayedMessage<M extends MessageMap = MessageMap, T extends MessageType<M> = MessageType<M>> {
   /** The message that will be posted (its `postedAt` is set when it enters the queue). */
   readonly message: Message<M, T>
   /** Clock time (ms) from which it may run: never earlier. */
   readonly dueAt: number
+  /** True while the message has not entered the queue (not yet due, or due and waiting for room). */
+  readonly pending: boolean
+  /**
+   * Cancels the message if it has not entered the queue yet: its outcome becomes `cancelled`.
+   * @returns true if it was pending; false if it already entered the queue or was cancelled
+   */
+  cancel(): boolean
+}
+
+// The handle `postDelayed` returns; the store keeps it to remove the wheel timer.
+class DelayedHandle implements DelayedMessage {
+  readonly message: Message
+  readonly dueAt: number
   readonly #store: DelayedPosts
   readonly #envelope: Envelope
-  /** @internal The wheel id. */
+  // The wheel id.
   readonly timer: number
 
-  /** @internal */
   constructor(store: DelayedPosts, envelope: Envelope, timer: number, dueAt: number) {
     this.#store = store
     this.#envelope = envelope
     this.timer = timer
     this.dueAt = dueAt
-    this.message = envelope as unknown as Message<M, T>
+    this.message = envelope as unknown as Message
   }
 
-  /** True while the message has not entered the queue (not yet due, or due and waiting for room). */
   get pending(): boolean {
     return this.#envelope.where === Where.Delayed || this.#envelope.where === Where.Overdue
   }
 
-  /**
-   * Cancels the message if it has not entered the queue yet: its outcome becomes `cancelled`.
-   * @returns true if it was pending; false if it already entered the queue or was cancelled
-   */
   cancel(): boolean {
     return this.#store.cancel(this.#envelope, this.timer)
   }
@@ -67,7 +74,7 @@ export class DelayedPosts {
   readonly #wheel: DeadlineScheduler<Envelope>
   // Scheduled messages and their handles (wheel id, due time), so a stop removes these timers and no
   // one else's, and a snapshot knows how long each still had to wait.
-  readonly #timers = new Map<Envelope, DelayedMessage>()
+  readonly #timers = new Map<Envelope, DelayedHandle>()
   readonly #host: DelayedHost
   // Due while the queue was full; entries cancelled meanwhile are skipped lazily.
   readonly #overdue = new Ring<Envelope>()
@@ -104,9 +111,9 @@ export class DelayedPosts {
   /** Parks `m` until `dueAt`. */
   schedule<M extends MessageMap, T extends MessageType<M>>(m: Envelope, dueAt: number): DelayedMessage<M, T> {
     m.where = this.#pendingAs
-    const handle = new DelayedMessage<M, T>(this, m, this.#wheel.add(dueAt, m), dueAt)
-    this.#timers.set(m, handle as unknown as DelayedMessage)
-    return handle
+    const handle = new DelayedHandle(this, m, this.#wheel.add(dueAt, m), dueAt)
+    this.#timers.set(m, handle)
+    return handle as unknown as DelayedMessage<M, T>
   }
 
   /** Cancels a pending message; see {@link DelayedMessage.cancel}. */

@@ -6,8 +6,8 @@
  * @module
  */
 import type { RetryOptions } from '../failure/retry-policy.js'
-import type { Envelope } from '../internal/envelope.js'
 import type { PostOptions } from '../message.js'
+import type { Envelope } from './envelope.js'
 
 interface Extras {
   timeoutMs: number | undefined

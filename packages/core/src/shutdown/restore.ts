@@ -5,24 +5,25 @@
  *
  * @module
  */
+
+import type { Admission } from '../admission/admission.js'
 import type { Clock } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
 import { SnapshotError } from '../errors.js'
+import type { Failures } from '../failure/failures.js'
+import type { LedgerSlot } from '../idempotency/ledger.js'
 import type { Envelope } from '../internal/envelope.js'
+import type { PostExtras } from '../internal/post-extras.js'
+import type { LoopEmitter } from '../loop/events.js'
+import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap, PostOptions } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
-import { checkFits, checkSnapshot, type LoopSnapshot, type SnapshotMessage } from '../shutdown/snapshot.js'
-import type { Admission } from './admission.js'
-import type { DelayedPosts } from './delayed-posts.js'
-import type { LoopEmitter } from './events.js'
-import type { Failures } from './failures.js'
-import type { Idempotency } from './idempotency.js'
-import type { ResolvedLoopOptions } from './options.js'
-import type { PostExtras } from './post-extras.js'
+import type { DelayedPosts } from '../timers/delayed-posts.js'
+import { checkFits, checkSnapshot, type LoopSnapshot, type SnapshotMessage } from './snapshot.js'
 
-/** The loop's parts a restore touches. */
-export interface RestoreHost<M extends MessageMap> {
+/** The stages a restore touches. */
+export interface RestoreParts<M extends MessageMap> {
   readonly options: ResolvedLoopOptions
   readonly clock: Clock
   readonly registry: Registry<M>
@@ -33,10 +34,7 @@ export interface RestoreHost<M extends MessageMap> {
   readonly extras: PostExtras
   readonly metrics: LoopMetrics
   readonly events: LoopEmitter<M>
-  /** The ledger, if the loop has one yet. */
-  ledger(): Idempotency | undefined
-  /** The ledger, created if needed. */
-  ensureLedger(): Idempotency
+  readonly ledger: LedgerSlot
 }
 
 /**
@@ -44,11 +42,11 @@ export interface RestoreHost<M extends MessageMap> {
  * @returns how many were re-admitted (messages whose key is done since are skipped)
  * @throws SnapshotError, and nothing changed
  */
-export function restoreSnapshot<M extends MessageMap>(host: RestoreHost<M>, snapshot: LoopSnapshot): number {
+export function restoreSnapshot<M extends MessageMap>(host: RestoreParts<M>, snapshot: LoopSnapshot): number {
   const s = checkSnapshot(snapshot)
   checkFits(s, {
     resolve: (sm) => host.registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
-    holds: (key) => host.ledger()?.holds(key) === true,
+    holds: (key) => host.ledger.current?.holds(key) === true,
     freeQueue: host.options.capacity - host.queue.length,
     freeDelayed: host.options.maxDelayed - host.delayed.length,
   })
@@ -67,12 +65,12 @@ export function restoreSnapshot<M extends MessageMap>(host: RestoreHost<M>, snap
 
 // The ledger's say on each restored key, all before anything is admitted: a store that fails undoes
 // the keys taken so far, and the restore fails whole.
-function claimKeys<M extends MessageMap>(host: RestoreHost<M>, s: LoopSnapshot): boolean[] {
+function claimKeys<M extends MessageMap>(host: RestoreParts<M>, s: LoopSnapshot): boolean[] {
   const taken: string[] = []
   const admit = s.messages.map((sm, i) => {
     const key = sm.idempotencyKey
     if (key === undefined) return true
-    const ledger = host.ensureLedger()
+    const ledger = host.ledger.ensure()
     try {
       const ok = ledger.restore(key, sm.checkpoint)
       if (ok) taken.push(key)
@@ -85,13 +83,13 @@ function claimKeys<M extends MessageMap>(host: RestoreHost<M>, s: LoopSnapshot):
       )
     }
   })
-  host.ledger()?.restored()
+  host.ledger.current?.restored()
   return admit
 }
 
 // Re-admits one message (checked, its key claimed); returns the emission of its event.
 function readmit<M extends MessageMap>(
-  host: RestoreHost<M>,
+  host: RestoreParts<M>,
   sm: SnapshotMessage,
   now: number,
   elapsed: number,

@@ -1,0 +1,369 @@
+/**
+ * The way in: a post becomes a validated, stamped, routed envelope whose idempotency key is claimed,
+ * and is placed under the capacity and the overflow policy — or refused. Every refusal is counted
+ * (`rejected`) and emitted before it reaches the caller; nothing changes before a refusal (I7); a
+ * drop is an outcome with an event (I1).
+ *
+ * ```
+ *  post ─▶ lifecycle? ─▶ timeout breaker? ─▶ pressure? ─▶ stamp (type, route) ─▶ claim key ─▶ place
+ *            refuse        refuse             refuse        refuse (bad input)    refuse      queued | dropped | full
+ * ```
+ *
+ * @module
+ */
+
+import type { Clock } from '../clock.js'
+import type { Registry } from '../dispatcher/registry.js'
+import type { Lifecycle } from '../engine/lifecycle.js'
+import type { Outcomes } from '../engine/outcomes.js'
+import {
+  type BackpressureError,
+  CircuitOpenError,
+  DelayedFullError,
+  DuplicateMessageError,
+  InvalidArgumentError,
+  LoopStoppedError,
+  LoopStoppingError,
+  QueueFullError,
+  type QueueLoad,
+} from '../errors.js'
+import type { DeadLetter } from '../failure/dead-letters.js'
+import { mergeRetry } from '../failure/retry-policy.js'
+import type { Traces } from '../failure/trace.js'
+import type { LedgerSlot } from '../idempotency/ledger.js'
+import { Envelope, Where } from '../internal/envelope.js'
+import type { PostExtras } from '../internal/post-extras.js'
+import type { LoopEmitter } from '../loop/events.js'
+import type { ResolvedLoopOptions } from '../loop/options.js'
+import type { LoopPressure } from '../loop/pressure.js'
+import type { TimeoutBreakers } from '../loop/timeout-breakers.js'
+import type { Message, MessageMap, MessageType, OverflowPolicy, PostOptions, PostResult } from '../message.js'
+import type { LoopMetrics } from '../metrics/loop-metrics.js'
+import type { RunQueue } from '../queue/run-queue.js'
+import type { DelayedMessage, DelayedPosts } from '../timers/delayed-posts.js'
+import { checkPostOptions } from './post-options.js'
+
+/** The stages admission touches. */
+export interface AdmissionParts<M extends MessageMap> {
+  readonly options: ResolvedLoopOptions
+  readonly clock: Clock
+  readonly lifecycle: Lifecycle
+  readonly registry: Registry<M>
+  readonly queue: RunQueue
+  readonly delayed: DelayedPosts
+  readonly outcomes: Outcomes<M>
+  readonly ledger: LedgerSlot
+  readonly extras: PostExtras
+  readonly traces: Traces
+  readonly breakers: TimeoutBreakers | undefined
+  readonly pressure: LoopPressure | undefined
+  readonly metrics: LoopMetrics
+  readonly events: LoopEmitter<M>
+}
+
+/** Where {@link Admission.place} put a message. */
+export type Placement = 'queued' | 'dropped' | 'full'
+
+/** The refusals a caller may get as a result instead of an exception. */
+type Refusal = QueueFullError | LoopStoppedError | BackpressureError | DuplicateMessageError
+
+/** Validates, stamps, claims and places posts; counts and reports every refusal. */
+export class Admission<M extends MessageMap> {
+  readonly #p: AdmissionParts<M>
+  // Post order: the tiebreak among equal urgency, and the id's suffix.
+  #seq = 0
+  // Schedules the pool's pump (one per synchronous burst).
+  #schedulePump: () => void = () => {}
+  // The queue's load, as overload errors report it (the pool's running count is in it).
+  #load: () => QueueLoad = () => ({ queued: 0, capacity: 0, running: 0, waitingProducers: 0 })
+
+  /** @param parts - the stages admission touches */
+  constructor(parts: AdmissionParts<M>) {
+    this.#p = parts
+  }
+
+  /** Connects admission to the pool (built after it). */
+  connect(schedulePump: () => void, load: () => QueueLoad): void {
+    this.#schedulePump = schedulePump
+    this.#load = load
+  }
+
+  /** The queue's load now. */
+  load(): QueueLoad {
+    return this.#load()
+  }
+
+  /**
+   * Admits, drops or refuses a post whose `posted` was counted. `hops` > 0 for a follow-up (`ctx.post`).
+   * @returns the message (`throws`), or a result (`tryPost`)
+   */
+  post(
+    type: string,
+    payload: unknown,
+    options: PostOptions | undefined,
+    throws: boolean,
+    hops = 0,
+    trace?: string,
+  ): Message<M> | PostResult<M, MessageType<M>> {
+    this.checkOptions(type, options)
+    return this.admit(type, payload, options, throws, hops, trace)
+  }
+
+  /** {@link Admission.post} for options already checked (`send`, whose options are a superset). */
+  admit(
+    type: string,
+    payload: unknown,
+    options: PostOptions | undefined,
+    throws: boolean,
+    hops = 0,
+    trace?: string,
+  ): Message<M> | PostResult<M, MessageType<M>> {
+    const { lifecycle, pressure, queue, options: o } = this.#p
+    if (!(hops > 0 ? lifecycle.admitsFollowUps : lifecycle.admitsRoots)) {
+      return this.refuse(type, this.#stopped(`post \`${type}\``), throws)
+    }
+    this.#checkTimeoutBreaker(type)
+    if (pressure !== undefined) {
+      const priority = options?.priority ?? o.defaultPriority
+      const decision = pressure.decide(queue.length, priority)
+      if (!decision.admitted) {
+        return this.refuse(type, pressure.refusal(type, priority, decision, queue.length), throws)
+      }
+    }
+    const m = this.stamp(type, payload, options, hops, trace)
+    this.#p.extras.keep(m, options)
+    const duplicate = this.#claimKey(m, options)
+    if (duplicate !== undefined) return this.#refuseDuplicate(m, duplicate, throws)
+    const placed = this.place(m, options?.overflow ?? o.overflow, true)
+    if (placed === 'full') this.#unclaim(m)
+    return this.#answer(m, placed, throws)
+  }
+
+  /**
+   * Accepts a delayed message onto the wheel (`postDelayed`, `postAt`); `posted` was counted.
+   * @throws what `post` throws, DelayedFullError
+   */
+  schedule<T extends MessageType<M>>(
+    type: T,
+    payload: M[T],
+    dueAt: number,
+    options: PostOptions | undefined,
+  ): DelayedMessage<M, T> {
+    this.checkOptions(type, options)
+    const { lifecycle, delayed, options: o, metrics, traces, clock, events } = this.#p
+    if (!lifecycle.admitsRoots) this.refuseInput(type, this.#stopped(`schedule \`${type}\``))
+    this.#checkTimeoutBreaker(type)
+    if (delayed.length >= o.maxDelayed) {
+      this.refuseInput(type, new DelayedFullError(type, delayed.length, o.maxDelayed))
+    }
+    const m = this.stamp(type, payload, options, 0, undefined)
+    this.#p.extras.keep(m, options)
+    const duplicate = this.#claimKey(m, options)
+    if (duplicate !== undefined) this.#refuseDuplicate(m, duplicate, true)
+    const due = Math.max(dueAt, clock.now()) // a time in the past is due at once
+    let handle: DelayedMessage<M, T>
+    try {
+      handle = delayed.schedule<M, T>(m, due)
+    } catch (error) {
+      this.#unclaim(m) // nothing was accepted: the claim and the side-table entry go
+      return this.refuseInput(type, error as Error)
+    }
+    metrics.accepted++
+    traces.note(m, 'delayed', clock.now(), undefined, `due at ${due}`)
+    events.emit('scheduled', m as unknown as Message<M>, due)
+    return handle
+  }
+
+  /**
+   * Re-posts a dead letter (`posted` counted here): its type, payload, key, priority and idempotency
+   * key, and its checkpoint carried over (the replay resumes after its commit point).
+   */
+  replay(letter: DeadLetter, throws: boolean): Message<M> | PostResult<M, MessageType<M>> {
+    this.#p.metrics.posted++
+    const options: PostOptions = { key: letter.key, priority: letter.priority, idempotencyKey: letter.idempotencyKey }
+    const result = this.post(letter.type, letter.payload, options, throws)
+    const m = (throws ? result : (result as { message?: Message<M> }).message) as unknown as Envelope | undefined
+    if (m !== undefined && m.where !== Where.Done && letter.checkpoint !== undefined) {
+      this.#p.extras.commit(m, letter.checkpoint)
+    }
+    return result
+  }
+
+  /** Validates per-post options; a bad one is a refused post. */
+  checkOptions(type: string, options: PostOptions | undefined, forSend = false): void {
+    try {
+      checkPostOptions(options, forSend)
+      // A per-post retry policy must make sense over its type's and the loop's (capMs ≥ baseMs).
+      const retry = options?.retry
+      if (retry !== undefined)
+        mergeRetry('options.retry', retry, this.#p.registry.retryFor(type), this.#p.options.retry)
+    } catch (error) {
+      this.refuseInput(type, error as Error)
+    }
+  }
+
+  /**
+   * Builds the envelope of a post whose options are valid: resolves the type, stamps the exact post
+   * time (the aging bound, I3, is stated in real post times) and runs the router's selector.
+   * @throws (counted) UnknownMessageTypeError, UnknownRouteError, or what the selector throws
+   */
+  stamp(
+    type: string,
+    payload: unknown,
+    options: PostOptions | undefined,
+    hops: number,
+    trace: string | undefined,
+  ): Envelope {
+    try {
+      const router = this.#p.registry.resolve(type)
+      const { idPrefix, defaultPriority } = this.#p.options
+      const priority = options?.priority ?? defaultPriority
+      const now = this.#p.clock.now()
+      const m = new Envelope(idPrefix, ++this.#seq, type, payload, options?.key, priority, now, hops, trace)
+      if (router !== undefined) m.routeKey = router.select(m as unknown as Message<MessageMap, never>)
+      return m
+    } catch (error) {
+      return this.refuseInput(type, error as Error)
+    }
+  }
+
+  /**
+   * Puts `m` into the queue, or applies `overflow` when it is full: `drop-new` drops `m`,
+   * `drop-oldest-lowest` evicts a victim no more urgent than `m` (or drops `m`), `reject` / `wait`
+   * leave everything as it was and answer `full`. With `accept`, a placed message is counted accepted.
+   */
+  place(m: Envelope, overflow: OverflowPolicy, accept: boolean): Placement {
+    const { queue, options, metrics, outcomes } = this.#p
+    if (queue.length >= options.capacity) {
+      if (overflow === 'reject' || overflow === 'wait') return 'full'
+      const victim = overflow === 'drop-oldest-lowest' ? queue.evictLowest(m.priority) : undefined
+      if (accept) metrics.accepted++
+      if (victim === undefined) {
+        outcomes.dropped(m, 'drop-new')
+        return 'dropped'
+      }
+      // The newcomer takes the victim's place before the victim's listeners run (they may stop the loop).
+      this.enqueue(m)
+      outcomes.dropped(victim, 'drop-oldest-lowest')
+      return 'queued'
+    }
+    if (accept) metrics.accepted++
+    this.enqueue(m)
+    return 'queued'
+  }
+
+  /** Puts an accepted message into the queue and tells `posted` listeners. */
+  enqueue(m: Envelope): void {
+    this.insert(m)
+    this.#p.events.emit('posted', m as unknown as Message<M>)
+  }
+
+  /** Puts an accepted message into the queue without the `posted` event (the caller emits it later). */
+  insert(m: Envelope): void {
+    this.#p.queue.push(m)
+    this.queueChanged()
+    this.#p.traces.note(m, 'queued', m.postedAt)
+  }
+
+  /** The queue's length changed: pressure levels follow, a pump is scheduled. */
+  queueChanged(): void {
+    this.#p.pressure?.update(this.#p.queue.length)
+    this.#schedulePump()
+  }
+
+  /** A due delayed message enters under the overflow policy in force now; false: no room, it waits. */
+  enterDue(m: Envelope): boolean {
+    m.postedAt = this.#p.clock.now() // aging and queue wait start when it enters
+    return this.place(m, this.#p.options.overflow, false) !== 'full'
+  }
+
+  /** A delayed message that came due while the queue was full enters now that a slot freed. */
+  enterOverdue(m: Envelope): void {
+    m.postedAt = this.#p.clock.now() // its wait starts now, behind what entered before it
+    this.enqueue(m)
+  }
+
+  /** Refuses an overload or lifecycle condition: thrown, or returned as a result. */
+  refuse(type: string, error: Refusal, throws: boolean): PostResult<M, MessageType<M>> {
+    this.refused(type, error)
+    if (throws) throw error
+    return { ok: false, status: statusOf(error), error }
+  }
+
+  /** Refuses bad input: always thrown. */
+  refuseInput(type: string, error: Error): never {
+    this.refused(type, error)
+    throw error
+  }
+
+  /** Counts and reports a refusal. */
+  refused(type: string, error: Error): void {
+    this.#p.metrics.rejected++
+    this.#p.events.emit('rejected', type, error)
+  }
+
+  /** Refuses a delay that is not a number of ms in range. */
+  checkDelay(type: string, name: 'delayMs' | 'at', value: unknown): void {
+    const ok =
+      typeof value === 'number' &&
+      (name === 'at' ? Number.isFinite(value) : value >= 0 && value <= Number.MAX_SAFE_INTEGER)
+    if (ok) return
+    const rule = name === 'at' ? 'a finite clock time in ms' : 'a number from 0 to Number.MAX_SAFE_INTEGER'
+    this.refuseInput(type, new InvalidArgumentError(name, rule, value))
+  }
+
+  #stopped(action: string): LoopStoppedError {
+    const state = this.#p.lifecycle.state
+    return state === 'stopped' ? new LoopStoppedError(action, 'stopped') : new LoopStoppingError(action)
+  }
+
+  #checkTimeoutBreaker(type: string): void {
+    const openFor = this.#p.breakers?.refuses(type)
+    if (openFor !== undefined) this.refuseInput(type, new CircuitOpenError(type, openFor))
+  }
+
+  // Claims the idempotency key of a message being admitted; returns the refusal of a duplicate.
+  #claimKey(m: Envelope, options: PostOptions | undefined): DuplicateMessageError | undefined {
+    const { ledger } = this.#p
+    if (ledger.current === undefined && options?.idempotencyKey === undefined) return undefined
+    const idem = ledger.ensure()
+    const key = idem.keyOf(m)
+    if (key === undefined) return undefined
+    try {
+      idem.claim(m, key)
+    } catch (error) {
+      if (error instanceof DuplicateMessageError) return error
+      this.#p.extras.forget(m)
+      this.refuseInput(m.type, error as Error) // a store that throws: refused, nothing admitted
+    }
+    return undefined
+  }
+
+  // A refused message was never accepted: its claim and its side-table entry go.
+  #unclaim(m: Envelope): void {
+    this.#p.ledger.current?.ended(m, 'released')
+    this.#p.extras.forget(m)
+  }
+
+  #refuseDuplicate(m: Envelope, error: DuplicateMessageError, throws: boolean): PostResult<M, MessageType<M>> {
+    this.#p.extras.forget(m)
+    this.#p.metrics.duplicates++
+    this.#p.events.emit('duplicate', error.messageType, error.idempotencyKey, error.ledgerState)
+    return this.refuse(error.messageType, error, throws)
+  }
+
+  // Answers a placement as `post` (the message) or `tryPost` (a result) does; `full` is refused.
+  #answer(m: Envelope, placed: Placement, throws: boolean): Message<M> | PostResult<M, MessageType<M>> {
+    if (placed === 'full') return this.refuse(m.type, new QueueFullError(m.type, this.#load()), throws)
+    const message = m as unknown as Message<M>
+    if (throws) return message
+    return placed === 'queued' ? { ok: true, status: 'queued', message } : { ok: false, status: 'dropped', message }
+  }
+}
+
+function statusOf(error: Refusal): 'full' | 'stopped' | 'shed' | 'reject' | 'duplicate' {
+  if (error instanceof QueueFullError) return 'full'
+  if (error instanceof DuplicateMessageError) return 'duplicate'
+  if (error.code === 'ERR_FLOWING_LOOP_STOPPED') return 'stopped'
+  return (error as BackpressureError).pressure.cause === 'shed' ? 'shed' : 'reject'
+}

@@ -1,0 +1,256 @@
+/**
+ * The composition root: builds every stage of one loop once, in pipeline order, and wires their
+ * ports. Nothing here runs per message; the stages do.
+ *
+ * ```
+ *  admission ─▶ queue ─▶ pool (attempts) ─▶ outcomes
+ *     ▲  pacing   ▲          │    └─ failures (retries, dead letters, breakers) ─┘
+ *     │           └─ timers (delayed posts and back-offs on the one wheel)
+ *  lifecycle · ledger · stopper (hand-back, snapshot) · observe (metrics, traces)
+ * ```
+ *
+ * @module
+ */
+import { WheelDriver } from '@flowing/timing-wheel'
+import { type Attempt, type DeadlineScheduler, StallDetector, Watchdog } from '@flowing/watchdog'
+import { Admission } from '../admission/admission.js'
+import { Pacing } from '../admission/pacing.js'
+import type { Clock } from '../clock.js'
+import { Registry } from '../dispatcher/registry.js'
+import { DeadLetterStore } from '../failure/dead-letters.js'
+import { Failures } from '../failure/failures.js'
+import { Traces } from '../failure/trace.js'
+import { Idempotency, LedgerSlot } from '../idempotency/ledger.js'
+import { type Envelope, Where } from '../internal/envelope.js'
+import { PostExtras } from '../internal/post-extras.js'
+import type { AttemptContext } from '../loop/attempt-context.js'
+import type { LoopEmitter } from '../loop/events.js'
+import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from '../loop/options.js'
+import { LoopPressure } from '../loop/pressure.js'
+import { TimeoutBreakers } from '../loop/timeout-breakers.js'
+import type { MessageMap } from '../message.js'
+import { LoopMetrics, type MetricsSnapshot } from '../metrics/loop-metrics.js'
+import { Attempts } from '../pool/attempts.js'
+import { WorkerPool } from '../pool/worker-pool.js'
+import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
+import { LevelQueue } from '../queue/level-queue.js'
+import { RunQueue } from '../queue/run-queue.js'
+import { Urgency } from '../queue/urgency.js'
+import { HandBack } from '../shutdown/hand-back.js'
+import type { RestoreParts } from '../shutdown/restore.js'
+import { Stopper } from '../shutdown/stopper.js'
+import { DelayedPosts } from '../timers/delayed-posts.js'
+import { Lifecycle } from './lifecycle.js'
+import { Outcomes } from './outcomes.js'
+
+const RESOLVED = Promise.resolve()
+
+/** One loop's stages. The public `Loop` is a front over this. */
+export class Engine<M extends MessageMap> {
+  readonly options: ResolvedLoopOptions
+  readonly clock: Clock
+  readonly events: LoopEmitter<M>
+  readonly metrics = new LoopMetrics()
+  readonly registry = new Registry<M>()
+  readonly lifecycle: Lifecycle
+  readonly queue: RunQueue
+  readonly extras = new PostExtras()
+  readonly traces: Traces
+  readonly ledger: LedgerSlot
+  readonly wheel: WheelDriver<Envelope | Attempt>
+  readonly delayed: DelayedPosts
+  readonly outcomes: Outcomes<M>
+  readonly breakers: TimeoutBreakers | undefined
+  readonly pressure: LoopPressure | undefined
+  readonly admission: Admission<M>
+  readonly pacing: Pacing<M>
+  readonly failures: Failures<M>
+  readonly watchdog: Watchdog
+  readonly stall: StallDetector | undefined
+  readonly attempts: Attempts<M>
+  readonly pool: WorkerPool<AttemptContext<M>>
+  readonly handBack: HandBack
+  readonly stopper: Stopper<M>
+  // A pump is queued on the microtask queue; posts in one synchronous burst share it.
+  #pumpScheduled = false
+  readonly #pumpNow = (): void => {
+    this.#pumpScheduled = false
+    this.pool.pump()
+  }
+  readonly schedulePump = (): void => {
+    if (this.#pumpScheduled) return
+    this.#pumpScheduled = true
+    RESOLVED.then(this.#pumpNow) // a resolved-promise hop: ~3× cheaper than queueMicrotask in Node
+  }
+
+  /**
+   * @param options - the user's options (validated here)
+   * @param events - the front's emitter
+   * @throws InvalidArgumentError for a bad option
+   */
+  constructor(options: LoopOptions | undefined, events: LoopEmitter<M>) {
+    const o = resolveOptions(options)
+    this.options = o
+    this.clock = o.clock
+    this.events = events
+    const urgency = new Urgency(o.agingMs)
+    this.queue = new RunQueue(o.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency), urgency)
+    this.traces = new Traces(o.traces === 'all', o.keepTraces)
+    this.lifecycle = new Lifecycle(o.autoStart, (next, previous) => events.emit('state', next, previous))
+    this.ledger = new LedgerSlot(
+      () => new Idempotency(o.idempotency ?? {}, this.clock, this.extras, (e, k) => events.emit('ledger-error', e, k)),
+      o.idempotency !== undefined,
+    )
+    this.wheel = this.#newWheel()
+    const scheduler = this.wheel as DeadlineScheduler<Envelope>
+    const handBack = new HandBack(this.clock, () => this.stopper.cutOff())
+    this.handBack = handBack
+    const deadLetters = new DeadLetterStore(
+      o.deadLetters.maxSize,
+      (letter) => this.admission.replay(letter, false) as never,
+    )
+    this.outcomes = new Outcomes<M>({ ...this.#common(), deadLetters, handBack })
+    this.delayed = new DelayedPosts(
+      scheduler,
+      { enterDue: (m) => this.admission.enterDue(m), cancelled: (m) => this.outcomes.cancelled(m) },
+      Where.Delayed,
+    )
+    this.breakers = this.#newBreakers()
+    const bp = o.backpressure
+    this.pressure =
+      bp === false ? undefined : new LoopPressure(bp, o.capacity, this.clock, (t) => this.pacing.onPressure(t))
+    this.admission = new Admission<M>(this)
+    this.pacing = new Pacing<M>(this)
+    this.failures = new Failures<M>(
+      {
+        ...this.#common(),
+        lifecycle: this.lifecycle,
+        registry: this.registry,
+        outcomes: this.outcomes,
+        deadLetters,
+        wheel: scheduler,
+        entered: () => this.admission.queueChanged(),
+        failureExit: (report) => this.stopper.failureExit(report),
+      },
+      urgency.compare,
+    )
+    this.watchdog = new Watchdog({
+      timers: this.clock,
+      scheduler: this.wheel as DeadlineScheduler<Attempt>,
+      graceMs: o.graceMs,
+      onTimeout: (attempt, error) => this.pool.detach((ctx) => ctx.guard === attempt, error),
+      onZombie: () => this.attempts.zombiesChanged(),
+    })
+    this.stall = this.#newStallDetector()
+    this.attempts = new Attempts<M>(this)
+    this.pool = new WorkerPool(this.attempts, this.clock, o.workers, o.dispatchBudget, o.dispatchBudgetMs)
+    this.attempts.serve(this.pool)
+    this.admission.connect(this.schedulePump, () => this.load())
+    this.outcomes.watch(
+      () =>
+        this.queue.length > 0 || this.pool.running > 0 || this.delayed.overdue > 0 || this.failures.retries.length > 0,
+    )
+    this.stopper = new Stopper<M>(this)
+    this.stall?.start()
+  }
+
+  /** What a restore touches. */
+  get restoreParts(): RestoreParts<M> {
+    return this
+  }
+
+  /** The queue's load, as overload errors and metrics report it. */
+  load(): { queued: number; capacity: number; running: number; waitingProducers: number } {
+    return {
+      queued: this.queue.length,
+      capacity: this.options.capacity,
+      running: this.pool.running,
+      waitingProducers: this.pacing.waiting,
+    }
+  }
+
+  /** Counters, gauges and histograms (a fresh plain-data snapshot). */
+  snapshotMetrics(): MetricsSnapshot {
+    const load = this.load()
+    const m = this.metrics
+    m.lateCompletions = this.watchdog.lateCompletions
+    m.fenced = this.watchdog.stats().fencedEffects
+    return m.snapshot(
+      {
+        ...load,
+        parked: this.queue.parked,
+        workers: this.pool.size,
+        busyKeys: this.queue.busyKeys,
+        pressure: this.pressure?.level ?? 'normal',
+        zombies: this.watchdog.zombieCount,
+        delayed: this.delayed.scheduled,
+        overdue: this.delayed.overdue,
+        retrying: this.failures.retries.length,
+        held: this.queue.held,
+        deadLetters: this.failures.deadLetters.size,
+        fill: load.queued / load.capacity,
+      },
+      this.pressure?.stats(),
+    )
+  }
+
+  /** Timed-out handlers still unsettled after `graceMs`. */
+  zombies(): { epoch: number; label: string; ageMs: number }[] {
+    return this.watchdog.zombies().map(({ epoch, label, ageMs }) => ({ epoch, label, ageMs }))
+  }
+
+  // The parts most stages share.
+  #common() {
+    return {
+      options: this.options,
+      clock: this.clock,
+      queue: this.queue,
+      metrics: this.metrics,
+      ledger: this.ledger,
+      extras: this.extras,
+      traces: this.traces,
+      events: this.events,
+    }
+  }
+
+  // One timing wheel and one real timer for delayed messages, retries' back-offs and handler deadlines.
+  #newWheel(): WheelDriver<Envelope | Attempt> {
+    const o = this.options
+    return new WheelDriver<Envelope | Attempt>({
+      timers: this.clock,
+      budget: o.dispatchBudget,
+      // Delayed messages, retries (they keep places in the queue) and handler deadlines.
+      maxPending: Math.min(16_000_000, o.maxDelayed + o.capacity + 2 * 65_536),
+      onDue: (due) => {
+        for (const item of due) {
+          if (Watchdog.owns(item)) this.watchdog.onDue(item)
+          else if (item.where === Where.Backoff) this.failures.retries.due(item)
+          else if (item.where === Where.Delayed) this.delayed.due(item)
+          // else: cancelled or handed back by a listener of an earlier item of this batch
+        }
+      },
+    })
+  }
+
+  // Per-type escalation after repeated timeouts (`timeoutBreaker`).
+  #newBreakers(): TimeoutBreakers | undefined {
+    const tb = this.options.timeoutBreaker
+    if (tb === false) return undefined
+    return new TimeoutBreakers(tb.threshold ?? 5, tb.cooldownMs ?? 30_000, this.clock, (change) =>
+      this.events.emit('breaker', change),
+    )
+  }
+
+  // Reports a blocked event loop or no progress while work waits (`stall` option).
+  #newStallDetector(): StallDetector | undefined {
+    const stall = this.options.stall
+    if (stall === false) return undefined
+    return new StallDetector({
+      ...(stall === true ? {} : stall),
+      timers: this.clock,
+      onStall: (report) => this.events.emit('stall', report),
+      busy: () => this.queue.length > 0,
+      describeRunning: () => this.pool.attempts().map((ctx) => ctx.describe(this.clock.now())),
+    })
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * Where every accepted message ends (I1). This is the only writer of a message's final outcome —
+ * `succeeded`, `dead-lettered`, `dropped`, `cancelled`, `snapshotted` — and every outcome takes its
+ * effects in one order:
+ *
+ * 1. **state**: `where = Done` (nothing else may start, cancel or hand it back);
+ * 2. **key**: a key it holds is released (the next message of the key may run);
+ * 3. **counters**: the outcome's counter;
+ * 4. **ledger**: the idempotency key becomes `done` / `failed`, is released, or stays held (handed back);
+ * 5. **side tables**: the per-post extras go;
+ * 6. **trace**: the final transition (it retires the trace);
+ * 7. **events**: user-visible listeners, last — one of them may call back into the loop, and finds the
+ *    message finished everywhere;
+ * 8. **idle**: when nothing is left, `idle` fires and `drain()` waiters resolve.
+ *
+ * I1 then reads: `accepted = succeeded + dead-lettered + dropped + cancelled + snapshotted + what the
+ * holders (queue, wheel, breakers, pool) hold`.
+ *
+ * @module
+ */
+import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
+import type { Traces } from '../failure/trace.js'
+import type { LedgerSlot } from '../idempotency/ledger.js'
+import { type Envelope, Where } from '../internal/envelope.js'
+import type { PostExtras } from '../internal/post-extras.js'
+import type { DropReason, LoopEmitter } from '../loop/events.js'
+import type { Message, MessageMap } from '../message.js'
+import type { LoopMetrics } from '../metrics/loop-metrics.js'
+import type { RunQueue } from '../queue/run-queue.js'
+import type { HandBack } from '../shutdown/hand-back.js'
+import type { SnapshotState } from '../shutdown/snapshot.js'
+
+/** The parts an outcome touches. */
+export interface OutcomeParts<M extends MessageMap> {
+  readonly queue: RunQueue
+  readonly metrics: LoopMetrics
+  readonly ledger: LedgerSlot
+  readonly extras: PostExtras
+  readonly traces: Traces
+  readonly deadLetters: DeadLetterStore
+  readonly handBack: HandBack
+  readonly events: LoopEmitter<M>
+  readonly clock: { now(): number }
+}
+
+/** The loop's outcomes, and the idle check that follows each. */
+export class Outcomes<M extends MessageMap> {
+  readonly #p: OutcomeParts<M>
+  // Whether work is left (queued, running, overdue, backing off): set once the pool exists.
+  #busy: () => boolean = () => false
+  // Failed messages whose failure is being handled (user code runs: the classifier, listeners):
+  // not finished, not idle, and held by no structure meanwhile.
+  #inTransit = 0
+  // Resolvers of `drain()`, settled at the next idle.
+  #idleWaiters: (() => void)[] = []
+
+  /** @param parts - the stages an outcome updates */
+  constructor(parts: OutcomeParts<M>) {
+    this.#p = parts
+  }
+
+  /** Sets how to tell whether work is left (the pool and timers are built after the outcomes). */
+  watch(busy: () => boolean): void {
+    this.#busy = busy
+  }
+
+  /**
+   * The `succeeded` outcome of a message whose attempt just returned.
+   * @param observe - the failure side's bookkeeping (breakers, failure exit, the trace); returns
+   * whether user code may have run
+   * @returns whether user code ran (listeners)
+   */
+  succeeded(m: Envelope, durationMs: number, observe: () => boolean): boolean {
+    this.#finish(m, true)
+    this.#p.metrics.succeeded++
+    this.#p.ledger.current?.ended(m, 'done')
+    this.#p.extras.forget(m)
+    let heard = observe()
+    heard = this.#p.events.emit('succeeded', m as unknown as Message<M>, durationMs) || heard
+    return this.idleCheck() || heard
+  }
+
+  /**
+   * The `dead-lettered` outcome: the letter is kept in the store (the sink, alerts and the event
+   * follow from the failure side, after its own `failed` event).
+   */
+  deadLettered(m: Envelope, letter: Omit<DeadLetter, 'idempotencyKey' | 'checkpoint'>): DeadLetter {
+    const key = this.#p.ledger.current?.keyOf(m)
+    const checkpoint = this.#p.extras.checkpointOf(m)
+    const full: DeadLetter = {
+      ...(key === undefined ? {} : { idempotencyKey: key }),
+      ...(checkpoint === undefined ? {} : { checkpoint }),
+      ...letter,
+    }
+    this.#finish(m, true)
+    this.#p.metrics.deadLettered++
+    this.#p.ledger.current?.ended(m, 'failed')
+    this.#p.extras.forget(m)
+    this.#p.deadLetters.add(full)
+    this.#p.traces.note(m, 'dead-lettered', letter.at, undefined, full.reason)
+    return full
+  }
+
+  /**
+   * The `dropped` outcome: by the overflow policy, or (`duplicate`) an async ledger found its key
+   * taken before it ran — the entry is someone else's and the ledger is left alone.
+   */
+  dropped(m: Envelope, reason: DropReason, holdsKey = false): void {
+    this.#finish(m, holdsKey)
+    this.#p.metrics.dropped++
+    if (reason === 'duplicate') this.#p.ledger.current?.handedBack(m)
+    else this.#p.ledger.current?.ended(m, 'released')
+    this.#p.extras.forget(m)
+    this.#p.traces.note(m, 'dropped', this.#p.clock.now())
+    this.#p.events.emit('dropped', m as unknown as Message<M>, reason)
+  }
+
+  /** The `cancelled` outcome (a stop without drain, `DelayedMessage.cancel()`). */
+  cancelled(m: Envelope): void {
+    this.#finish(m, false)
+    this.#p.metrics.cancelled++
+    this.#p.ledger.current?.ended(m, 'released')
+    this.#p.extras.forget(m)
+    this.#p.traces.note(m, 'cancelled', this.#p.clock.now())
+    this.#p.events.emit('cancelled', m as unknown as Message<M>)
+  }
+
+  /**
+   * The `snapshotted` outcome: written into the stop's snapshot with what it needs to continue
+   * elsewhere; its idempotency key stays held (the restore takes it over).
+   * @param dueAt - clock time, for delayed and retry-scheduled messages
+   */
+  snapshotted(m: Envelope, state: SnapshotState, dueAt?: number, holdsKey = false): void {
+    const { extras, traces, ledger } = this.#p
+    const entry = {
+      attempts: [...(traces.of(m)?.attempts ?? [])],
+      idempotencyKey: ledger.current?.keyOf(m),
+      checkpoint: extras.checkpointOf(m),
+      retry: extras.retryOf(m),
+      handlerTimeoutMs: extras.timeoutOf(m),
+    }
+    this.#finish(m, holdsKey)
+    this.#p.handBack.write(m, state, entry, dueAt)
+    this.#p.metrics.snapshotted++
+    ledger.current?.handedBack(m)
+    extras.forget(m)
+    traces.note(m, 'snapshotted', this.#p.clock.now(), undefined, state)
+  }
+
+  /** A failure is being handled (user code will run); {@link Outcomes.landed} when it is placed. */
+  inTransit(): void {
+    this.#inTransit++
+  }
+
+  /** The failure being handled was placed (a retry, a dead letter, the snapshot). */
+  landed(): void {
+    this.#inTransit--
+  }
+
+  /** Nothing is queued, running, overdue, backing off or in transit. */
+  get idle(): boolean {
+    return this.#inTransit === 0 && !this.#busy()
+  }
+
+  /** Resolves at the next idle (at once when idle). */
+  drain(): Promise<void> {
+    if (this.idle) return Promise.resolve()
+    return new Promise((resolve) => this.#idleWaiters.push(resolve))
+  }
+
+  /**
+   * When idle: `idle` fires and `drain()` waiters resolve.
+   * @returns whether an `idle` listener ran
+   */
+  idleCheck(): boolean {
+    if (!this.idle) return false
+    const heard = this.#p.events.emit('idle')
+    const waiters = this.#idleWaiters
+    if (waiters.length > 0) {
+      this.#idleWaiters = []
+      for (const resolve of waiters) resolve()
+    }
+    return heard
+  }
+
+  // Steps 1 and 2: nothing may act on `m` any more, and its key moves on.
+  #finish(m: Envelope, holdsKey: boolean): void {
+    m.where = Where.Done
+    if (holdsKey && m.key !== undefined) this.#p.queue.release(m.key)
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * The worker pool's host: what happens around one attempt of one message — take the next runnable
+ * message, begin the attempt (its deadline on the watchdog), invoke the handler chain (after an async
+ * ledger's claim), and end it: a success goes to the outcomes, a failure to the failure stage, a
+ * timed-out handler that settles late only to the zombie count.
+ *
+ * ```
+ *  pool.pump ─▶ take ─▶ begin ─▶ started ─▶ invoke ─▶ … settles ─▶ end ─┬─ ok ─────▶ outcomes.succeeded
+ *                                                                      ├─ failed ─▶ failures.failed
+ *                                                                      └─ unrun ──▶ snapshotted / dropped
+ * ```
+ *
+ * @module
+ */
+import { type Attempt, FencedError, HandlerTimeoutError, type StallDetector, type Watchdog } from '@flowing/watchdog'
+import type { Admission } from '../admission/admission.js'
+import type { Pacing } from '../admission/pacing.js'
+import type { Clock } from '../clock.js'
+import type { Registry } from '../dispatcher/registry.js'
+import type { Lifecycle } from '../engine/lifecycle.js'
+import type { Outcomes } from '../engine/outcomes.js'
+import { HopLimitError, LoopAbortedError } from '../errors.js'
+import type { Failures } from '../failure/failures.js'
+import { DuplicateSkip, type LedgerSlot } from '../idempotency/ledger.js'
+import { type Envelope, Where } from '../internal/envelope.js'
+import type { PostExtras } from '../internal/post-extras.js'
+import { AttemptContext } from '../loop/attempt-context.js'
+import type { LoopEmitter } from '../loop/events.js'
+import type { ResolvedLoopOptions } from '../loop/options.js'
+import type { TimeoutBreakers } from '../loop/timeout-breakers.js'
+import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
+import type { LoopMetrics } from '../metrics/loop-metrics.js'
+import type { RunQueue } from '../queue/run-queue.js'
+import type { PoolHost, WorkerPool } from './worker-pool.js'
+
+/** The abort reason of attempts cut off by a stop's deadline: their messages are handed back. */
+export const HANDED_BACK = new LoopAbortedError()
+
+/** The stages an attempt touches. */
+export interface AttemptParts<M extends MessageMap> {
+  readonly options: ResolvedLoopOptions
+  readonly clock: Clock
+  readonly lifecycle: Lifecycle
+  readonly registry: Registry<M>
+  readonly queue: RunQueue
+  readonly admission: Admission<M>
+  readonly pacing: Pacing<M>
+  readonly outcomes: Outcomes<M>
+  readonly failures: Failures<M>
+  readonly watchdog: Watchdog
+  readonly breakers: TimeoutBreakers | undefined
+  readonly stall: StallDetector | undefined
+  readonly ledger: LedgerSlot
+  readonly extras: PostExtras
+  readonly metrics: LoopMetrics
+  readonly events: LoopEmitter<M>
+}
+
+/** Begins, runs and ends attempts for the worker pool; also `ctx.post` and `ctx.commit`. */
+export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M>> {
+  readonly #p: AttemptParts<M>
+  // Set once the pool is built (it is built with this host).
+  #pool!: WorkerPool<AttemptContext<M>>
+  // The reading end() took, reusable by the next begin() of the same pump stretch when only loop code
+  // ran in between (no listener, no selector): it saves one of three ~40 ns clock reads per message,
+  // and can lag real time only by loop code, never by user code.
+  #lastReading = 0
+  #lastReadingValid = false
+  // Zombies are above maxZombies (the `zombies` event fires once per crossing).
+  #zombiesOver = false
+
+  /** @param parts - the stages an attempt touches */
+  constructor(parts: AttemptParts<M>) {
+    this.#p = parts
+  }
+
+  /** Attaches the pool this host serves. */
+  serve(pool: WorkerPool<AttemptContext<M>>): void {
+    this.#pool = pool
+  }
+
+  canDispatch(): boolean {
+    return this.#p.lifecycle.dispatches
+  }
+
+  take(): Envelope | undefined {
+    const m = this.#p.queue.take()
+    if (m !== undefined && this.#p.pacing.roomFreed()) this.#lastReadingValid = false
+    return m
+  }
+
+  pumped(): void {
+    this.#lastReadingValid = false
+  }
+
+  begin(m: Envelope): AttemptContext<M> {
+    const { clock, failures, metrics, registry, watchdog } = this.#p
+    const now = this.#lastReadingValid ? this.#lastReading : clock.now()
+    this.#lastReadingValid = false
+    metrics.recordWait(m.priority, now - m.postedAt)
+    const attempt = failures.attemptOf(m)
+    failures.started(m, attempt, now)
+    const timeoutMs = this.timeoutFor(m)
+    if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, attempt, now)
+    const heartbeatMs = registry.heartbeatFor(m.type)
+    const guard = watchdog.guard(
+      heartbeatMs === undefined ? { timeoutMs, label: m } : { timeoutMs, heartbeatMs, label: m },
+    )
+    return new AttemptContext<M>(this, m, attempt, now, guard)
+  }
+
+  started(m: Envelope): void {
+    this.#p.events.emit('started', m as unknown as Message<M>)
+  }
+
+  invoke(m: Envelope, ctx: AttemptContext<M>): unknown {
+    const { ledger, registry } = this.#p
+    const claim = ledger.current?.awaitClaim(m) // an async idempotency store: claimed before the first attempt
+    if (claim === undefined) return registry.invoke(m, ctx)
+    return Promise.resolve(claim).then((entry) => {
+      if (entry !== undefined) throw new DuplicateSkip(entry)
+      if (ctx.signal.aborted) throw ctx.signal.reason // timed out or handed back while it waited
+      return registry.invoke(m, ctx)
+    })
+  }
+
+  end(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
+    if (!ok && (value === HANDED_BACK || value instanceof DuplicateSkip)) {
+      this.#endUnrun(m, ctx, value === HANDED_BACK)
+      return
+    }
+    const { clock, metrics, failures, outcomes } = this.#p
+    const now = clock.now()
+    const duration = now - ctx.startedAt
+    metrics.recordHandler(duration)
+    if (ctx.guard?.isCurrent) {
+      if (ok) ctx.guard.done()
+      else ctx.guard.fail()
+    }
+    this.#p.stall?.progress()
+    const timedOut = !ok && value instanceof HandlerTimeoutError
+    // A compensation hook or a breaker listener is user code: the reading must not be reused after it.
+    let heard = timedOut
+    if (timedOut) {
+      metrics.timedOut++
+      this.#compensate(m)
+    }
+    if ((ok || timedOut) && this.#p.breakers?.record(m.type, timedOut) === true) heard = true
+    if (ok) {
+      const observe = () => failures.succeeded(m, ctx.attempt, ctx.startedAt, now)
+      heard = outcomes.succeeded(m, duration, observe) || heard
+    } else {
+      // Retry (an ordered one keeps the key) or dead-letter; runs user code (classifier, listeners),
+      // during which this message is in transit: a stop() from there waits for it.
+      outcomes.inTransit()
+      try {
+        failures.failed(m, ctx.attempt, ctx.startedAt, value, now)
+      } finally {
+        outcomes.landed()
+      }
+      outcomes.idleCheck()
+      heard = true
+    }
+    this.#lastReading = now
+    this.#lastReadingValid = !heard
+  }
+
+  late(_m: Envelope, ctx: AttemptContext<M>, ok: boolean): void {
+    // Swallowed and counted once by the watchdog (`lateCompletions`); the outcome was recorded at the timeout.
+    if (ok) ctx.guard?.done()
+    else ctx.guard?.fail()
+    this.zombiesChanged()
+  }
+
+  /** Zombies hold worker slots, up to maxZombies; past that, one `zombies` event per crossing. */
+  zombiesChanged(): void {
+    const { watchdog, options, events } = this.#p
+    const count = watchdog.zombieCount
+    this.#pool.reserve(Math.min(count, options.maxZombies))
+    const over = count > options.maxZombies
+    if (over && !this.#zombiesOver) {
+      const zombies = watchdog.zombies().map(({ epoch, label, ageMs }) => ({ epoch, label, ageMs }))
+      events.emit('zombies', count, zombies)
+    }
+    this.#zombiesOver = over
+  }
+
+  /** `ctx.commit(checkpoint)`: only the attempt running now may commit. */
+  commit(m: Envelope, checkpoint: unknown, attempt: number, startedAt: number): void {
+    const { extras, failures, ledger, clock, events } = this.#p
+    if (m.where !== Where.Running || attempt !== failures.attemptOf(m)) {
+      throw new FencedError(`${m.type} ${m.id}`, attempt, 'not running', 'ctx.commit')
+    }
+    extras.commit(m, checkpoint)
+    const value = extras.checkpointOf(m)
+    ledger.current?.committed(m, value)
+    const fresh = failures.traces.of(m) === undefined
+    const trace = failures.traces.open(m)
+    if (fresh) trace.note('running', startedAt, attempt)
+    trace.note('committed', clock.now(), attempt)
+    events.emit('committed', m as unknown as Message<M>, value)
+  }
+
+  /** The checkpoint of `m`'s last commit (`ctx.committed`). */
+  checkpointOf(m: Envelope): unknown {
+    return this.#p.extras.checkpointOf(m)
+  }
+
+  /** `ctx.post` / `ctx.tryPost`: a follow-up one hop further from the root. */
+  postFollowUp<T extends MessageType<M>>(
+    parent: Envelope,
+    type: T,
+    payload: M[T],
+    options: PostOptions | undefined,
+    mode: 'throw' | 'result',
+  ): Message<M, T> | PostResult<M, T> {
+    const { admission, metrics, options: o } = this.#p
+    metrics.posted++
+    const hops = parent.hops + 1
+    if (hops > o.maxHops) admission.refuseInput(type, new HopLimitError(type, hops, o.maxHops))
+    return admission.post(type, payload, options, mode === 'throw', hops, parent.traceId) as
+      | Message<M, T>
+      | PostResult<M, T>
+  }
+
+  /** The deadline of a message: per post, else per type, else the loop's — bounded for a breaker probe. */
+  timeoutFor(m: Envelope): number {
+    const { extras, registry, options, failures } = this.#p
+    const timeout = extras.timeoutOf(m) ?? registry.timeoutFor(m.type) ?? options.timeoutMs
+    const probe = failures.probeTimeout(m)
+    return probe === undefined ? timeout : Math.min(timeout, probe)
+  }
+
+  // An attempt that did not count: interrupted by the stop's deadline (handed back in the snapshot),
+  // or skipped because an async idempotency store found its key taken (dropped as a duplicate).
+  #endUnrun(m: Envelope, ctx: AttemptContext<M>, handedBack: boolean): void {
+    const { outcomes, failures } = this.#p
+    if (ctx.guard?.isCurrent) ctx.guard.cancel(HANDED_BACK)
+    if (handedBack) outcomes.snapshotted(m, 'running', undefined, true)
+    else {
+      failures.circuits.abandon(m) // a probe that never ran frees its probe slot
+      outcomes.dropped(m, 'duplicate', true)
+    }
+    outcomes.idleCheck()
+    this.#lastReadingValid = false
+  }
+
+  // Runs the type's compensation hook once after a timeout, under its own deadline.
+  #compensate(m: Envelope): void {
+    const hook = this.#p.registry.compensationFor(m.type)
+    if (hook === undefined) return
+    const message = m as unknown as Message<M>
+    const report = (error: unknown) => this.#p.events.emit('compensated', message, error)
+    const guard = this.#p.watchdog.guard({
+      timeoutMs: this.timeoutFor(m),
+      label: m,
+      onTimeout: (_a: Attempt, e: unknown) => report(e),
+    })
+    let result: unknown
+    try {
+      result = hook(m as unknown as Message, {
+        get signal() {
+          return guard.signal
+        },
+      })
+    } catch (error) {
+      if (guard.fail()) report(error)
+      return
+    }
+    Promise.resolve(result).then(
+      () => guard.done() && report(undefined),
+      (error: unknown) => guard.fail() && report(error),
+    )
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The three exits (seed 000): a draining stop, a stop without drain, and a stop with a deadline or a
+ * signal that hands back what it cannot finish. Every holder of messages gives them up the same way —
+ * it hands over everything it holds, and each message gets its outcome (`cancelled`, or
+ * `snapshotted`) from the outcomes stage:
+ *
+ * ```
+ *   holders:  delayed (wheel) · backing off (wheel) · held (breakers) · queued · running (pool)
+ *   drain: false  ─▶ each cancelled, running ones aborted
+ *   cut-off       ─▶ each snapshotted, running ones aborted and fenced (their settle is ignored)
+ * ```
+ *
+ * @module
+ */
+import type { Pacing } from '../admission/pacing.js'
+import type { Clock } from '../clock.js'
+import type { Lifecycle } from '../engine/lifecycle.js'
+import type { Outcomes } from '../engine/outcomes.js'
+import { InvalidArgumentError } from '../errors.js'
+import type { FailureExitReport, Failures } from '../failure/failures.js'
+import * as check from '../internal/validate.js'
+import type { AttemptContext } from '../loop/attempt-context.js'
+import type { LoopEmitter } from '../loop/events.js'
+import type { ResolvedLoopOptions } from '../loop/options.js'
+import type { MessageMap } from '../message.js'
+import { HANDED_BACK } from '../pool/attempts.js'
+import type { WorkerPool } from '../pool/worker-pool.js'
+import type { RunQueue } from '../queue/run-queue.js'
+import type { DelayedPosts } from '../timers/delayed-posts.js'
+import type { HandBack } from './hand-back.js'
+import type { LoopSnapshot } from './snapshot.js'
+
+/** Options of `Loop.stop`. */
+export interface StopOptions {
+  /**
+   * `true`: run every queued message first. `false`: cancel what is queued (outcome `cancelled`),
+   * abort running handlers' `signal`, and wait only for them to settle.
+   * @defaultValue true
+   */
+  readonly drain?: boolean
+  /**
+   * Drain by priority for at most this long (ms); then abort what still runs (its `ctx.signal`, its late
+   * effects fenced) and resolve with a snapshot of every unfinished message. With a deadline (or a
+   * `signal`), delayed messages not yet due go to the snapshot at once instead of being cancelled.
+   * @defaultValue Infinity (no deadline)
+   */
+  readonly deadlineMs?: number
+  /** Cuts the drain short when aborted, as the deadline does (e.g. a second SIGTERM). */
+  readonly signal?: AbortSignal
+}
+
+const STOP_KEYS = ['drain', 'deadlineMs', 'signal'] as const
+
+/** The stages a stop touches. */
+export interface StopParts<M extends MessageMap> {
+  readonly options: ResolvedLoopOptions
+  readonly clock: Clock
+  readonly lifecycle: Lifecycle
+  readonly queue: RunQueue
+  readonly delayed: DelayedPosts
+  readonly failures: Failures<M>
+  readonly outcomes: Outcomes<M>
+  readonly pacing: Pacing<M>
+  readonly pool: WorkerPool<AttemptContext<M>>
+  readonly events: LoopEmitter<M>
+  readonly handBack: HandBack
+  readonly stall: { stop(): void } | undefined
+  /** Schedules the pool's pump. */
+  schedulePump(): void
+}
+
+/** Runs `Loop.stop`: refuses new posts, drains or cancels, cuts off at the deadline, resolves the snapshot. */
+export class Stopper<M extends MessageMap> {
+  readonly #p: StopParts<M>
+  // The stop's promise, shared by every call.
+  #stopping: Promise<LoopSnapshot> | undefined
+  // The stop's work is done and the loop is about to be `stopped`: nothing more to arm.
+  #closing = false
+
+  /** @param parts - the stages a stop touches */
+  constructor(parts: StopParts<M>) {
+    this.#p = parts
+  }
+
+  /** See `Loop.stop`. */
+  stop(options?: StopOptions): Promise<LoopSnapshot> {
+    const { drain, deadlineMs, signal } = readStopOptions(options)
+    const { lifecycle } = this.#p
+    if (this.#stopping !== undefined) {
+      if (lifecycle.state === 'stopped' || this.#closing) return this.#stopping
+      if (!drain && lifecycle.draining) this.#escalate() // a graceful stop that ran out of patience
+      this.#arm(deadlineMs, signal) // a shorter deadline, or a signal, may come later
+      return this.#stopping
+    }
+    this.#p.stall?.stop()
+    lifecycle.beginStop(drain, deadlineMs !== undefined || signal !== undefined)
+    this.#p.pacing.stop()
+    if (lifecycle.handsBack) this.#handBackDelayed()
+    else this.#cancelDelayed(!drain)
+    if (!drain) this.#cancelQueued()
+    this.#p.schedulePump()
+    this.#stopping = this.#p.outcomes.drain().then(() => this.#finish())
+    this.#arm(deadlineMs, signal)
+    return this.#stopping
+  }
+
+  /** The failure exit: stop at once with its deadline, and deliver the snapshot. */
+  failureExit(report: FailureExitReport): void {
+    const exit = this.#p.options.failureExit
+    if (exit === false) return
+    this.#p.events.emit('failure-exit', report)
+    // Called once the failing attempt's bookkeeping (retry or dead letter) is done, so its retry is
+    // handed back too; at once, before the pump can start anything else.
+    const stopping = this.stop({ deadlineMs: exit.deadlineMs ?? 0 })
+    const deliver = exit.onSnapshot
+    if (deliver === undefined) return
+    stopping
+      .then((snapshot) => deliver(snapshot, report))
+      .then(undefined, (error: unknown) => {
+        queueMicrotask(() => {
+          throw error
+        })
+      })
+  }
+
+  #finish(): LoopSnapshot {
+    const { lifecycle, events, failures } = this.#p
+    this.#closing = true // listeners of `drained` and late alerts may call stop(): nothing to arm
+    this.#p.handBack.disarm()
+    if (lifecycle.draining) events.emit('drained')
+    failures.flush() // pending alerts go out; breaker cooldown timers stop
+    lifecycle.stopped()
+    return this.#p.handBack.take()
+  }
+
+  #arm(deadlineMs: number | undefined, signal: AbortSignal | undefined): void {
+    if (deadlineMs !== undefined || signal !== undefined) this.#p.lifecycle.handBack()
+    this.#p.handBack.arm(deadlineMs, signal)
+  }
+
+  /**
+   * The cut-off (the hand-back's deadline passed, or its signal aborted): everything unfinished is
+   * handed back — backing off, held, delayed, waiting — and what still runs is aborted (its signal
+   * fires, its late effects are fenced, its late settle ignored).
+   */
+  cutOff(): void {
+    const { lifecycle, failures, queue, outcomes, pool } = this.#p
+    lifecycle.cutOff()
+    for (const { m, dueAt } of failures.retries.takeAll(true)) {
+      queue.forget(m)
+      queue.releasePlace()
+      outcomes.snapshotted(m, 'retry-scheduled', dueAt)
+    }
+    for (const m of failures.circuits.clear()) {
+      queue.forget(m)
+      outcomes.snapshotted(m, 'held')
+    }
+    this.#handBackDelayed(true)
+    for (const m of queue.clear()) outcomes.snapshotted(m, 'queued')
+    for (const ctx of pool.attempts()) {
+      ctx.abort(true)
+      pool.detach((a) => a === ctx, HANDED_BACK)
+    }
+    outcomes.idleCheck()
+  }
+
+  // Delayed messages not yet due (and, at the cut-off, overdue ones) go to the snapshot.
+  #handBackDelayed(overdueToo = false): void {
+    for (const { m, dueAt } of this.#p.delayed.takeAll(overdueToo)) this.#p.outcomes.snapshotted(m, 'delayed', dueAt)
+  }
+
+  #escalate(): void {
+    this.#p.lifecycle.escalate()
+    this.#cancelDelayed(true)
+    this.#cancelQueued()
+  }
+
+  // Delayed messages not yet due never run once stop() began; overdue ones are part of a drain.
+  #cancelDelayed(overdueToo: boolean): void {
+    for (const m of this.#p.delayed.clear(overdueToo)) this.#p.outcomes.cancelled(m)
+  }
+
+  #cancelQueued(): void {
+    const { failures, queue, outcomes, pool } = this.#p
+    for (const m of failures.cancelAll()) outcomes.cancelled(m)
+    for (const m of queue.clear()) outcomes.cancelled(m)
+    for (const ctx of pool.attempts()) ctx.abort()
+    outcomes.idleCheck()
+  }
+}
+
+// Validates `stop()`'s options: unknown keys and wrong shapes are refused (a typo such as
+// `{ deadline: 20_000 }` would otherwise leave the shutdown without a deadline).
+function readStopOptions(options: StopOptions | undefined): {
+  drain: boolean
+  deadlineMs: number | undefined
+  signal: AbortSignal | undefined
+} {
+  if (options === undefined) return { drain: true, deadlineMs: undefined, signal: undefined }
+  const o = check.plainObject('options', options) as StopOptions
+  check.knownKeys('options', o as Record<string, unknown>, STOP_KEYS)
+  const drain = o.drain === undefined ? true : check.boolean('options.drain', o.drain)
+  const deadlineMs =
+    o.deadlineMs === undefined ? undefined : check.nonNegativeNumber('options.deadlineMs', o.deadlineMs, true)
+  const signal = o.signal
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError('options.signal', 'an AbortSignal', signal)
+  }
+  return { drain, deadlineMs, signal }
+}
