@@ -1,0 +1,118 @@
+/**
+ * Regression tests for the defects listed in the core-stages issue, one `describe` per defect
+ * (numbered as in the issue). Each failed before its fix.
+ */
+import { describe, expect, it } from 'vitest'
+import { InvalidArgumentError } from '../src/index.js'
+import { ended, thrown, virtualLoop } from './fixtures.js'
+
+describe('Loop', () => {
+  describe('postAt() with a time in the past (defect 4)', () => {
+    it('runs the message at once, whatever the past time, and frees its idempotency key', async () => {
+      const { clock, loop } = virtualLoop({ workers: 1 })
+      await clock.advance(1_000)
+      const ran: number[] = []
+      loop.on('work', (m) => {
+        ran.push(m.payload)
+      })
+      const times = [999, 0, -1, -1e9, -Number.MAX_SAFE_INTEGER]
+      const handles = times.map((at, i) => loop.postAt('work', i, at, { idempotencyKey: `k${i}` }))
+      for (const h of handles) expect(h.dueAt).toBe(1_000)
+      const drained = loop.drain()
+      await clock.run()
+      await drained
+      expect(ran).toEqual([0, 1, 2, 3, 4])
+      const c = loop.metrics().counters
+      expect(c).toMatchObject({ accepted: 5, succeeded: 5 })
+      expect(ended(c)).toBe(c.accepted)
+      // The keys were released as done: a second post of one is a duplicate, not a key held forever.
+      expect(loop.tryPost('work', 9, { idempotencyKey: 'k2' })).toMatchObject({ ok: false, status: 'duplicate' })
+      expect(loop.sideTableSize).toBe(0)
+    })
+  })
+
+  describe('stop() options (defect 5)', () => {
+    it('refuses an unknown option name with a typed error naming it, and changes nothing', () => {
+      const { loop } = virtualLoop()
+      const error = thrown(() => loop.stop({ deadline: 20_000 } as never))
+      expect(error).toBeInstanceOf(InvalidArgumentError)
+      expect(error.message).toContain('options.deadline')
+      expect(loop.state).toBe('running')
+    })
+
+    it('refuses options that are not an object', () => {
+      const { loop } = virtualLoop()
+      for (const bad of [5, 'drain', null, [true]]) {
+        const error = thrown(() => loop.stop(bad as never))
+        expect(error).toBeInstanceOf(InvalidArgumentError)
+        expect((error as InvalidArgumentError).argument).toBe('options')
+      }
+      expect(loop.state).toBe('running')
+    })
+  })
+
+  describe('a delayed message that comes due while the queue is full (defect 6)', () => {
+    for (const queue of ['levels', 'heap'] as const) {
+      it(`starts its queue wait when it enters, and runs in due order (${queue})`, async () => {
+        const { clock, loop } = virtualLoop({ workers: 1, capacity: 1, queue, overflow: 'reject' })
+        const order: number[] = []
+        let release = (): void => {}
+        loop.on('work', (m) => {
+          order.push(m.payload)
+          if (m.payload === 0) return new Promise<void>((r) => (release = r))
+        })
+        loop.post('work', 0) // runs and blocks the only worker
+        await clock.advance(0)
+        loop.post('work', 1) // fills the queue
+        const late = loop.postDelayed('work', 3, 20) // scheduled first, due later
+        const early = loop.postDelayed('work', 2, 10)
+        await clock.advance(50) // both due, no room: they wait outside the queue
+        release()
+        const drained = loop.drain()
+        await clock.run()
+        await drained
+        expect(order).toEqual([0, 1, 2, 3])
+        expect(early.message.postedAt).toBeGreaterThanOrEqual(early.dueAt)
+        expect(late.message.postedAt).toBeGreaterThanOrEqual(late.dueAt)
+      })
+    }
+  })
+
+  describe('agingMs: Infinity (defect 10)', () => {
+    // The order every message starts in, for a mix of priorities and an unordered keyless retry.
+    async function startOrder(queue: 'levels' | 'heap'): Promise<string[]> {
+      const { clock, loop } = virtualLoop({
+        workers: 1,
+        queue,
+        agingMs: Number.POSITIVE_INFINITY,
+        retry: { maxAttempts: 2, baseMs: 5, jitter: 0 },
+      })
+      const order: string[] = []
+      let failedOnce = false
+      loop.on('work', (m) => {
+        order.push(`${m.payload}@${m.priority}`)
+        if (m.payload === 0 && !failedOnce) {
+          failedOnce = true
+          throw new Error('transient')
+        }
+      })
+      loop.post('work', 0, { priority: 3 }) // fails once, retried after 5 ms
+      await clock.advance(1)
+      for (let i = 1; i <= 6; i++) loop.post('work', i, { priority: i % 2 === 0 ? 3 : 5 })
+      loop.pause()
+      await clock.advance(10) // the retry is back in the queue, behind what arrived meanwhile
+      loop.resume()
+      const drained = loop.drain()
+      await clock.run()
+      await drained
+      return order
+    }
+
+    it('gives the same order with levels and heap, a keyless retry behind newer messages', async () => {
+      const levels = await startOrder('levels')
+      const heap = await startOrder('heap')
+      expect(heap).toEqual(levels)
+      expect(levels).toEqual(['0@3', '2@3', '4@3', '6@3', '0@3', '1@5', '3@5', '5@5'])
+    })
+  })
+})
