@@ -64,7 +64,9 @@ export interface LoopOptions {
   readonly maxZombies?: number
   /**
    * Per-type escalation: after `threshold` consecutive timeouts of a type, its posts are refused with
-   * `CircuitOpenError` for `cooldownMs`, then one probe decides. `false` to turn it off.
+   * `CircuitOpenError` for `cooldownMs`, then one probe decides: exactly one post is admitted, the
+   * others are refused until the type's next completion (closes) or timeout (reopens), or — a probe
+   * that never reports — another `cooldownMs`. `false` to turn it off.
    * @defaultValue `{ threshold: 5, cooldownMs: 30_000 }`
    */
   readonly timeoutBreaker?: false | { readonly threshold?: number; readonly cooldownMs?: number }
