@@ -21,6 +21,7 @@ export default defineConfig({
       { extends: true, test: { name: 'watchdog', root: 'packages/watchdog', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'] } },
       { extends: true, test: { name: 'benchmarks', root: 'benchmarks', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'scripts', root: 'scripts', include: ['test/**/*.test.ts'] } },
     ],
   },
 })

@@ -103,6 +103,7 @@ export { type DropReason, LoopEmitter, type LoopEvents, type LoopState, type Zom
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
 export type { BackpressureOptions } from './loop/pressure.js'
+export type { StallOptions } from './loop/stall-option.js'
 export type { BreakerChange } from './loop/timeout-breakers.js'
 export type {
   Message,

@@ -249,3 +249,48 @@ describe('alerts', () => {
     expect(warn.mock.calls[0]?.[0]).toMatch(/^\[flowing\] new failure of work: NonRetryableError: timeout after # ms/)
   })
 })
+
+describe('Alerts', () => {
+  describe('record()', () => {
+    it('summarises the rest of a burst when the window allows, even after the burst left the window', async () => {
+      const alerts: DeadLetterAlert[] = []
+      const { loop, clock } = virtualLoop({ alerts: { windowMs: 60_000 } })
+      loop.events.on('alert', (a) => alerts.push(a))
+      loop.on('work', () => {
+        throw new NonRetryableError('declined')
+      })
+      for (let i = 1; i <= 100; i++) loop.post('work', i) // 100 letters at t=0
+      await clock.advance(120_000)
+      expect(alerts.map((a) => [a.at, a.sinceLastAlert, a.total, a.reason])).toEqual([
+        [0, 1, 1, 'window'],
+        [60_000, 99, 100, 'window'],
+      ])
+      expect(alerts[1]?.topSignatures).toEqual([{ signature: 'NonRetryableError: declined', count: 99 }])
+      expect(clock.pending).toBe(0) // the summary timer fired once and did not re-arm
+      await loop.stop()
+      expect(alerts).toHaveLength(2) // nothing left for the stop
+    })
+  })
+
+  describe('flush()', () => {
+    it('clears the pending summary timer: a stopped loop leaves no timer behind', async () => {
+      const alerts: DeadLetterAlert[] = []
+      const { loop, clock } = virtualLoop({ alerts: { windowMs: 60_000 } })
+      loop.events.on('alert', (a) => alerts.push(a))
+      loop.on('work', () => {
+        throw new NonRetryableError('declined')
+      })
+      for (let i = 1; i <= 5; i++) loop.post('work', i)
+      await clock.advance(10)
+      expect(clock.pending).toBe(1) // the summary of the 4 suppressed letters, due at 60 000
+      const stopped = loop.stop()
+      await clock.run()
+      await stopped
+      expect(clock.pending).toBe(0)
+      expect(alerts.map((a) => [a.sinceLastAlert, a.reason])).toEqual([
+        [1, 'window'],
+        [4, 'stop'],
+      ])
+    })
+  })
+})

@@ -6,6 +6,7 @@ import {
   FencedError,
   HandlerTimeoutError,
   InvalidArgumentError,
+  NonRetryableError,
   VirtualClock,
 } from '../src/index.js'
 import { type Messages, thrown, virtualLoop } from './fixtures.js'
@@ -345,6 +346,72 @@ describe('Loop', () => {
       expect(zombies[0]?.ageMs).toBe(30)
       await clock.run()
       expect(loop.zombies()).toEqual([])
+    })
+  })
+})
+
+describe('TimeoutBreakers', () => {
+  describe('refuses()', () => {
+    it('admits exactly one probe when half-open: the rest are refused until its outcome is recorded', async () => {
+      const { clock, loop } = virtualLoop({
+        workers: 4,
+        timeoutMs: 10,
+        timeoutBreaker: { threshold: 2, cooldownMs: 100 },
+      })
+      const changes: string[] = []
+      loop.events.on('breaker', (c) => changes.push(c.state))
+      let hangMs = 50
+      loop.on('work', async () => {
+        await clock.sleep(hangMs)
+      })
+      loop.post('work', 1)
+      loop.post('work', 2)
+      await clock.advance(60) // two timeouts: open
+      await clock.advance(100) // cooled down
+      loop.post('work', 3) // the probe (it will time out)
+      const refused = thrown(() => loop.post('work', 4))
+      expect(refused).toBeInstanceOf(CircuitOpenError)
+      expect((refused as CircuitOpenError).retryAfterMs).toBe(100)
+      expect(thrown(() => loop.post('work', 5))).toBeInstanceOf(CircuitOpenError)
+      expect(changes).toEqual(['open', 'half-open'])
+      await clock.advance(10) // the probe timed out: open again
+      expect(changes).toEqual(['open', 'half-open', 'open'])
+      expect(thrown(() => loop.post('work', 6))).toBeInstanceOf(CircuitOpenError)
+      await clock.advance(100)
+      hangMs = 1
+      loop.post('work', 7) // a new probe, which completes
+      expect(thrown(() => loop.post('work', 8))).toBeInstanceOf(CircuitOpenError)
+      await clock.advance(1)
+      expect(changes).toEqual(['open', 'half-open', 'open', 'half-open', 'closed'])
+      expect(loop.tryPost('work', 9).ok).toBe(true)
+      expect(loop.tryPost('work', 10).ok).toBe(true)
+      await clock.run()
+      expect(loop.metrics().counters.timedOut).toBe(3)
+    })
+
+    it('lets the next post probe when a probe never reports for another cooldown', async () => {
+      const { clock, loop } = virtualLoop({
+        workers: 2,
+        timeoutMs: 10,
+        timeoutBreaker: { threshold: 1, cooldownMs: 100 },
+      })
+      let mode: 'hang' | 'throw' | 'ok' = 'hang'
+      loop.on('work', async () => {
+        if (mode === 'throw') throw new NonRetryableError('bad row') // an outcome that is not a timeout
+        await clock.sleep(mode === 'hang' ? 50 : 1)
+      })
+      loop.post('work', 1)
+      await clock.advance(160) // timed out (open), then cooled down
+      mode = 'throw'
+      loop.post('work', 2) // the probe: it fails, which the timeout breaker does not count
+      await clock.advance(99)
+      expect(thrown(() => loop.post('work', 3))).toBeInstanceOf(CircuitOpenError)
+      await clock.advance(1)
+      mode = 'ok'
+      loop.post('work', 4) // the lost probe's slot is free again
+      await clock.run()
+      expect(loop.tryPost('work', 5).ok).toBe(true)
+      await clock.run()
     })
   })
 })

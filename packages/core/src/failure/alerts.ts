@@ -4,6 +4,13 @@
  * window, carrying the counts and the top error signatures. A new signature is logged once, when first
  * seen.
  *
+ * The letters a window suppressed are summarised by one timer on the loop's clock, due when the window
+ * allows (one window after the previous alert of the type) — not at the next letter, not only at
+ * `stop()`. By then the sliding window may have let them go (a burst at t = 0 has left a 60 s window at
+ * t = 60 s), so the timer does not re-check the window: they reached the threshold when they came, and
+ * the alert reports them in `sinceLastAlert`. At most one timer per type, armed by a letter and never
+ * re-armed by its own firing; `flush()` (the loop's stop) clears them all, and after it no timer is armed.
+ *
  * @module
  */
 import type { Clock, TimerHandle } from '../clock.js'
@@ -46,7 +53,10 @@ export interface DeadLetterAlert {
   readonly at: number
   /** The window (ms). */
   readonly windowMs: number
-  /** Dead letters of the type in the last window. */
+  /**
+   * Dead letters of the type in the last window (to within a tenth of it). A summary that fires when the
+   * window allows can show fewer than `sinceLastAlert`: the suppressed letters may have left the window.
+   */
   readonly inWindow: number
   /** Dead letters of the type since its previous alert (all of them are summarised here). */
   readonly sinceLastAlert: number
@@ -54,7 +64,10 @@ export interface DeadLetterAlert {
   readonly total: number
   /** The most frequent signatures since the previous alert, most frequent first. */
   readonly topSignatures: readonly SignatureCount[]
-  /** `window`: the threshold was reached; `stop`: the loop stopped with letters not yet alerted. */
+  /**
+   * `window`: the threshold was reached (at once, or when the window allowed, for the letters it
+   * suppressed); `stop`: the loop stopped with letters not yet alerted, or a letter came after it stopped.
+   */
   readonly reason: 'window' | 'stop'
 }
 
@@ -80,6 +93,8 @@ export class Alerts {
   readonly #emit: (alert: DeadLetterAlert) => void
   readonly #types = new Map<string, TypeWindow>()
   readonly #seen = new Set<string>()
+  // Set by flush(): the loop stopped, so nothing may wait on a timer (it would keep the process alive).
+  #flushed = false
 
   /**
    * @param options - validated options
@@ -124,8 +139,9 @@ export class Alerts {
     this.#consider(type, w, now)
   }
 
-  /** Alerts what was not alerted yet (the loop stops) and clears the timers. */
+  /** Alerts what was not alerted yet (the loop stops) and clears the timers; later letters alert at once. */
   flush(): void {
+    this.#flushed = true
     for (const [type, w] of this.#types) {
       if (w.timer !== undefined) this.#clock.clearTimeout(w.timer)
       w.timer = undefined
@@ -134,16 +150,21 @@ export class Alerts {
   }
 
   #consider(type: string, w: TypeWindow, now: number): void {
+    if (this.#flushed) {
+      this.#fire(type, w, now, 'stop')
+      return
+    }
     if (w.timer !== undefined || w.recent.events(now) < this.#threshold) return
     const wait = w.lastAlertAt + this.#windowMs - now
     if (wait <= 0) {
       this.#fire(type, w, now, 'window')
       return
     }
+    // Armed only when the threshold is reached: the letters since the last alert are due a summary, even
+    // if they left the window meanwhile (re-checking it here lost a burst until the next letter).
     w.timer = this.#clock.setTimeout(() => {
       w.timer = undefined
-      const at = this.#clock.now()
-      if (w.sinceLastCount > 0 && w.recent.events(at) >= this.#threshold) this.#fire(type, w, at, 'window')
+      if (w.sinceLastCount > 0) this.#fire(type, w, this.#clock.now(), 'window')
     }, wait)
   }
 

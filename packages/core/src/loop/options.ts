@@ -17,6 +17,7 @@ import * as check from '../internal/validate.js'
 import type { OverflowPolicy } from '../message.js'
 import { Priority, type PriorityLevel } from '../priority.js'
 import { type BackpressureOptions, checkBackpressure } from './pressure.js'
+import { checkStall, type StallOptions } from './stall-option.js'
 
 /** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. */
 export interface LoopOptions {
@@ -64,7 +65,9 @@ export interface LoopOptions {
   readonly maxZombies?: number
   /**
    * Per-type escalation: after `threshold` consecutive timeouts of a type, its posts are refused with
-   * `CircuitOpenError` for `cooldownMs`, then one probe decides. `false` to turn it off.
+   * `CircuitOpenError` for `cooldownMs`, then one probe decides: exactly one post is admitted, the
+   * others are refused until the type's next completion (closes) or timeout (reopens), or — a probe
+   * that never reports — another `cooldownMs`. `false` to turn it off.
    * @defaultValue `{ threshold: 5, cooldownMs: 30_000 }`
    */
   readonly timeoutBreaker?: false | { readonly threshold?: number; readonly cooldownMs?: number }
@@ -72,17 +75,23 @@ export interface LoopOptions {
    * Stall detection: `true` for the defaults, or `{ intervalMs, blockedMs, noProgressMs }` — reports an
    * event loop blocked past `blockedMs` (default 200) and no handler finishing for `noProgressMs`
    * (default 30 000) while work waits, as `stall` events listing what runs. Off by default (it keeps a
-   * repeating timer).
+   * repeating timer). The detector's `onStall`, `timers`, `busy` and `describeRunning` are the loop's:
+   * giving one is refused with `InvalidArgumentError` (listen to the `stall` event instead).
    * @defaultValue false
    */
-  readonly stall?:
-    | boolean
-    | { readonly intervalMs?: number; readonly blockedMs?: number; readonly noProgressMs?: number }
+  readonly stall?: boolean | StallOptions
   /**
    * Watermark backpressure (`@flowing/backpressure`): `true` for the defaults (warn 60 %, shed 80 %,
    * reject 95 %, exits 50 / 70 / 85 %, an admission breaker), or its options. Off by default: the
-   * overflow policy alone decides at capacity.
+   * overflow policy alone decides at capacity. A bad option is an `InvalidArgumentError` naming
+   * `options.backpressure.*`; the controller's `now` and `onTransition` are the loop's and are refused
+   * (the time is the `clock` option; listen to the `backpressure` event).
    * @defaultValue false
+   * @example
+   * ```ts
+   * const loop = createLoop({ capacity: 1000, backpressure: { shed: { enter: 0.75, exit: 0.6 }, shedAbove: 1 } })
+   * loop.events.on('backpressure', (t) => console.log(`${t.from} → ${t.to}`))
+   * ```
    */
   readonly backpressure?: boolean | BackpressureOptions
   /**
@@ -286,11 +295,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
       return v as Exclude<LoopOptions['timeoutBreaker'], undefined>
     }),
     maxZombies: pick('maxZombies', -1, check.nonNegativeInteger), // -1: resolved to `workers` below
-    stall: pick('stall', false as LoopOptions['stall'] & {}, (n, v) => {
-      if (typeof v === 'boolean') return v
-      check.plainObject(n, v)
-      return v as Exclude<LoopOptions['stall'], undefined>
-    }),
+    stall: pick('stall', false as boolean | StallOptions, checkStall),
     backpressure: pick('backpressure', false as boolean | BackpressureOptions, checkBackpressure),
     overflow: pick('overflow', 'reject' as OverflowPolicy, (n, v) => check.oneOf(n, v, OVERFLOW_POLICIES)),
     agingMs: pick('agingMs', 1000, (n, v) => check.nonNegativeNumber(n, v, true)),

@@ -5,7 +5,9 @@
  * @module
  */
 import {
+  BackpressureArgumentError,
   type Decision,
+  describeValue,
   type PressureTransition,
   WatermarkController,
   type WatermarkControllerOptions,
@@ -17,8 +19,12 @@ import { Priority, type PriorityLevel } from '../priority.js'
 
 /**
  * Options of the loop's `backpressure`: the controller's marks, dwell, retry hint bound and breaker
- * (see `@flowing/backpressure`), plus the shed threshold. The loop supplies the clock and the
- * transition callback.
+ * (see `@flowing/backpressure`), plus the shed threshold.
+ *
+ * @remarks The loop supplies the controller's clock and transition callback, so `now` and
+ * `onTransition` are refused with an `InvalidArgumentError` rather than silently replaced: the time is
+ * the loop's `clock` option, and each transition is the loop's `backpressure` event
+ * (`loop.events.on('backpressure', (t) => …)`, where a throwing listener cannot disturb the others).
  */
 export interface BackpressureOptions extends Omit<WatermarkControllerOptions, 'now' | 'onTransition'> {
   /**
@@ -118,11 +124,54 @@ export class LoopPressure {
   }
 }
 
-/** Validates the `backpressure` loop option. */
+// The controller's options the loop supplies itself, and where a user finds them instead.
+const SUPPLIED: Readonly<Record<string, string>> = {
+  now: "absent: the loop's `clock` option is its time source",
+  onTransition:
+    "absent: the loop reports each transition as its `backpressure` event (`loop.events.on('backpressure', …)`)",
+}
+const KNOWN = ['warn', 'shed', 'reject', 'minDwellMs', 'maxRetryAfterMs', 'breaker', 'shedAbove']
+
+/**
+ * Validates the `backpressure` loop option, with core's {@link InvalidArgumentError} naming the full
+ * path (`options.backpressure.shed.exit`), never the controller's own error or names.
+ * @throws InvalidArgumentError for a wrong type, an unknown or loop-supplied key, or a bad mark
+ */
 export function checkBackpressure(name: string, value: unknown): false | true | BackpressureOptions {
   if (value === false || value === true) return value
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidArgumentError(name, 'a boolean or an options object', value)
   }
+  const o = value as Record<string, unknown>
+  for (const key of Object.keys(o)) {
+    const rule = SUPPLIED[key]
+    if (rule !== undefined) throw new InvalidArgumentError(`${name}.${key}`, rule, o[key])
+  }
+  check.knownKeys(name, o, KNOWN)
+  const { shedAbove, ...marks } = o
+  if (shedAbove !== undefined) check.priority(`${name}.shedAbove`, shedAbove)
+  try {
+    new WatermarkController({ ...(marks as WatermarkControllerOptions), now: () => 0 }) // validates every mark
+  } catch (error) {
+    throw error instanceof BackpressureArgumentError ? reframe(name, error) : error
+  }
   return value as BackpressureOptions
+}
+
+// The controller's argument error as core's, under `name`: `shed.exit` becomes `options.backpressure.shed.exit`,
+// in the rule too ("below `options.backpressure.shed.enter` (0.5)").
+function reframe(name: string, error: BackpressureArgumentError): InvalidArgumentError {
+  const head = `Expected \`${error.argument}\` to be `
+  const tail = `, got ${describeValue(error.value)}`
+  const { message } = error
+  const rule =
+    message.startsWith(head) && message.endsWith(tail)
+      ? message.slice(head.length, message.length - tail.length)
+      : `valid (${message})`
+  const path = (key: string) => `\`${name}.${key}\``
+  return new InvalidArgumentError(
+    `${name}.${error.argument}`,
+    rule.replace(/`((?:warn|shed|reject|breaker)\.[A-Za-z]+)`/g, (_, key: string) => path(key)),
+    error.value,
+  )
 }

@@ -5,6 +5,20 @@
  * (Retry-aware, message-holding breakers per route belong to the retry layer; this one only stops
  * feeding a type that keeps hanging.)
  *
+ * ```text
+ *  closed ──threshold timeouts in a row──▶ open ──cooldownMs──▶ half-open (admits one post: the probe)
+ *    ▲                                      ▲                        │
+ *    │                                      └───── a timeout ────────┤
+ *    └──────────────── a completion of the type ─────────────────────┘
+ * ```
+ *
+ * **One probe.** Half-open admits exactly one post; until an outcome of the type is recorded the
+ * others are refused as when open. The breaker counts outcomes per type, not per message: the first
+ * completion (closes) or timeout (reopens) of the type decides, be it the probe's or that of a message
+ * admitted before the breaker opened. A probe that never reports — refused further down the
+ * admission, dropped, cancelled, or ending in an error that is not a timeout — cannot close the type for
+ * good: after `cooldownMs` more without an outcome, the next post is the probe.
+ *
  * @module
  */
 import type { Clock } from '../clock.js'
@@ -23,6 +37,8 @@ interface TypeState {
   timeouts: number
   openedAt: number
   state: 'closed' | 'open' | 'half-open'
+  // Half-open: when the probe was admitted (one probe until an outcome; another after cooldownMs).
+  probeAt: number
 }
 
 /** Consecutive-timeout breakers, one per message type (created on first timeout). */
@@ -48,14 +64,18 @@ export class TimeoutBreakers {
 
   /**
    * Whether a post of `type` may go in; when refused, the ms left before a probe is allowed. An open
-   * breaker past its cooldown turns half-open and admits this post as the probe.
+   * breaker past its cooldown turns half-open and admits this post as the probe; while the probe is
+   * out, every other post is refused (for at most `cooldownMs`: a probe that never reports is
+   * presumed lost, and the next post probes instead).
    */
   refuses(type: string): number | undefined {
     const s = this.#types.get(type)
-    if (s === undefined || s.state !== 'open') return undefined
-    const left = s.openedAt + this.#cooldownMs - this.#clock.now()
+    if (s === undefined || s.state === 'closed') return undefined
+    const now = this.#clock.now()
+    const left = (s.state === 'open' ? s.openedAt : s.probeAt) + this.#cooldownMs - now
     if (left > 0) return left
-    this.#set(type, s, 'half-open')
+    s.probeAt = now // first: a `breaker` listener that posts the type is refused, this post is the probe
+    if (s.state === 'open') this.#set(type, s, 'half-open')
     return undefined
   }
 
@@ -75,7 +95,7 @@ export class TimeoutBreakers {
       return changed
     }
     if (s === undefined) {
-      s = { timeouts: 0, openedAt: 0, state: 'closed' }
+      s = { timeouts: 0, openedAt: 0, state: 'closed', probeAt: 0 }
       this.#types.set(type, s)
     }
     s.timeouts++

@@ -1,0 +1,67 @@
+/**
+ * The loop's `stall` option: which `StallDetector` settings a user may give, and their validation. The
+ * loop supplies the rest (its clock, its queue, its running attempts, its `stall` event).
+ *
+ * @module
+ */
+import { InvalidArgumentError } from '../errors.js'
+import * as check from '../internal/validate.js'
+
+/**
+ * Settings of the loop's stall detector (`@flowing/watchdog`'s `StallDetector`).
+ *
+ * @remarks The loop supplies the detector's `timers` (its `clock` option), `busy` (work is queued),
+ * `describeRunning` (its running attempts) and `onStall` (its `stall` event: listen with
+ * `loop.events.on('stall', (report) => …)`). Giving any of them is refused with an
+ * `InvalidArgumentError` rather than silently replaced.
+ */
+export interface StallOptions {
+  /**
+   * Period of the check (ms, > 0).
+   * @defaultValue 100
+   */
+  readonly intervalMs?: number
+  /**
+   * A check running this much later than planned reports `blocked` (ms, > 0).
+   * @defaultValue 200
+   */
+  readonly blockedMs?: number
+  /**
+   * No handler finishing for this long while work waits reports `no-progress` (ms, > 0).
+   * @defaultValue 30_000
+   */
+  readonly noProgressMs?: number
+}
+
+// The detector's options the loop supplies itself, and where a user finds them instead.
+const SUPPLIED: Readonly<Record<string, string>> = {
+  onStall: "absent: the loop reports each stall as its `stall` event (`loop.events.on('stall', …)`)",
+  timers: "absent: the loop's `clock` option is its time source",
+  busy: 'absent: the loop supplies it (work is queued)',
+  describeRunning: 'absent: the loop supplies it (its running attempts)',
+}
+const KNOWN: readonly (keyof StallOptions)[] = ['intervalMs', 'blockedMs', 'noProgressMs']
+
+/**
+ * Validates the `stall` loop option, naming the full path (`options.stall.intervalMs`).
+ * @throws InvalidArgumentError for a wrong type, an unknown or loop-supplied key, or a bad number
+ */
+export function checkStall(name: string, value: unknown): boolean | StallOptions {
+  if (typeof value === 'boolean') return value
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidArgumentError(name, 'a boolean or an options object', value)
+  }
+  const o = value as Record<string, unknown>
+  for (const key of Object.keys(o)) {
+    const rule = SUPPLIED[key]
+    if (rule !== undefined) throw new InvalidArgumentError(`${name}.${key}`, rule, o[key])
+  }
+  check.knownKeys(name, o, KNOWN)
+  for (const key of KNOWN) {
+    const ms = o[key]
+    if (ms !== undefined && !(typeof ms === 'number' && ms > 0 && Number.isFinite(ms))) {
+      throw new InvalidArgumentError(`${name}.${key}`, 'a finite number of ms > 0', ms)
+    }
+  }
+  return value as StallOptions
+}
