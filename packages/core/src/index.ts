@@ -77,7 +77,7 @@ export type {
   FailureExitReport,
   FailureLogger,
   RetryScheduled,
-} from './failure/failures.js'
+} from './failure/failure-types.js'
 export {
   backoff,
   DEFAULT_RETRY,

@@ -59,7 +59,7 @@ describe('Loop', () => {
         let release = (): void => {}
         loop.on('work', (m) => {
           order.push(m.payload)
-          if (m.payload === 0) return new Promise<void>((r) => (release = r))
+          return m.payload === 0 ? new Promise<void>((r) => (release = r)) : undefined
         })
         loop.post('work', 0) // runs and blocks the only worker
         await clock.advance(0)

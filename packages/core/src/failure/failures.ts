@@ -24,12 +24,12 @@ import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
-import type { LoopSnapshot } from '../shutdown/snapshot.js'
 import { DelayedPosts } from '../timers/delayed-posts.js'
 import { Alerts } from './alerts.js'
 import { type CircuitPolicy, Circuits } from './circuits.js'
 import { classify, type ErrorInfo, errorInfo } from './classify.js'
 import type { DeadLetter, DeadLetterStore } from './dead-letters.js'
+import type { FailureExitOptions, FailureExitReport, RetryScheduled } from './failure-types.js'
 import { attemptsAllowed, backoff, mergeRetry, type RetryPolicy } from './retry-policy.js'
 import { SlidingWindow } from './sliding-window.js'
 import type { Trace, Traces } from './trace.js'
@@ -53,67 +53,6 @@ export interface FailureParts<M extends MessageMap> {
   entered(): void
   /** The failure rate passed the `failureExit` threshold. */
   failureExit(report: FailureExitReport): void
-}
-
-/** Options of the `failureExit` loop option: the loop's failure exit. */
-export interface FailureExitOptions {
-  /** Failed attempts / ended attempts in the window at or above which the loop stops, in (0, 1]. */
-  readonly failureRate: number
-  /**
-   * The window (ms).
-   * @defaultValue 10_000
-   */
-  readonly windowMs?: number
-  /**
-   * Attempts that must have ended in the window before the rate counts.
-   * @defaultValue 20
-   */
-  readonly minVolume?: number
-  /**
-   * The stop's deadline (ms): running handlers get this long, then everything left is handed back.
-   * @defaultValue 0
-   */
-  readonly deadlineMs?: number
-  /** Receives the shutdown snapshot (write it somewhere durable; `loop.restore()` it after the fix). */
-  readonly onSnapshot?: (snapshot: LoopSnapshot, report: FailureExitReport) => unknown
-}
-
-/** Why the failure exit fired. */
-export interface FailureExitReport {
-  /** The failure rate in the window (0–1). */
-  readonly failureRate: number
-  /** Attempts that ended in the window. */
-  readonly attempts: number
-  /** Of those, failed ones. */
-  readonly failures: number
-  /** The window (ms). */
-  readonly windowMs: number
-}
-
-/** How a failed attempt is reported by the `failed` event. */
-export interface AttemptFailure {
-  /** The attempt that failed (1 for the first). */
-  readonly attempt: number
-  /** The error, as classified and signed. */
-  readonly error: ErrorInfo
-  /** What happens next. */
-  readonly next: 'retry' | 'dead-letter'
-}
-
-/** A retry, as the `retrying` event reports it. */
-export interface RetryScheduled {
-  /** The attempt that will run (2 for the first retry). */
-  readonly attempt: number
-  /** The back-off (ms). */
-  readonly delayMs: number
-  /** Clock time (ms) from which it may run: never earlier. */
-  readonly dueAt: number
-}
-
-/** A logger for first-seen error signatures. */
-export interface FailureLogger {
-  /** Receives one line per new signature. */
-  warn(message: string): void
 }
 
 /** Retries, dead letters, alerts, breakers and traces: the loop's failure handling. */

@@ -9,7 +9,7 @@ import type { DeadLetterAlert } from '../failure/alerts.js'
 import type { CircuitChange } from '../failure/circuits.js'
 import type { ErrorInfo } from '../failure/classify.js'
 import type { DeadLetter } from '../failure/dead-letters.js'
-import type { AttemptFailure, FailureExitReport, RetryScheduled } from '../failure/failures.js'
+import type { AttemptFailure, FailureExitReport, RetryScheduled } from '../failure/failure-types.js'
 import type { BreakerChange } from './timeout-breakers.js'
 
 /** A zombie as the `zombies` event lists it. */

@@ -145,7 +145,9 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
       metrics.timedOut++
       this.#compensate(m)
     }
-    if ((ok || timedOut) && this.#p.breakers?.record(m.type, timedOut) === true) heard = true
+    // Any settle reports to the timeout breaker: only a timeout counts against it, anything else shows the
+    // handler is not hanging (a half-open probe that fails fast closes it).
+    if (this.#p.breakers?.record(m.type, timedOut) === true) heard = true
     if (ok) {
       const observe = () => failures.succeeded(m, ctx.attempt, ctx.startedAt, now)
       heard = outcomes.succeeded(m, duration, observe) || heard
