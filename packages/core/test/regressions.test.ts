@@ -3,8 +3,14 @@
  * (numbered as in the issue). Each failed before its fix.
  */
 import { describe, expect, it } from 'vitest'
-import { InvalidArgumentError } from '../src/index.js'
-import { ended, thrown, virtualLoop } from './fixtures.js'
+import {
+  createLoop,
+  type DuplicateMessageError,
+  InvalidArgumentError,
+  MemoryIdempotencyStore,
+  VirtualClock,
+} from '../src/index.js'
+import { ended, type Messages, thrown, virtualLoop } from './fixtures.js'
 
 describe('Loop', () => {
   describe('postAt() with a time in the past (defect 4)', () => {
@@ -114,5 +120,101 @@ describe('Loop', () => {
       expect(heap).toEqual(levels)
       expect(levels).toEqual(['0@3', '2@3', '4@3', '6@3', '0@3', '1@5', '3@5', '5@5'])
     })
+  })
+
+  describe('a committed message that will not run again (defect 3)', () => {
+    // A loop whose handler commits, then fails once: the message backs off with its key committed.
+    function committingLoop(options: Parameters<typeof virtualLoop>[0]) {
+      const { clock, loop } = virtualLoop({
+        workers: 1,
+        capacity: 2,
+        overflow: 'drop-oldest-lowest',
+        retry: { maxAttempts: 3, baseMs: 10, jitter: 0, unknownMaxAttempts: 3 },
+        ...options,
+      })
+      const effects: number[] = []
+      loop.on('work', (m, ctx) => {
+        if (m.payload !== 0) return
+        if (ctx.committed === undefined) {
+          effects.push(m.payload) // the side effect, then its commit point
+          ctx.commit()
+          throw new Error('failed after its side effect')
+        }
+      })
+      return { clock, loop, effects }
+    }
+
+    it('is never evicted by drop-oldest-lowest after its back-off (an accepted retry is never shed)', async () => {
+      const { clock, loop, effects } = committingLoop({})
+      const dropped: number[] = []
+      loop.events.on('dropped', (m) => dropped.push(m.payload as number))
+      loop.post('work', 0, { idempotencyKey: 'pay-1', priority: 9 })
+      await clock.advance(1) // attempt 1 committed and failed: backing off for 10 ms
+      loop.pause()
+      await clock.advance(20) // back in the queue
+      for (let i = 1; i <= 3; i++) loop.post('work', i, { priority: 9 }) // a flood at the same level
+      loop.resume()
+      const drained = loop.drain()
+      await clock.run()
+      await drained
+      expect(dropped).not.toContain(0)
+      expect(effects).toEqual([0])
+      const c = loop.metrics().counters
+      expect(c.succeeded).toBeGreaterThanOrEqual(1)
+      expect(ended(c)).toBe(c.accepted)
+    })
+
+    it('keeps its key committed when a stop without drain cancels it, so a redelivery is a duplicate', async () => {
+      const clock = new VirtualClock()
+      const store = new MemoryIdempotencyStore(100, clock)
+      const { loop, effects } = committingLoop({ clock, idempotency: { store } })
+      loop.post('work', 0, { idempotencyKey: 'pay-2' })
+      await clock.advance(1) // committed, failed, backing off
+      const stopped = loop.stop({ drain: false })
+      await clock.run()
+      await stopped
+      expect(loop.metrics().counters.cancelled).toBe(1)
+      const next = createLoop<Messages>({ clock, logger: false, idempotency: { store } })
+      next.on('work', () => {})
+      const again = next.tryPost('work', 0, { idempotencyKey: 'pay-2' })
+      expect(again).toMatchObject({ ok: false, status: 'duplicate' })
+      expect((again as unknown as { error: DuplicateMessageError }).error.ledgerState).toBe('committed')
+      expect(effects).toEqual([0])
+      await next.stop()
+    })
+  })
+
+  describe('a `random` option that misbehaves (defect 7)', () => {
+    for (const [name, random] of [
+      ['returns NaN', () => Number.NaN],
+      [
+        'throws',
+        () => {
+          throw new Error('entropy ran out')
+        },
+      ],
+      ['returns 7', () => 7],
+    ] as const) {
+      it(`still retries and ends every message when it ${name}, and stop() resolves`, async () => {
+        const warnings: string[] = []
+        const { clock, loop } = virtualLoop({
+          random,
+          logger: { warn: (line) => warnings.push(line) },
+          retry: { maxAttempts: 3, unknownMaxAttempts: 3, baseMs: 5 },
+        })
+        let calls = 0
+        loop.on('work', () => {
+          calls++
+          if (calls < 3) throw new Error('transient')
+        })
+        loop.post('work', 1)
+        const stopped = loop.stop()
+        await clock.run()
+        await stopped
+        const c = loop.metrics().counters
+        expect(c).toMatchObject({ accepted: 1, succeeded: 1, retried: 2 })
+        expect(warnings.filter((w) => w.includes('`random`'))).toHaveLength(1)
+      })
+    }
   })
 })

@@ -258,9 +258,13 @@ export class Admission<M extends MessageMap> {
     this.#p.events.emit('posted', m as unknown as Message<M>)
   }
 
-  /** Puts an accepted message into the queue without the `posted` event (the caller emits it later). */
-  insert(m: Envelope): void {
-    this.#p.queue.push(m)
+  /**
+   * Puts an accepted message into the queue without the `posted` event (the caller emits it later).
+   * @param ranBefore - it had attempts or a commit point (restored): it may not be evicted
+   */
+  insert(m: Envelope, ranBefore = false): void {
+    if (ranBefore) this.#p.queue.reenter(m)
+    else this.#p.queue.push(m)
     this.queueChanged()
     this.#p.traces.note(m, 'queued', m.postedAt)
   }

@@ -109,7 +109,7 @@ export class Outcomes<M extends MessageMap> {
     this.#finish(m, holdsKey)
     this.#p.metrics.dropped++
     if (reason === 'duplicate') this.#p.ledger.current?.handedBack(m)
-    else this.#p.ledger.current?.ended(m, 'released')
+    else this.#release(m)
     this.#p.extras.forget(m)
     this.#p.traces.note(m, 'dropped', this.#p.clock.now())
     this.#p.events.emit('dropped', m as unknown as Message<M>, reason)
@@ -119,7 +119,7 @@ export class Outcomes<M extends MessageMap> {
   cancelled(m: Envelope): void {
     this.#finish(m, false)
     this.#p.metrics.cancelled++
-    this.#p.ledger.current?.ended(m, 'released')
+    this.#release(m)
     this.#p.extras.forget(m)
     this.#p.traces.note(m, 'cancelled', this.#p.clock.now())
     this.#p.events.emit('cancelled', m as unknown as Message<M>)
@@ -181,6 +181,15 @@ export class Outcomes<M extends MessageMap> {
       for (const resolve of waiters) resolve()
     }
     return heard
+  }
+
+  // The ledger step of a message that will not run: its key is released — unless it committed, in
+  // which case the key stays `committed` (its side effect happened: a redelivery must not repeat it).
+  #release(m: Envelope): void {
+    const ledger = this.#p.ledger.current
+    if (ledger === undefined) return
+    if (this.#p.extras.checkpointOf(m) === undefined) ledger.ended(m, 'released')
+    else ledger.handedBack(m)
   }
 
   // Steps 1 and 2: nothing may act on `m` any more, and its key moves on.

@@ -14,6 +14,7 @@
 import type { DeadlineScheduler } from '@flowing/watchdog'
 import { HandlerTimeoutError } from '@flowing/watchdog'
 import type { Clock } from '../clock.js'
+import { describeValue } from '../errors.js'
 import type { Registry } from '../dispatcher/registry.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import type { Outcomes } from '../engine/outcomes.js'
@@ -30,7 +31,7 @@ import { type CircuitPolicy, Circuits } from './circuits.js'
 import { classify, type ErrorInfo, errorInfo } from './classify.js'
 import type { DeadLetter, DeadLetterStore } from './dead-letters.js'
 import type { FailureExitOptions, FailureExitReport, RetryScheduled } from './failure-types.js'
-import { attemptsAllowed, backoff, mergeRetry, type RetryPolicy } from './retry-policy.js'
+import { attemptsAllowed, backoff, guardRandom, mergeRetry, type RetryPolicy } from './retry-policy.js'
 import { SlidingWindow } from './sliding-window.js'
 import type { Trace, Traces } from './trace.js'
 
@@ -70,6 +71,8 @@ export class Failures<M extends MessageMap> {
   // Attempts' outcomes for the failure exit (when configured), and whether it fired.
   readonly #exitWindow: SlidingWindow | undefined
   #exited = false
+  // The `random` option, guarded: a bad draw falls back to Math.random (and is reported once).
+  readonly #random: () => number
 
   /**
    * @param host - the stages failure handling touches
@@ -78,6 +81,9 @@ export class Failures<M extends MessageMap> {
   constructor(host: FailureParts<M>, compare: (a: Envelope, b: Envelope) => number) {
     this.#h = host
     const o = host.options
+    this.#random = guardRandom(o.random, (value) => {
+      if (o.logger !== false) o.logger.warn(`[flowing] the \`random\` option gave ${describeValue(value)}; using Math.random`)
+    })
     this.traces = host.traces
     this.deadLetters = host.deadLetters
     this.retries = new DelayedPosts(
@@ -202,7 +208,7 @@ export class Failures<M extends MessageMap> {
 
   #scheduleRetry(m: Envelope, t: Trace, policy: RetryPolicy, attempt: number, now: number): RetryScheduled {
     const { queue, metrics } = this.#h
-    const delayMs = backoff(policy, attempt, t.lastDelayMs || policy.baseMs, this.#h.options.random)
+    const delayMs = backoff(policy, attempt, t.lastDelayMs || policy.baseMs, this.#random)
     t.lastDelayMs = delayMs
     const dueAt = now + delayMs
     if (policy.order === 'ordered' && m.key !== undefined) queue.keepKey(m)
@@ -227,7 +233,7 @@ export class Failures<M extends MessageMap> {
     if (this.ordered(m)) queue.resume(m)
     else {
       m.postedAt = now // behind what arrived meanwhile: never back at the head of the queue
-      queue.push(m)
+      queue.reenter(m)
     }
     this.traces.note(m, 'queued', now, this.attemptOf(m))
     this.#h.events.emit('requeued', m as unknown as Message<M>, this.attemptOf(m))

@@ -177,3 +177,27 @@ export function backoff(policy: RetryPolicy, attempt: number, previousMs: number
       return Math.min(capMs, exponential * (1 + jitter * (2 * random() - 1)))
   }
 }
+
+/**
+ * Guards a user's `random` option: a draw that throws or is not a number in [0, 1) falls back to
+ * `Math.random()` for that draw (the retry still happens, with ordinary jitter), and `onBad` hears of
+ * the first such draw — a broken random source must not lose the message being retried.
+ */
+export function guardRandom(random: () => number, onBad: (value: unknown) => void): () => number {
+  if (random === Math.random) return random
+  let reported = false
+  return () => {
+    let value: unknown
+    try {
+      value = random()
+    } catch (error) {
+      value = error
+    }
+    if (typeof value === 'number' && value >= 0 && value < 1) return value
+    if (!reported) {
+      reported = true
+      onBad(value)
+    }
+    return Math.random()
+  }
+}

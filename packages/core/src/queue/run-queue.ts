@@ -165,6 +165,17 @@ export class RunQueue {
     this.#unparked.add(m)
   }
 
+  /**
+   * A message that ran before (an unordered retry back from its back-off, a restored message with
+   * attempts or a commit point) enters behind what entered meanwhile — but outside the ready queue, so
+   * no overflow policy can evict it: an accepted attempt is never shed.
+   */
+  reenter(m: Envelope): void {
+    m.order = ++this.#entries
+    m.where = Where.Unparked
+    this.#unparked.add(m)
+  }
+
   /** Forgets a held or backing-off message that will not run (cancelled): the key it kept moves on. */
   forget(m: Envelope): void {
     if (m.where === Where.Held) this.#held--

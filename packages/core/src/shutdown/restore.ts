@@ -115,6 +115,6 @@ function readmit<M extends MessageMap>(
     if (failures.ordered(m)) queue.claimKey(m) // later messages of its key wait, as before
     return () => events.emit('retrying', message, { attempt: sm.attempts.length + 1, delayMs: dueAt - now, dueAt })
   }
-  admission.insert(m)
+  admission.insert(m, sm.attempts.length > 0 || sm.checkpoint !== undefined)
   return () => events.emit('posted', message)
 }
