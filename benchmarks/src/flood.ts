@@ -5,6 +5,7 @@
 
 import { writeFileSync } from 'node:fs'
 import { measureDecide } from './flood/decide-bench.js'
+import { measureRefusals, type RefusalFigure } from './flood/refusal-bench.js'
 import { runFlood } from './flood/scenario.js'
 import { floodSummary, timelineTable } from './flood/timeline.js'
 import { BenchError } from './lib/check.js'
@@ -35,11 +36,14 @@ async function main(args: string[]): Promise<void> {
       d.nsPerCall <= 100 && d.bytesPerCall < 1 ? 'met' : 'NOT met',
     ]),
   )
+  const refusals = await measureRefusals(smoke ? 10_000 : 500_000, smoke ? 1 : 5)
+  const refusalTable = renderRefusals(refusals)
   const result = await runFlood(smoke ? { durationMs: 600, intervalMs: 200 } : { durationMs: 3_000, intervalMs: 250 })
   console.log(`Flood — producers 3× faster than 8 workers, capacity 2,000, backpressure on\n`)
   console.log(timelineTable(result))
   console.log(`\n${floodSummary(result)}`)
   console.log(`\nAdmission decision (WatermarkController.decide, median of runs):\n\n${decideTable}`)
+  console.log(`\nRefused posts (tryPost returns a result, post throws; median of runs):\n\n${refusalTable}`)
   if (result.failures.length > 0) throw new BenchError(result.failures.join('; '))
   if (!smoke) {
     writeFileSync(
@@ -67,10 +71,37 @@ async function main(args: string[]): Promise<void> {
         '',
         decideTable,
         '',
+        '## Refused posts',
+        '',
+        'A refused `tryPost` (its `error` not read) against a refused `post` (throws, caught): 500,000 and 50,000',
+        'calls per path, median of 5 runs. `tryPost` builds no `Error` on its result path; `post` must.',
+        '',
+        refusalTable,
+        '',
       ].join('\n'),
     )
     console.log(`\nWrote ${RESULTS.pathname}`)
   }
+}
+
+// The refusal figures, with the ratio of throwing to returning and the ≤ 1 µs target.
+function renderRefusals(figures: RefusalFigure[]): string {
+  return renderTable(
+    [
+      { header: 'refusal', align: 'left' },
+      { header: 'tryPost ns', align: 'right' },
+      { header: 'post (throws) ns', align: 'right' },
+      { header: 'post ÷ tryPost', align: 'right' },
+      { header: 'target tryPost ≤ 1 µs', align: 'left' },
+    ],
+    figures.map((f) => [
+      f.path,
+      f.tryPostNs.toFixed(0),
+      f.postNs.toFixed(0),
+      `${(f.postNs / f.tryPostNs).toFixed(1)}×`,
+      f.tryPostNs <= 1_000 ? 'met' : 'NOT met',
+    ]),
+  )
 }
 
 runSuite('flood', USAGE, main)

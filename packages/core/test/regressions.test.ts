@@ -8,6 +8,7 @@ import {
   type DuplicateMessageError,
   InvalidArgumentError,
   MemoryIdempotencyStore,
+  QueueFullError,
   VirtualClock,
 } from '../src/index.js'
 import { ended, type Messages, thrown, virtualLoop } from './fixtures.js'
@@ -216,5 +217,42 @@ describe('Loop', () => {
         expect(warnings.filter((w) => w.includes('`random`'))).toHaveLength(1)
       })
     }
+  })
+
+  describe('a refused tryPost (defect 19)', () => {
+    it('builds no error on the result path; reading `error` gives the typed error with the numbers of the refusal', async () => {
+      const { clock, loop } = virtualLoop({ capacity: 2, overflow: 'reject', autoStart: false })
+      loop.on('work', () => {})
+      loop.post('work', 1)
+      loop.post('work', 2)
+      const refused = loop.tryPost('work', 3)
+      expect(refused).toMatchObject({ ok: false, status: 'full' })
+      expect(Object.getOwnPropertyDescriptor(refused, 'error')).toBeUndefined() // not built yet
+      loop.start()
+      const drained = loop.drain()
+      await clock.run()
+      await drained
+      const error = (refused as { error: Error }).error
+      expect(error).toBeInstanceOf(QueueFullError)
+      expect((error as QueueFullError).load).toMatchObject({ queued: 2, capacity: 2 }) // at the refusal, not now
+      expect((refused as { error: Error }).error).toBe(error) // built once
+      expect(JSON.parse(JSON.stringify(refused))).toMatchObject({
+        ok: false,
+        status: 'full',
+        error: { name: 'QueueFullError' },
+      })
+    })
+
+    it('still hands `rejected` listeners the error', () => {
+      const { loop } = virtualLoop({ capacity: 1, overflow: 'reject', autoStart: false })
+      loop.on('work', () => {})
+      const heard: Error[] = []
+      loop.events.on('rejected', (_type, error) => heard.push(error))
+      loop.post('work', 1)
+      const refused = loop.tryPost('work', 2)
+      expect(heard).toHaveLength(1)
+      expect(heard[0]).toBe((refused as { error: Error }).error)
+      expect(loop.metrics().counters.rejected).toBe(1)
+    })
   })
 })

@@ -17,7 +17,6 @@ import type { Registry } from '../dispatcher/registry.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import type { Outcomes } from '../engine/outcomes.js'
 import {
-  type BackpressureError,
   CircuitOpenError,
   DelayedFullError,
   DuplicateMessageError,
@@ -42,6 +41,7 @@ import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { DelayedMessage, DelayedPosts } from '../timers/delayed-posts.js'
 import { checkPostOptions } from './post-options.js'
+import { type RefusalStatus, RefusedPost } from './refusal.js'
 
 /** The stages admission touches. */
 export interface AdmissionParts<M extends MessageMap> {
@@ -63,9 +63,6 @@ export interface AdmissionParts<M extends MessageMap> {
 
 /** Where {@link Admission.place} put a message. */
 export type Placement = 'queued' | 'dropped' | 'full'
-
-/** The refusals a caller may get as a result instead of an exception. */
-type Refusal = QueueFullError | LoopStoppedError | BackpressureError | DuplicateMessageError
 
 /** Validates, stamps, claims and places posts; counts and reports every refusal. */
 export class Admission<M extends MessageMap> {
@@ -120,20 +117,23 @@ export class Admission<M extends MessageMap> {
   ): Message<M> | PostResult<M, MessageType<M>> {
     const { lifecycle, pressure, queue, options: o } = this.#p
     if (!(hops > 0 ? lifecycle.admitsFollowUps : lifecycle.admitsRoots)) {
-      return this.refuse(type, this.#stopped(`post \`${type}\``), throws)
+      const state = lifecycle.state
+      return this.refuse(type, 'stopped', () => stoppedError(`post \`${type}\``, state), throws)
     }
     this.#checkTimeoutBreaker(type)
     if (pressure !== undefined) {
       const priority = options?.priority ?? o.defaultPriority
-      const decision = pressure.decide(queue.length, priority)
+      const queued = queue.length
+      const decision = pressure.decide(queued, priority)
       if (!decision.admitted) {
-        return this.refuse(type, pressure.refusal(type, priority, decision, queue.length), throws)
+        const status = decision.outcome === 'shed' ? 'shed' : 'reject'
+        return this.refuse(type, status, pressure.refusal(type, priority, decision, queued), throws)
       }
     }
     const m = this.stamp(type, payload, options, hops, trace)
     this.#p.extras.keep(m, options)
-    const duplicate = this.#claimKey(m, options)
-    if (duplicate !== undefined) return this.#refuseDuplicate(m, duplicate, throws)
+    const holder = this.#claimKey(m, options)
+    if (holder !== undefined) return this.#refuseDuplicate(m, holder, throws)
     const placed = this.place(m, options?.overflow ?? o.overflow, true)
     if (placed === 'full') this.#unclaim(m)
     return this.#answer(m, placed, throws)
@@ -151,15 +151,15 @@ export class Admission<M extends MessageMap> {
   ): DelayedMessage<M, T> {
     this.checkOptions(type, options)
     const { lifecycle, delayed, options: o, metrics, traces, clock, events } = this.#p
-    if (!lifecycle.admitsRoots) this.refuseInput(type, this.#stopped(`schedule \`${type}\``))
+    if (!lifecycle.admitsRoots) this.refuseInput(type, stoppedError(`schedule \`${type}\``, lifecycle.state))
     this.#checkTimeoutBreaker(type)
     if (delayed.length >= o.maxDelayed) {
       this.refuseInput(type, new DelayedFullError(type, delayed.length, o.maxDelayed))
     }
     const m = this.stamp(type, payload, options, 0, undefined)
     this.#p.extras.keep(m, options)
-    const duplicate = this.#claimKey(m, options)
-    if (duplicate !== undefined) this.#refuseDuplicate(m, duplicate, true)
+    const holder = this.#claimKey(m, options)
+    if (holder !== undefined) this.#refuseDuplicate(m, holder, true)
     const due = Math.max(dueAt, clock.now()) // a time in the past is due at once
     let handle: DelayedMessage<M, T>
     try {
@@ -287,11 +287,20 @@ export class Admission<M extends MessageMap> {
     this.enqueue(m)
   }
 
-  /** Refuses an overload or lifecycle condition: thrown, or returned as a result. */
-  refuse(type: string, error: Refusal, throws: boolean): PostResult<M, MessageType<M>> {
-    this.refused(type, error)
-    if (throws) throw error
-    return { ok: false, status: statusOf(error), error }
+  /**
+   * Refuses an overload or lifecycle condition: thrown, or returned as a result — which builds no
+   * error unless someone reads it (or listens to `rejected`).
+   */
+  refuse(type: string, status: RefusalStatus, make: () => Error, throws: boolean): PostResult<M, MessageType<M>> {
+    if (throws) {
+      const error = make()
+      this.refused(type, error)
+      throw error
+    }
+    const result = new RefusedPost(status, make)
+    this.#p.metrics.rejected++
+    if (this.#p.events.listenerCount('rejected') > 0) this.#p.events.emit('rejected', type, result.error)
+    return result
   }
 
   /** Refuses bad input: always thrown. */
@@ -316,31 +325,24 @@ export class Admission<M extends MessageMap> {
     this.refuseInput(type, new InvalidArgumentError(name, rule, value))
   }
 
-  #stopped(action: string): LoopStoppedError {
-    const state = this.#p.lifecycle.state
-    return state === 'stopped' ? new LoopStoppedError(action, 'stopped') : new LoopStoppingError(action)
-  }
-
   #checkTimeoutBreaker(type: string): void {
     const openFor = this.#p.breakers?.refuses(type)
     if (openFor !== undefined) this.refuseInput(type, new CircuitOpenError(type, openFor))
   }
 
-  // Claims the idempotency key of a message being admitted; returns the refusal of a duplicate.
-  #claimKey(m: Envelope, options: PostOptions | undefined): DuplicateMessageError | undefined {
+  // Claims the idempotency key of a message being admitted; returns what holds it when it is a duplicate.
+  #claimKey(m: Envelope, options: PostOptions | undefined): string | undefined {
     const { ledger } = this.#p
     if (ledger.current === undefined && options?.idempotencyKey === undefined) return undefined
     const idem = ledger.ensure()
     const key = idem.keyOf(m)
     if (key === undefined) return undefined
     try {
-      idem.claim(m, key)
+      return idem.claim(key)
     } catch (error) {
-      if (error instanceof DuplicateMessageError) return error
       this.#p.extras.forget(m)
-      this.refuseInput(m.type, error as Error) // a store that throws: refused, nothing admitted
+      return this.refuseInput(m.type, error as Error) // a store that throws: refused, nothing admitted
     }
-    return undefined
   }
 
   // A refused message was never accepted: its claim and its side-table entry go.
@@ -349,25 +351,27 @@ export class Admission<M extends MessageMap> {
     this.#p.extras.forget(m)
   }
 
-  #refuseDuplicate(m: Envelope, error: DuplicateMessageError, throws: boolean): PostResult<M, MessageType<M>> {
+  #refuseDuplicate(m: Envelope, holder: string, throws: boolean): PostResult<M, MessageType<M>> {
+    const key = this.#p.ledger.current?.keyOf(m) as string
     this.#p.extras.forget(m)
     this.#p.metrics.duplicates++
-    this.#p.events.emit('duplicate', error.messageType, error.idempotencyKey, error.ledgerState)
-    return this.refuse(error.messageType, error, throws)
+    this.#p.events.emit('duplicate', m.type, key, holder)
+    return this.refuse(m.type, 'duplicate', () => new DuplicateMessageError(m.type, key, holder), throws)
   }
 
   // Answers a placement as `post` (the message) or `tryPost` (a result) does; `full` is refused.
   #answer(m: Envelope, placed: Placement, throws: boolean): Message<M> | PostResult<M, MessageType<M>> {
-    if (placed === 'full') return this.refuse(m.type, new QueueFullError(m.type, this.#load()), throws)
+    if (placed === 'full') {
+      const load = this.#load()
+      return this.refuse(m.type, 'full', () => new QueueFullError(m.type, load), throws)
+    }
     const message = m as unknown as Message<M>
     if (throws) return message
     return placed === 'queued' ? { ok: true, status: 'queued', message } : { ok: false, status: 'dropped', message }
   }
 }
 
-function statusOf(error: Refusal): 'full' | 'stopped' | 'shed' | 'reject' | 'duplicate' {
-  if (error instanceof QueueFullError) return 'full'
-  if (error instanceof DuplicateMessageError) return 'duplicate'
-  if (error.code === 'ERR_FLOWING_LOOP_STOPPED') return 'stopped'
-  return (error as BackpressureError).pressure.cause === 'shed' ? 'shed' : 'reject'
+// The refusal of a post after `stop()`: `LoopStoppingError` while it drains, `LoopStoppedError` after.
+function stoppedError(action: string, state: string): LoopStoppedError {
+  return state === 'stopped' ? new LoopStoppedError(action, 'stopped') : new LoopStoppingError(action)
 }

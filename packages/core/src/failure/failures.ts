@@ -14,10 +14,10 @@
 import type { DeadlineScheduler } from '@flowing/watchdog'
 import { HandlerTimeoutError } from '@flowing/watchdog'
 import type { Clock } from '../clock.js'
-import { describeValue } from '../errors.js'
 import type { Registry } from '../dispatcher/registry.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import type { Outcomes } from '../engine/outcomes.js'
+import { describeValue } from '../errors.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import type { LoopEmitter } from '../loop/events.js'
@@ -82,7 +82,8 @@ export class Failures<M extends MessageMap> {
     this.#h = host
     const o = host.options
     this.#random = guardRandom(o.random, (value) => {
-      if (o.logger !== false) o.logger.warn(`[flowing] the \`random\` option gave ${describeValue(value)}; using Math.random`)
+      if (o.logger !== false)
+        o.logger.warn(`[flowing] the \`random\` option gave ${describeValue(value)}; using Math.random`)
     })
     this.traces = host.traces
     this.deadLetters = host.deadLetters

@@ -7,7 +7,6 @@
  */
 
 import type { Clock } from '../clock.js'
-import { DuplicateMessageError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import { type IdempotencyStore, type LedgerEntry, MemoryIdempotencyStore } from './store.js'
@@ -112,12 +111,12 @@ export class Idempotency {
 
   /**
    * Claims the key of a message being admitted.
-   * @throws DuplicateMessageError when it is held (in flight here, or in the ledger)
+   * @returns undefined when claimed (or asked of an async store); else what holds it — in flight here
+   * (`processing`, `committed`) or in the ledger — and nothing changed
+   * @throws what the store throws
    */
-  claim(m: Envelope, key: string): void {
-    if (this.#keys.has(key)) {
-      throw new DuplicateMessageError(m.type, key, this.#committed.has(key) ? 'committed' : 'processing')
-    }
+  claim(key: string): string | undefined {
+    if (this.#keys.has(key)) return this.#committed.has(key) ? 'committed' : 'processing'
     const orphan = this.#orphans.get(key)
     if (orphan !== undefined) {
       // An earlier message of the key ended before its claim answered: claim after that settles.
@@ -126,14 +125,15 @@ export class Idempotency {
         orphan.then(() => this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)),
       )
       this.#keys.set(key, false)
-      return
+      return undefined
     }
     const found = this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)
     if (isThenable(found)) {
       this.#pending.set(key, found)
       this.#keys.set(key, false)
-    } else if (found !== undefined) throw new DuplicateMessageError(m.type, key, found.state)
+    } else if (found !== undefined) return found.state
     else this.#keys.set(key, true)
+    return undefined
   }
 
   /**

@@ -107,15 +107,16 @@ export class LoopPressure {
     return level === 'normal' || level === 'warn' || (level === 'shed' && priority <= this.#shedAbove)
   }
 
-  /** The typed refusal for a decision that did not admit. */
-  refusal(type: string, priority: number, decision: Decision, queued: number): BackpressureError {
-    return new BackpressureError(type, priority, {
+  /** Builds (on call) the typed refusal for a decision that did not admit, with the numbers of now. */
+  refusal(type: string, priority: number, decision: Decision, queued: number): () => BackpressureError {
+    const pressure = {
       level: this.#controller.level,
       cause: decision.cause === 'breaker' ? 'breaker' : decision.outcome === 'shed' ? 'shed' : 'reject',
       fill: queued / this.#capacity,
       retryAfterMs: this.#controller.retryAfterMs,
       shedAbove: this.#shedAbove,
-    })
+    } as const
+    return () => new BackpressureError(type, priority, pressure)
   }
 
   /** Time per level, transitions, and decisions per level. */
