@@ -298,7 +298,7 @@ export class Circuits {
     const all: Envelope[] = []
     for (const c of this.#circuits.values()) {
       if (c.timer !== undefined) this.#clock.clearTimeout(c.timer)
-      all.push(...c.held.toArray())
+      for (const m of c.held.toArray()) all.push(m) // not push(...): a spread of 100k+ arguments throws RangeError
       c.held.clear()
     }
     this.#circuits.clear()

@@ -198,7 +198,8 @@ export class RunQueue {
   /** Removes and returns every waiting message (for a stop without drain). */
   clear(): Envelope[] {
     const all = [...this.#ready.values(), ...this.#unparked.heapArray]
-    for (const lane of this.#lanes.values()) all.push(...lane.heapArray)
+    // Not push(...lane): a hot key with 100k+ parked messages would throw RangeError (too many arguments).
+    for (const lane of this.#lanes.values()) for (const m of lane.heapArray) all.push(m)
     all.sort(this.#urgency.compare)
     while (this.#ready.shift() !== undefined) {}
     this.#unparked.clear()

@@ -99,7 +99,8 @@ function readmit<M extends MessageMap>(
   const m: Envelope = admission.stamp(sm.type, sm.payload, options, sm.hops, sm.traceId)
   extras.keep(m, { handlerTimeoutMs: sm.handlerTimeoutMs, retry: sm.retry, idempotencyKey: sm.idempotencyKey })
   if (sm.checkpoint !== undefined) extras.commit(m, sm.checkpoint)
-  if (sm.attempts.length > 0) failures.traces.open(m).attempts.push(...sm.attempts)
+  // A loop, not push(...): a long attempt history would throw RangeError half-way through the restore.
+  if (sm.attempts.length > 0) for (const a of sm.attempts) failures.traces.open(m).attempts.push(a)
   metrics.posted++
   metrics.accepted++
   metrics.restored++
