@@ -121,26 +121,8 @@ export class Engine<M extends MessageMap> {
       bp === false ? undefined : new LoopPressure(bp, o.capacity, this.clock, (t) => this.pacing.onPressure(t))
     this.admission = new Admission<M>(this)
     this.pacing = new Pacing<M>(this)
-    this.failures = new Failures<M>(
-      {
-        ...this.#common(),
-        lifecycle: this.lifecycle,
-        registry: this.registry,
-        outcomes: this.outcomes,
-        deadLetters,
-        wheel: scheduler,
-        entered: () => this.admission.queueChanged(),
-        failureExit: (report) => this.stopper.failureExit(report),
-      },
-      urgency.compare,
-    )
-    this.watchdog = new Watchdog({
-      timers: this.clock,
-      scheduler: this.wheel as DeadlineScheduler<Attempt>,
-      graceMs: o.graceMs,
-      onTimeout: (attempt, error) => this.pool.detach((ctx) => ctx.guard === attempt, error),
-      onZombie: () => this.attempts.zombiesChanged(),
-    })
+    this.failures = this.#newFailures(deadLetters, urgency)
+    this.watchdog = this.#newWatchdog()
     this.stall = this.#newStallDetector()
     this.attempts = new Attempts<M>(this)
     this.pool = new WorkerPool(this.attempts, this.clock, o.workers, o.dispatchBudget, o.dispatchBudgetMs)
@@ -211,6 +193,34 @@ export class Engine<M extends MessageMap> {
       traces: this.traces,
       events: this.events,
     }
+  }
+
+  // Retries, dead letters, breakers, alerts, the failure exit.
+  #newFailures(deadLetters: DeadLetterStore, urgency: Urgency): Failures<M> {
+    return new Failures<M>(
+      {
+        ...this.#common(),
+        lifecycle: this.lifecycle,
+        registry: this.registry,
+        outcomes: this.outcomes,
+        deadLetters,
+        wheel: this.wheel as DeadlineScheduler<Envelope>,
+        entered: () => this.admission.queueChanged(),
+        failureExit: (report) => this.stopper.failureExit(report),
+      },
+      urgency.compare,
+    )
+  }
+
+  // Handler deadlines (`timeoutMs`) on the shared wheel; a timeout frees the attempt's slot.
+  #newWatchdog(): Watchdog {
+    return new Watchdog({
+      timers: this.clock,
+      scheduler: this.wheel as DeadlineScheduler<Attempt>,
+      graceMs: this.options.graceMs,
+      onTimeout: (attempt, error) => this.pool.detach((ctx) => ctx.guard === attempt, error),
+      onZombie: () => this.attempts.zombiesChanged(),
+    })
   }
 
   // One timing wheel and one real timer for delayed messages, retries' back-offs and handler deadlines.

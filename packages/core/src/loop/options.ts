@@ -281,19 +281,9 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     workers: pick('workers', 8, (n, v) => check.positiveInteger(n, v, 65_536)),
     maxWaiting: pick('maxWaiting', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
     maxDelayed: pick('maxDelayed', 1_000_000, (n, v) => check.positiveInteger(n, v, 16_000_000)),
-    timeoutMs: pick('timeoutMs', Number.POSITIVE_INFINITY, (n, v) => {
-      if (typeof v !== 'number' || !(v > 0)) throw new InvalidArgumentError(n, 'a positive number of ms or Infinity', v)
-      return v
-    }),
+    timeoutMs: pick('timeoutMs', Number.POSITIVE_INFINITY, checkTimeoutMs),
     graceMs: pick('graceMs', 5000, (n, v) => check.nonNegativeNumber(n, v, true)),
-    timeoutBreaker: pick('timeoutBreaker', {} as LoopOptions['timeoutBreaker'] & {}, (n, v) => {
-      if (v === false) return false
-      check.knownKeys(n, check.plainObject(n, v), ['threshold', 'cooldownMs'])
-      const b = v as { readonly threshold?: unknown; readonly cooldownMs?: unknown }
-      if (b.threshold !== undefined) check.positiveInteger(`${n}.threshold`, b.threshold)
-      if (b.cooldownMs !== undefined) check.nonNegativeNumber(`${n}.cooldownMs`, b.cooldownMs, false)
-      return v as Exclude<LoopOptions['timeoutBreaker'], undefined>
-    }),
+    timeoutBreaker: pick('timeoutBreaker', {} as LoopOptions['timeoutBreaker'] & {}, checkTimeoutBreaker),
     maxZombies: pick('maxZombies', -1, check.nonNegativeInteger), // -1: resolved to `workers` below
     stall: pick('stall', false as boolean | StallOptions, checkStall),
     backpressure: pick('backpressure', false as boolean | BackpressureOptions, checkBackpressure),
@@ -310,10 +300,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     clock: pick('clock', systemClock, checkClock),
     autoStart: pick('autoStart', true, check.boolean),
     queue: pick('queue', 'levels' as const, (n, v) => check.oneOf(n, v, ['levels', 'heap'] as const)),
-    idPrefix: pick('idPrefix', nanoid(10), (n, v) => {
-      if (typeof v !== 'string' || v.length === 0) throw new InvalidArgumentError(n, 'a non-empty string', v)
-      return v
-    }),
+    idPrefix: pick('idPrefix', nanoid(10), checkIdPrefix),
     retry: pick('retry', {} as RetryOptions, (n, v) => {
       const retry = checkRetryOptions(n, v)
       mergeRetry(n, retry) // capMs ≥ baseMs once defaults fill the gaps
@@ -323,11 +310,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     breaker: pick('breaker', false as CircuitPolicy | false, checkCircuitOptions),
     deadLetters: pick('deadLetters', { maxSize: 10_000, sink: undefined }, checkDeadLetters),
     alerts: pick('alerts', {} as AlertOptions, checkAlerts),
-    logger: pick('logger', console as FailureLogger | false, (n, v) => {
-      if (v === false) return false
-      check.fn(`${n}.warn`, (check.plainObject(n, v) as { warn?: unknown }).warn)
-      return v as FailureLogger
-    }),
+    logger: pick('logger', console as FailureLogger | false, checkLogger),
     random: pick('random', Math.random, (n, v) => check.fn(n, v) as () => number),
     traces: pick('traces', 'failures' as const, (n, v) => check.oneOf(n, v, ['failures', 'all'] as const)),
     keepTraces: pick('keepTraces', 1000, check.nonNegativeInteger),
@@ -335,6 +318,33 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     failureExit: pick('failureExit', false as false | FailureExitOptions, checkFailureExit),
   }
   return resolved.maxZombies >= 0 ? resolved : { ...resolved, maxZombies: resolved.workers }
+}
+
+function checkTimeoutMs(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !(value > 0)) {
+    throw new InvalidArgumentError(name, 'a positive number of ms or Infinity', value)
+  }
+  return value
+}
+
+function checkTimeoutBreaker(name: string, value: unknown): Exclude<LoopOptions['timeoutBreaker'], undefined> {
+  if (value === false) return false
+  check.knownKeys(name, check.plainObject(name, value), ['threshold', 'cooldownMs'])
+  const b = value as { readonly threshold?: unknown; readonly cooldownMs?: unknown }
+  if (b.threshold !== undefined) check.positiveInteger(`${name}.threshold`, b.threshold)
+  if (b.cooldownMs !== undefined) check.nonNegativeNumber(`${name}.cooldownMs`, b.cooldownMs, false)
+  return value as Exclude<LoopOptions['timeoutBreaker'], undefined>
+}
+
+function checkIdPrefix(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) throw new InvalidArgumentError(name, 'a non-empty string', value)
+  return value
+}
+
+function checkLogger(name: string, value: unknown): FailureLogger | false {
+  if (value === false) return false
+  check.fn(`${name}.warn`, (check.plainObject(name, value) as { warn?: unknown }).warn)
+  return value as FailureLogger
 }
 
 function checkClock(name: string, value: unknown): Clock {
