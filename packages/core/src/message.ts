@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { RetryOptions } from './failure/retry-policy.js'
+import type { RetryOptions } from './failure/retry-options.js'
 import type { PriorityLevel } from './priority.js'
 
 /**
