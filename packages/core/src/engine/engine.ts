@@ -37,6 +37,7 @@ import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
 import { HandBack } from '../shutdown/hand-back.js'
+import { breakerHolder, delayedHolder, type Holder, queueHolder, retryHolder } from '../shutdown/holders.js'
 import type { RestoreParts } from '../shutdown/restore.js'
 import { Stopper } from '../shutdown/stopper.js'
 import { DelayedPosts } from '../timers/delayed-posts.js'
@@ -70,6 +71,8 @@ export class Engine<M extends MessageMap> {
   readonly attempts: Attempts<M>
   readonly pool: WorkerPool<AttemptContext<M>>
   readonly handBack: HandBack
+  // Every stage holding accepted messages outside the pool (a stop hands them over).
+  readonly holders: readonly Holder[]
   readonly stopper: Stopper<M>
   // A pump is queued on the microtask queue; posts in one synchronous burst share it.
   #pumpScheduled = false
@@ -132,6 +135,12 @@ export class Engine<M extends MessageMap> {
       () =>
         this.queue.length > 0 || this.pool.running > 0 || this.delayed.overdue > 0 || this.failures.retries.length > 0,
     )
+    this.holders = [
+      retryHolder(this.failures.retries, this.queue),
+      breakerHolder(this.failures.circuits, this.queue),
+      delayedHolder(this.delayed),
+      queueHolder(this.queue),
+    ]
     this.stopper = new Stopper<M>(this)
     this.stall?.start()
   }

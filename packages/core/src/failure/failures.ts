@@ -241,18 +241,6 @@ export class Failures<M extends MessageMap> {
     this.#h.entered()
   }
 
-  /** Takes every retry-scheduled and held message out (a stop without drain); their keys move on. */
-  cancelAll(): Envelope[] {
-    const held = this.circuits.clear()
-    const backingOff = this.retries.clear(true)
-    for (const m of held) this.#h.queue.forget(m)
-    for (const m of backingOff) {
-      this.#h.queue.forget(m)
-      this.#h.queue.releasePlace()
-    }
-    return [...held, ...backingOff]
-  }
-
   /** The loop stopped: alerts not sent yet go out now, timers are cleared. */
   flush(): void {
     this.#alerts.flush()

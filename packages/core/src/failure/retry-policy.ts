@@ -11,7 +11,6 @@ import type { RetryOptions } from './retry-options.js'
 
 export type { JitterStrategy, RetryOptions } from './retry-options.js'
 
-
 /** A policy with every field set. */
 export type RetryPolicy = Required<RetryOptions>
 

@@ -26,9 +26,9 @@ import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { MessageMap } from '../message.js'
 import { HANDED_BACK } from '../pool/attempts.js'
 import type { WorkerPool } from '../pool/worker-pool.js'
-import type { RunQueue } from '../queue/run-queue.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
 import type { HandBack } from './hand-back.js'
+import type { Holder } from './holders.js'
 import type { LoopSnapshot } from './snapshot.js'
 
 /** Options of `Loop.stop`. */
@@ -57,7 +57,6 @@ export interface StopParts<M extends MessageMap> {
   readonly options: ResolvedLoopOptions
   readonly clock: Clock
   readonly lifecycle: Lifecycle
-  readonly queue: RunQueue
   readonly delayed: DelayedPosts
   readonly failures: Failures<M>
   readonly outcomes: Outcomes<M>
@@ -65,6 +64,8 @@ export interface StopParts<M extends MessageMap> {
   readonly pool: WorkerPool<AttemptContext<M>>
   readonly events: LoopEmitter<M>
   readonly handBack: HandBack
+  /** Every stage that holds accepted messages outside the pool. */
+  readonly holders: readonly Holder[]
   readonly stall: { stop(): void } | undefined
   /** Schedules the pool's pump. */
   schedulePump(): void
@@ -97,8 +98,8 @@ export class Stopper<M extends MessageMap> {
     lifecycle.beginStop(drain, deadlineMs !== undefined || signal !== undefined)
     this.#p.pacing.stop()
     if (lifecycle.handsBack) this.#handBackDelayed()
-    else this.#cancelDelayed(!drain)
-    if (!drain) this.#cancelQueued()
+    else if (drain) this.#cancelDelayed()
+    if (!drain) this.#escalate()
     this.#p.schedulePump()
     this.#stopping = this.#p.outcomes.drain().then(() => this.#finish())
     this.#arm(deadlineMs, signal)
@@ -145,19 +146,9 @@ export class Stopper<M extends MessageMap> {
    * fires, its late effects are fenced, its late settle ignored).
    */
   cutOff(): void {
-    const { lifecycle, failures, queue, outcomes, pool } = this.#p
+    const { lifecycle, holders, outcomes, pool } = this.#p
     lifecycle.cutOff()
-    for (const { m, dueAt } of failures.retries.takeAll(true)) {
-      queue.forget(m)
-      queue.releasePlace()
-      outcomes.snapshotted(m, 'retry-scheduled', dueAt)
-    }
-    for (const m of failures.circuits.clear()) {
-      queue.forget(m)
-      outcomes.snapshotted(m, 'held')
-    }
-    this.#handBackDelayed(true)
-    for (const m of queue.clear()) outcomes.snapshotted(m, 'queued')
+    for (const holder of holders) for (const h of holder.takeAll()) outcomes.snapshotted(h.m, h.state, h.dueAt)
     for (const ctx of pool.attempts()) {
       ctx.abort(true)
       pool.detach((a) => a === ctx, HANDED_BACK)
@@ -165,26 +156,22 @@ export class Stopper<M extends MessageMap> {
     outcomes.idleCheck()
   }
 
-  // Delayed messages not yet due (and, at the cut-off, overdue ones) go to the snapshot.
-  #handBackDelayed(overdueToo = false): void {
-    for (const { m, dueAt } of this.#p.delayed.takeAll(overdueToo)) this.#p.outcomes.snapshotted(m, 'delayed', dueAt)
+  // A stop with a deadline or a signal: delayed messages not yet due go to the snapshot at once.
+  #handBackDelayed(): void {
+    for (const { m, dueAt } of this.#p.delayed.takeAll(false)) this.#p.outcomes.snapshotted(m, 'delayed', dueAt)
   }
 
+  // A draining stop: delayed messages not yet due never run; overdue ones are part of the drain.
+  #cancelDelayed(): void {
+    for (const m of this.#p.delayed.clear(false)) this.#p.outcomes.cancelled(m)
+  }
+
+  // A stop without drain (or one that escalated): every holder's messages are cancelled, running
+  // handlers' signals abort.
   #escalate(): void {
-    this.#p.lifecycle.escalate()
-    this.#cancelDelayed(true)
-    this.#cancelQueued()
-  }
-
-  // Delayed messages not yet due never run once stop() began; overdue ones are part of a drain.
-  #cancelDelayed(overdueToo: boolean): void {
-    for (const m of this.#p.delayed.clear(overdueToo)) this.#p.outcomes.cancelled(m)
-  }
-
-  #cancelQueued(): void {
-    const { failures, queue, outcomes, pool } = this.#p
-    for (const m of failures.cancelAll()) outcomes.cancelled(m)
-    for (const m of queue.clear()) outcomes.cancelled(m)
+    const { lifecycle, holders, outcomes, pool } = this.#p
+    lifecycle.escalate()
+    for (const holder of holders) for (const h of holder.takeAll()) outcomes.cancelled(h.m)
     for (const ctx of pool.attempts()) ctx.abort()
     outcomes.idleCheck()
   }

@@ -1,0 +1,83 @@
+/**
+ * Every stage that holds accepted messages outside the pool implements one port: how many it holds,
+ * and hand them all over. A stop's cut-off, a stop without drain and a snapshot are then the same
+ * loop — each holder hands over its messages, and the outcomes stage ends each one — and I1 reads:
+ *
+ * ```
+ *   accepted = outcomes recorded + Σ holder.size + running (the pool) + in transit (a failure being handled)
+ * ```
+ *
+ * @module
+ */
+import type { Circuits } from '../failure/circuits.js'
+import type { Envelope } from '../internal/envelope.js'
+import type { RunQueue } from '../queue/run-queue.js'
+import type { DelayedPosts } from '../timers/delayed-posts.js'
+import type { SnapshotState } from './snapshot.js'
+
+/** A message handed over by its holder: taken out, about to get its outcome. */
+export interface HeldMessage {
+  readonly m: Envelope
+  /** What a snapshot records it as. */
+  readonly state: SnapshotState
+  /** Clock time it was due (delayed, backing off); overdue ones: −∞. */
+  readonly dueAt?: number
+}
+
+/** A stage holding accepted messages that are not running. */
+export interface Holder {
+  /** Messages held now. */
+  readonly size: number
+  /** Takes every message out (none is left to act on), in no particular order. */
+  takeAll(): HeldMessage[]
+}
+
+/** The ready, parked and unparked messages of the run queue. */
+export function queueHolder(queue: RunQueue): Holder {
+  return {
+    // The queue's length counts held and backing-off messages too (they keep their places).
+    get size() {
+      return queue.length - queue.away - queue.held
+    },
+    takeAll: () => queue.clear().map((m) => ({ m, state: 'queued' as const })),
+  }
+}
+
+/** Failed messages backing off before a retry (they keep their place in the queue meanwhile). */
+export function retryHolder(retries: DelayedPosts, queue: RunQueue): Holder {
+  return {
+    get size() {
+      return retries.length
+    },
+    takeAll: () =>
+      retries.takeAll(true).map(({ m, dueAt }) => {
+        queue.forget(m) // an ordered retry's key moves on
+        queue.releasePlace()
+        return { m, state: 'retry-scheduled' as const, dueAt }
+      }),
+  }
+}
+
+/** Messages held by their route's open circuit breaker. */
+export function breakerHolder(circuits: Circuits, queue: RunQueue): Holder {
+  return {
+    get size() {
+      return circuits.held
+    },
+    takeAll: () =>
+      circuits.clear().map((m) => {
+        queue.forget(m) // the key it kept moves on
+        return { m, state: 'held' as const }
+      }),
+  }
+}
+
+/** Delayed messages, scheduled or overdue (due while the queue was full). */
+export function delayedHolder(delayed: DelayedPosts): Holder {
+  return {
+    get size() {
+      return delayed.length
+    },
+    takeAll: () => delayed.takeAll(true).map(({ m, dueAt }) => ({ m, state: 'delayed' as const, dueAt })),
+  }
+}
