@@ -35,6 +35,7 @@ export {
   type FlowingErrorCode,
   HopLimitError,
   InvalidArgumentError,
+  isFlowingError,
   LoopAbortedError,
   LoopStoppedError,
   LoopStoppingError,
