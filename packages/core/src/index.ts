@@ -60,6 +60,7 @@ export {
 export {
   type Classifier,
   defaultClassify,
+  type ErrorCause,
   type ErrorClass,
   type ErrorInfo,
   errorSignature,

@@ -8,6 +8,9 @@ import { errorCode } from '@flowing/errors'
 import type { WatchdogErrorCode } from '@flowing/watchdog'
 import { NonRetryableError, RetryableError } from '../errors.js'
 import type { Message, MessageMap } from '../message.js'
+import { describeFailure, type ErrorCause } from './describe-failure.js'
+
+export type { ErrorCause }
 
 const NON_RETRYABLE: NonRetryableError['code'] = 'ERR_FLOWING_NON_RETRYABLE'
 const RETRYABLE: RetryableError['code'] = 'ERR_FLOWING_RETRYABLE'
@@ -62,11 +65,7 @@ export function classify(classifier: Classifier | undefined, error: unknown, mes
 }
 
 /** A failure as traces and dead letters keep it: plain, JSON-serializable data. */
-export interface ErrorInfo {
-  /** The error's `name` (`Error` for non-errors). */
-  readonly name: string
-  /** The error's message (or the thrown value, rendered). */
-  readonly message: string
+export interface ErrorInfo extends ErrorCause {
   /** `name: message` with volatile parts (numbers, ids, quoted values) masked: groups alike failures. */
   readonly signature: string
   /** How it was classified. */
@@ -90,12 +89,16 @@ export function errorSignature(name: string, message: string): string {
   return signature.length > MAX_SIGNATURE ? `${signature.slice(0, MAX_SIGNATURE - 1)}…` : signature
 }
 
-/** Describes a thrown value for a trace or a dead letter. */
+/**
+ * Describes a thrown value for a trace or a dead letter: name, message, code, stack and cause chain.
+ *
+ * @remarks Total: it never throws, whatever was thrown — a `Proxy` whose traps all throw, an error
+ * whose `message` getter throws, an object whose `toString` throws, a symbol, a null-prototype object.
+ * What cannot be read is reported as `Error` / `[unprintable value]`.
+ */
 export function errorInfo(error: unknown, errorClass: ErrorClass): ErrorInfo {
-  const isError = error instanceof Error
-  const name = isError ? error.name : 'Error'
-  const message = isError ? error.message : `non-error thrown: ${String(error)}`
-  return { name, message, signature: errorSignature(name, message), errorClass }
+  const described = describeFailure(error)
+  return { ...described, signature: errorSignature(described.name, described.message), errorClass }
 }
 
 // A property read that cannot throw (getters and Proxy traps may).

@@ -36,6 +36,7 @@ import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
 import { mergeRetry } from '../failure/retry-policy.js'
 import type { MessageTrace } from '../failure/trace.js'
 import { type Envelope, Where } from '../internal/envelope.js'
+import { isInstance } from '../internal/total.js'
 import * as check from '../internal/validate.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult, SendOptions } from '../message.js'
 import { LoopMetrics, type MetricsSnapshot } from '../metrics/loop-metrics.js'
@@ -796,7 +797,7 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   /** @internal */
   end(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
-    if (!ok && (value === HANDED_BACK || value instanceof DuplicateSkip)) {
+    if (!ok && (value === HANDED_BACK || isInstance(value, DuplicateSkip))) {
       this.#endUnrun(m, ctx, value === HANDED_BACK)
       return
     }
