@@ -38,6 +38,7 @@ export type FlowingErrorCode =
  * @example
  * ```
  * Expected `capacity` to be a positive integer, got `0` (number)
+ * Expected `options.capasity` to be one of the known options (capacity, workers, …), got `10` (number); did you mean `capacity`?
  * ```
  */
 export class InvalidArgumentError extends FlowingError {
@@ -52,9 +53,16 @@ export class InvalidArgumentError extends FlowingError {
    * @param argument - the argument or option name
    * @param rule - what it must be, e.g. "a positive integer"
    * @param value - the value received
+   * @param options - `cause` (e.g. what a throwing getter threw) and `hint`, a sentence appended to the
+   *   message (e.g. "did you mean `capacity`?")
    */
-  constructor(argument: string, rule: string, value: unknown) {
-    super('ERR_FLOWING_INVALID_ARGUMENT', `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}`)
+  constructor(argument: string, rule: string, value: unknown, options?: ErrorOptions & { readonly hint?: string }) {
+    const hint = options?.hint === undefined ? '' : `; ${options.hint}`
+    super(
+      'ERR_FLOWING_INVALID_ARGUMENT',
+      `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}${hint}`,
+      options !== undefined && 'cause' in options ? { cause: options.cause } : undefined,
+    )
     this.argument = argument
     this.value = value
   }

@@ -30,8 +30,9 @@ interface Entry {
 export class Registry<M extends MessageMap> {
   readonly #entries = new Map<string, Entry>()
   readonly #middleware: Middleware<M>[] = []
-  // One-entry lookup cache: a string identity check instead of a hash lookup, twice per message.
-  #lastType: string | undefined
+  // One-entry lookup cache: a string identity check instead of a hash lookup, twice per message. Empty
+  // is NO_TYPE, never `undefined`: `post(undefined)` must miss the cache and be refused.
+  #lastType: string | typeof NO_TYPE = NO_TYPE
   #lastEntry: Entry | undefined
 
   /** Registers a handler for a type. */
@@ -129,7 +130,10 @@ export class Registry<M extends MessageMap> {
   #lookup(type: string): Entry {
     if (type === this.#lastType) return this.#lastEntry as Entry
     const entry = this.#entries.get(type)
-    if (entry === undefined) throw new UnknownMessageTypeError(type, this.types())
+    if (entry === undefined) {
+      checkType(type) // a non-string is a bad argument, not an unknown type
+      throw new UnknownMessageTypeError(type, this.types())
+    }
     this.#lastType = type
     this.#lastEntry = entry
     return entry
@@ -137,7 +141,7 @@ export class Registry<M extends MessageMap> {
 
   #set(type: string, entry: Entry): void {
     this.#entries.set(type, entry)
-    this.#lastType = undefined // a replaced registration must not be served from the cache
+    this.#lastType = NO_TYPE // a replaced registration must not be served from the cache
     this.#lastEntry = undefined
   }
 
@@ -145,6 +149,8 @@ export class Registry<M extends MessageMap> {
     if (this.#entries.has(type) && options?.replace !== true) throw new DuplicateHandlerError(`\`${type}\``)
   }
 }
+
+const NO_TYPE = Symbol('no type')
 
 function checkType(type: unknown): void {
   if (typeof type !== 'string' || type.length === 0) {
