@@ -33,6 +33,75 @@ describe('Loop', () => {
       expect(loop.metrics().counters).toMatchObject({ accepted: 0, rejected: 4 })
     })
   })
+
+  describe('on()', () => {
+    it('refuses options that are not an object', () => {
+      const { loop } = virtualLoop()
+      const error = invalid(
+        thrown(() => loop.on('work', () => {}, 5 as never)),
+        'options',
+      )
+      expect(error.message).toBe('Expected `options` to be an object, got `5` (number)')
+      expect(loop.metrics().counters.accepted).toBe(0)
+      expect(() => loop.post('work', 1)).toThrow('No handler registered') // nothing was registered
+    })
+
+    it('refuses an unknown option, listing the known ones and suggesting a close typo', () => {
+      const { loop } = virtualLoop()
+      const error = invalid(
+        thrown(() => loop.on('work', () => {}, { timeotMs: 5 } as never)),
+        'options.timeotMs',
+      )
+      expect(error.message).toBe(
+        'Expected `options.timeotMs` to be one of the known options (replace, timeoutMs, heartbeatMs, compensate, retry, breaker), got `5` (number); did you mean `timeoutMs`?',
+      )
+      expect(thrown(() => loop.on('work', () => {}, { sparkle: true } as never)).message).not.toContain('did you mean')
+      expect(() => loop.post('work', 1)).toThrow('No handler registered')
+    })
+
+    it('refuses a non-boolean replace', () => {
+      const { loop } = virtualLoop()
+      invalid(
+        thrown(() => loop.on('work', () => {}, { replace: 'yes' } as never)),
+        'options.replace',
+      )
+    })
+  })
+
+  describe('route()', () => {
+    it('refuses unknown options like on()', () => {
+      const { loop } = virtualLoop()
+      invalid(
+        thrown(() => loop.route('order.updated', (m) => m.payload.status, { retyr: {} } as never)),
+        'options.retyr',
+      )
+    })
+  })
+})
+
+describe('Router', () => {
+  describe('on()', () => {
+    it('refuses options a route cannot have, and non-object options', () => {
+      const { loop } = virtualLoop()
+      const router = loop.route('order.updated', (m) => m.payload.status)
+      const error = invalid(
+        thrown(() => router.on('paid', () => {}, { timeoutMs: 5 } as never)),
+        'options.timeoutMs',
+      )
+      expect(error.message).toContain('one of the known options (replace)')
+      invalid(
+        thrown(() => router.on('paid', () => {}, 5 as never)),
+        'options',
+      )
+      invalid(
+        thrown(() => router.otherwise(() => {}, { replac: true } as never)),
+        'options.replac',
+      )
+      expect(thrown(() => router.otherwise(() => {}, { replac: true } as never)).message).toContain(
+        'did you mean `replace`?',
+      )
+    })
+  })
 })
 
 describe('createLoop()', () => {

@@ -2,6 +2,7 @@ import { DuplicateHandlerError, InvalidArgumentError, UnknownMessageTypeError } 
 import { type CircuitPolicy, checkCircuitOptions } from '../failure/circuits.js'
 import { checkRetryOptions, type RetryOptions } from '../failure/retry-policy.js'
 import type { Envelope } from '../internal/envelope.js'
+import * as check from '../internal/validate.js'
 import type { Message, MessageMap, MessageType } from '../message.js'
 import type { Handler, HandlerContext, Middleware, RegisterOptions } from './handler.js'
 import { Router } from './router.js'
@@ -39,8 +40,10 @@ export class Registry<M extends MessageMap> {
   on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): void {
     checkType(type)
     if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
-    this.#claim(type, options)
-    this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined, ...extrasOf(options) })
+    const o = registerOptions(options)
+    const extras = extrasOf(o) // every check before anything is registered (I7)
+    this.#claim(type, o)
+    this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined, ...extras })
   }
 
   /** Registers a router for a type and returns it. */
@@ -51,8 +54,10 @@ export class Registry<M extends MessageMap> {
   ): Router<M, T, R> {
     checkType(type)
     const router = new Router<M, T, R>(type, selector)
-    this.#claim(type, options)
-    this.#set(type, { handler: undefined, router: router as unknown as AnyRouter, ...extrasOf(options) })
+    const o = registerOptions(options)
+    const extras = extrasOf(o)
+    this.#claim(type, o)
+    this.#set(type, { handler: undefined, router: router as unknown as AnyRouter, ...extras })
     return router
   }
 
@@ -151,6 +156,26 @@ export class Registry<M extends MessageMap> {
 }
 
 const NO_TYPE = Symbol('no type')
+
+/** The keys `on()` / `route()` options may have. */
+const REGISTER_KEYS: readonly (keyof RegisterOptions)[] = [
+  'replace',
+  'timeoutMs',
+  'heartbeatMs',
+  'compensate',
+  'retry',
+  'breaker',
+]
+
+// Registration options, strictly: an object (read once, see snapshotOptions) with known keys only.
+function registerOptions(options: unknown): RegisterOptions | undefined {
+  if (options === undefined) return undefined
+  const o = check.snapshotOptions('options', options)
+  check.checkKnownKeys('options', o, REGISTER_KEYS)
+  const { replace } = o as { readonly replace?: unknown }
+  if (replace !== undefined) check.boolean('options.replace', replace)
+  return o as RegisterOptions
+}
 
 function checkType(type: unknown): void {
   if (typeof type !== 'string' || type.length === 0) {
