@@ -1,6 +1,12 @@
 /** I7 for the arguments that used to escape untyped or be silently ignored (issue 12, defects 5 and 15). */
 import { describe, expect, it } from 'vitest'
-import { createLoop, InvalidArgumentError, installShutdownHandlers, type SignalSource } from '../src/index.js'
+import {
+  createLoop,
+  InvalidArgumentError,
+  installShutdownHandlers,
+  type SignalSource,
+  SnapshotError,
+} from '../src/index.js'
 import { checkKnownKeys } from '../src/internal/validate.js'
 import { thrown, virtualLoop } from './fixtures.js'
 
@@ -191,5 +197,18 @@ describe('checkKnownKeys()', () => {
       'did you mean `maxAttempts`?',
     )
     expect(thrown(() => checkKnownKeys('o', { xyz: 1 }, ['maxAttempts'])).message).not.toContain('did you mean')
+  })
+})
+
+describe('Loop', () => {
+  describe('restore()', () => {
+    it('refuses a snapshot field holding a hostile value with a SnapshotError, not a TypeError', () => {
+      const { loop } = virtualLoop()
+      const takenAt = Object.assign(Object.create(null), { at: 1n }) // JSON.stringify and String() both throw
+      const snapshot = { format: 'flowing.snapshot', version: 1, takenAt }
+      const error = thrown(() => loop.restore(snapshot as never))
+      expect(error).toBeInstanceOf(SnapshotError)
+      expect(error.message).toContain('`takenAt` must be a time in ms, got `[object]` (object)')
+    })
   })
 })
