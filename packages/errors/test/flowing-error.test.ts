@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { errorCode, FlowingError, flowingErrorBrand, isFlowingError } from '../src/index.js'
 
 class QuotaError extends FlowingError {
@@ -72,6 +72,18 @@ describe('FlowingError', () => {
       expect(quota instanceof QuotaError).toBe(true)
       expect(quota instanceof HardQuotaError).toBe(false)
       expect(hard instanceof HardQuotaError).toBe(true)
+    })
+
+    it('holds across two module instances of @flowing/errors itself', async () => {
+      vi.resetModules()
+      const specifier = '../src/flowing-error.js?second-copy' // a query string makes a separate module instance
+      const copy = (await import(/* @vite-ignore */ specifier)) as typeof import('../src/flowing-error.js')
+      expect(copy.FlowingError).not.toBe(FlowingError)
+      class CopiedQuotaError extends copy.FlowingError {}
+      expect(new copy.FlowingError('ERR_X', 'other copy')).toBeInstanceOf(FlowingError)
+      expect(new QuotaError()).toBeInstanceOf(copy.FlowingError)
+      expect(new CopiedQuotaError('ERR_X', 'x') instanceof QuotaError).toBe(false)
+      expect(isFlowingError(new CopiedQuotaError('ERR_X', 'x'))).toBe(true)
     })
 
     it('answers false, never throws, for primitives and hostile values', () => {
