@@ -5,21 +5,26 @@
  *
  * @module
  */
+import { describeValue, FlowingError } from '@flowing/errors'
+
+/** Renders a value the way argument errors quote it: `` `NaN` (number) `` (shared by every Flowing package). */
+export { describeValue }
 
 /** Stable machine-readable error codes, one per error class. */
 export type BackpressurePolicyErrorCode = 'ERR_BACKPRESSURE_INVALID_ARGUMENT'
 
 /**
- * Base class of every error of `@flowing/backpressure`.
+ * Base class of every error of `@flowing/backpressure`; a {@link FlowingError}, like the errors of every
+ * Flowing package.
  *
  * @remarks Catch this to handle any failure of this package; switch on
  * {@link BackpressurePolicyError.code} (stable across versions) rather than on the message (meant for
  * humans). It is named *policy* error so that it never clashes with the overload error a loop throws
  * at its producers.
  */
-export class BackpressurePolicyError extends Error {
+export class BackpressurePolicyError extends FlowingError {
   /** Stable machine-readable code. */
-  readonly code: BackpressurePolicyErrorCode
+  declare readonly code: BackpressurePolicyErrorCode
 
   /**
    * @param code - the stable code of the subclass
@@ -27,23 +32,8 @@ export class BackpressurePolicyError extends Error {
    * @param options - standard `ErrorOptions` (`cause`)
    */
   constructor(code: BackpressurePolicyErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options)
-    this.code = code
-    this.name = new.target.name
+    super(code, message, options)
   }
-}
-
-/** Renders a value the way argument errors quote it: `` `NaN` (number) ``. */
-export function describeValue(value: unknown): string {
-  let shown: string
-  if (typeof value === 'string') shown = JSON.stringify(value)
-  else if (typeof value === 'bigint') shown = `${value}n`
-  else if (typeof value === 'function') shown = `[function ${value.name || 'anonymous'}]`
-  else if (typeof value === 'symbol') shown = value.toString()
-  else if (value !== null && typeof value === 'object') shown = Array.isArray(value) ? '[array]' : '[object]'
-  else shown = String(value)
-  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
-  return `\`${shown}\` (${kind})`
 }
 
 /**

@@ -5,12 +5,14 @@
  *
  * @module
  */
-import { describeValue } from '@flowing/timing-wheel'
+import { describeValue, FlowingError, isFlowingError } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
-export { describeValue }
+/** The base class of every Flowing error, of every package (see `@flowing/errors`). */
+/** Whether a value is a Flowing error of any package and any installed copy (never throws). */
+export { describeValue, FlowingError, isFlowingError }
 
-/** Stable machine-readable error codes, one per error class. */
+/** The stable codes of `@flowing/core`'s errors, one per error class. */
 export type FlowingErrorCode =
   | 'ERR_FLOWING_INVALID_ARGUMENT'
   | 'ERR_FLOWING_QUEUE_FULL'
@@ -31,36 +33,17 @@ export type FlowingErrorCode =
   | 'ERR_FLOWING_SNAPSHOT'
 
 /**
- * Base class of every Flowing error.
- *
- * @remarks Catch this to handle any Flowing failure; switch on {@link FlowingError.code} (stable across
- * versions) rather than on the message (meant for humans).
- */
-export class FlowingError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: FlowingErrorCode
-
-  /**
-   * @param code - the stable code of the subclass
-   * @param message - a human-readable message naming the value and the rule
-   * @param options - standard `ErrorOptions` (`cause`)
-   */
-  constructor(code: FlowingErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options)
-    this.code = code
-    this.name = new.target.name
-  }
-}
-
-/**
  * An argument or option broke its rule. Thrown synchronously, before anything changed.
  *
  * @example
  * ```
  * Expected `capacity` to be a positive integer, got `0` (number)
+ * Expected `options.capasity` to be one of the known options (capacity, workers, …), got `10` (number); did you mean `capacity`?
  * ```
  */
 export class InvalidArgumentError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_INVALID_ARGUMENT'
   /** The argument or option name, e.g. `capacity` or `options.priority`. */
   readonly argument: string
   /** The rejected value. */
@@ -70,9 +53,16 @@ export class InvalidArgumentError extends FlowingError {
    * @param argument - the argument or option name
    * @param rule - what it must be, e.g. "a positive integer"
    * @param value - the value received
+   * @param options - `cause` (e.g. what a throwing getter threw) and `hint`, a sentence appended to the
+   *   message (e.g. "did you mean `capacity`?")
    */
-  constructor(argument: string, rule: string, value: unknown) {
-    super('ERR_FLOWING_INVALID_ARGUMENT', `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}`)
+  constructor(argument: string, rule: string, value: unknown, options?: ErrorOptions & { readonly hint?: string }) {
+    const hint = options?.hint === undefined ? '' : `; ${options.hint}`
+    super(
+      'ERR_FLOWING_INVALID_ARGUMENT',
+      `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}${hint}`,
+      options !== undefined && 'cause' in options ? { cause: options.cause } : undefined,
+    )
     this.argument = argument
     this.value = value
   }
@@ -97,6 +87,8 @@ export interface QueueLoad {
  * overflow policy.
  */
 export class QueueFullError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_QUEUE_FULL'
   /** The live numbers at the moment of rejection. */
   readonly load: QueueLoad
   /** The message type that was refused. */
@@ -118,6 +110,8 @@ export class QueueFullError extends FlowingError {
 
 /** A message type with no registered handler was posted. Nothing was admitted. */
 export class UnknownMessageTypeError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_UNKNOWN_MESSAGE_TYPE'
   /** The unknown type. */
   readonly messageType: string
 
@@ -137,6 +131,8 @@ export class UnknownMessageTypeError extends FlowingError {
 
 /** A routed type produced a route key that has neither a handler nor an `otherwise` fallback. */
 export class UnknownRouteError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_UNKNOWN_ROUTE'
   /** The routed message type. */
   readonly messageType: string
   /** The route key the selector produced. */
@@ -160,6 +156,8 @@ export class UnknownRouteError extends FlowingError {
 
 /** A handler was registered twice for the same type or route without `{ replace: true }`. */
 export class DuplicateHandlerError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_DUPLICATE_HANDLER'
   /**
    * @param what - the type or `type › route` already taken
    */
@@ -176,6 +174,8 @@ export class DuplicateHandlerError extends FlowingError {
  * message storm is stopped at its source.
  */
 export class HopLimitError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_HOP_LIMIT'
   /** The depth the refused follow-up would have had. */
   readonly hops: number
   /** The configured limit. */
@@ -201,6 +201,8 @@ export class HopLimitError extends FlowingError {
  * stopped), or `start()` / `pause()` on a stopped loop. Nothing was done.
  */
 export class LoopStoppedError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_LOOP_STOPPED'
   /** The loop state at the time. */
   readonly state: string
 
@@ -230,6 +232,8 @@ export class LoopStoppingError extends LoopStoppedError {
 
 /** A `send()` waited longer than its `timeoutMs` for space. Nothing was admitted. */
 export class SendTimeoutError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_SEND_TIMEOUT'
   /** The timeout that elapsed (ms). */
   readonly timeoutMs: number
   /** The queue numbers when the producer gave up. */
@@ -252,6 +256,8 @@ export class SendTimeoutError extends FlowingError {
 
 /** A `send()` was aborted through its `signal` before space was found. Nothing was admitted. */
 export class SendAbortedError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_SEND_ABORTED'
   /**
    * @param messageType - the type that waited
    * @param reason - the signal's abort reason (kept as `cause`)
@@ -265,6 +271,8 @@ export class SendAbortedError extends FlowingError {
 
 /** The abort reason handlers see on `ctx.signal` when the loop stops without draining. */
 export class LoopAbortedError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_LOOP_ABORTED'
   /** Creates the error; the message says the loop is stopping. */
   constructor() {
     super('ERR_FLOWING_LOOP_ABORTED', 'The loop is stopping: in-flight handlers are asked to abort')
@@ -273,6 +281,8 @@ export class LoopAbortedError extends FlowingError {
 
 /** `postDelayed` / `postAt` found `maxDelayed` messages already scheduled. Nothing was scheduled. */
 export class DelayedFullError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_DELAYED_FULL'
   /** Delayed messages pending (scheduled, or due and waiting for room). */
   readonly pending: number
   /** The configured bound. */
@@ -312,6 +322,8 @@ export interface BackpressureState {
  * admission breaker is open. Nothing was admitted; retry after `retryAfterMs`, or raise the priority.
  */
 export class BackpressureError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_BACKPRESSURE'
   /** The pressure state that refused the post. */
   readonly pressure: BackpressureState
   /** The refused type. */
@@ -343,6 +355,8 @@ export class BackpressureError extends FlowingError {
  * refused until the cooldown ends (then one probe goes through). Nothing was admitted.
  */
 export class CircuitOpenError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_CIRCUIT_OPEN'
   /** The refused type. */
   readonly messageType: string
   /** Milliseconds until a probe is allowed. */
@@ -373,6 +387,8 @@ export class CircuitOpenError extends FlowingError {
  * ```
  */
 export class NonRetryableError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_NON_RETRYABLE'
   /**
    * @param message - what went wrong
    * @param options - standard `ErrorOptions` (`cause`)
@@ -388,6 +404,8 @@ export class NonRetryableError extends FlowingError {
  * `unknownMaxAttempts`). `HandlerTimeoutError` is retryable too.
  */
 export class RetryableError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_RETRYABLE'
   /**
    * @param message - what went wrong
    * @param options - standard `ErrorOptions` (`cause`)
@@ -402,6 +420,8 @@ export class RetryableError extends FlowingError {
  * `failed: 'duplicate'` policy): nothing was admitted, nothing will run.
  */
 export class DuplicateMessageError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_DUPLICATE'
   /** The refused type. */
   readonly messageType: string
   /** The idempotency key. */
@@ -430,6 +450,8 @@ export class DuplicateMessageError extends FlowingError {
  * version — or that this loop cannot take (an unknown type, no room). Nothing was restored.
  */
 export class SnapshotError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_SNAPSHOT'
   /** Where in the snapshot the problem is, e.g. `messages[3].priority` (empty for the whole). */
   readonly path: string
 

@@ -21,7 +21,7 @@
 export type { PressureLevel, PressureTransition, WatermarkStats } from '@flowing/backpressure'
 export { FencedError, HandlerTimeoutError } from '@flowing/watchdog'
 export { type Clock, systemClock, type TimerHandle, VirtualClock } from './clock.js'
-export type { Handler, HandlerContext, Middleware, RegisterOptions } from './dispatcher/handler.js'
+export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
 export { Router } from './dispatcher/router.js'
 export {
   BackpressureError,
@@ -35,6 +35,7 @@ export {
   type FlowingErrorCode,
   HopLimitError,
   InvalidArgumentError,
+  isFlowingError,
   LoopAbortedError,
   LoopStoppedError,
   LoopStoppingError,
@@ -59,6 +60,7 @@ export {
 export {
   type Classifier,
   defaultClassify,
+  type ErrorCause,
   type ErrorClass,
   type ErrorInfo,
   errorSignature,

@@ -1,9 +1,14 @@
+import { BackpressureArgumentError } from '@flowing/backpressure'
+import { WheelFullError } from '@flowing/timing-wheel'
+import { FencedError, HandlerTimeoutError } from '@flowing/watchdog'
 import { describe, expect, it } from 'vitest'
 import {
   describeValue,
   FlowingError,
   HopLimitError,
   InvalidArgumentError,
+  isFlowingError,
+  NonRetryableError,
   QueueFullError,
   UnknownMessageTypeError,
   UnknownRouteError,
@@ -48,5 +53,34 @@ describe('FlowingError subclasses', () => {
     expect(new HopLimitError('work', 17, 16).message).toBe(
       'Follow-up `work` would be 17 hops deep; the limit is maxHops = 16',
     )
+  })
+})
+
+describe('FlowingError', () => {
+  describe('[Symbol.hasInstance]()', () => {
+    it('holds for the errors of every Flowing package', () => {
+      const timeout = new HandlerTimeoutError({
+        label: 'work',
+        epoch: 1,
+        kind: 'deadline',
+        timeoutMs: 5,
+        heartbeatMs: 0,
+        elapsedMs: 5,
+        sinceHeartbeatMs: 5,
+      })
+      const errors = [
+        timeout,
+        new FencedError('work', 1, 'timed-out', 'ctx.post'),
+        new WheelFullError(1, 1),
+        new BackpressureArgumentError('fill', 'a number', Number.NaN),
+        new NonRetryableError('no'),
+      ]
+      for (const error of errors) {
+        expect(error).toBeInstanceOf(FlowingError)
+        expect(isFlowingError(error)).toBe(true)
+        expect(typeof error.code).toBe('string')
+        expect(error.name).toBe(error.constructor.name)
+      }
+    })
   })
 })

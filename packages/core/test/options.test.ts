@@ -64,7 +64,7 @@ describe('resolveOptions()', () => {
       const error = thrown(() => createLoop({ backpressure: { shedAbov: 1 } as never }))
       expect(error).toBeInstanceOf(InvalidArgumentError)
       expect(error.message).toBe(
-        'Expected `options.backpressure.shedAbov` to be one of the known options (warn, shed, reject, minDwellMs, maxRetryAfterMs, breaker, shedAbove), got `1` (number)',
+        'Expected `options.backpressure.shedAbov` to be one of the known options (warn, shed, reject, minDwellMs, maxRetryAfterMs, breaker, shedAbove), got `1` (number); did you mean `shedAbove`?',
       )
     })
 
@@ -90,7 +90,7 @@ describe('resolveOptions()', () => {
         'Expected `options.stall.intervalMs` to be a finite number of ms > 0, got `0` (number)',
       )
       expect(thrown(() => createLoop({ stall: { intervalMS: 5 } as never })).message).toBe(
-        'Expected `options.stall.intervalMS` to be one of the known options (intervalMs, blockedMs, noProgressMs), got `5` (number)',
+        'Expected `options.stall.intervalMS` to be one of the known options (intervalMs, blockedMs, noProgressMs), got `5` (number); did you mean `intervalMs`?',
       )
       expect(thrown(() => createLoop({ stall: 'yes' as never })).message).toBe(
         'Expected `options.stall` to be a boolean or an options object, got `"yes"` (string)',

@@ -5,19 +5,24 @@
  *
  * @module
  */
+import { describeValue, FlowingError } from '@flowing/errors'
+
+/** Renders a value the way argument errors quote it: `` `NaN` (number) `` (shared by every Flowing package). */
+export { describeValue }
 
 /** Stable machine-readable error codes, one per error class. */
 export type TimingWheelErrorCode = 'ERR_TIMING_WHEEL_INVALID_ARGUMENT' | 'ERR_TIMING_WHEEL_FULL'
 
 /**
- * Base class of every timing-wheel error.
+ * Base class of every timing-wheel error; a {@link FlowingError}, like the errors of every Flowing
+ * package.
  *
  * @remarks Catch this to handle any failure of this package; switch on {@link TimingWheelError.code}
  * (stable across versions) rather than on the message (meant for humans).
  */
-export class TimingWheelError extends Error {
+export class TimingWheelError extends FlowingError {
   /** Stable machine-readable code. */
-  readonly code: TimingWheelErrorCode
+  declare readonly code: TimingWheelErrorCode
 
   /**
    * @param code - the stable code of the subclass
@@ -25,23 +30,8 @@ export class TimingWheelError extends Error {
    * @param options - standard `ErrorOptions` (`cause`)
    */
   constructor(code: TimingWheelErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options)
-    this.code = code
-    this.name = new.target.name
+    super(code, message, options)
   }
-}
-
-/** Renders a value the way argument errors quote it: `` `NaN` (number) ``. */
-export function describeValue(value: unknown): string {
-  let shown: string
-  if (typeof value === 'string') shown = JSON.stringify(value)
-  else if (typeof value === 'bigint') shown = `${value}n`
-  else if (typeof value === 'function') shown = `[function ${value.name || 'anonymous'}]`
-  else if (typeof value === 'symbol') shown = value.toString()
-  else if (value !== null && typeof value === 'object') shown = Array.isArray(value) ? '[array]' : '[object]'
-  else shown = String(value)
-  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
-  return `\`${shown}\` (${kind})`
 }
 
 /**

@@ -3,25 +3,10 @@
  *
  * @module
  */
+import type { AttemptLabel, AttemptSnapshot, AttemptState } from './contracts.js'
 import { AttemptCancelledError, FencedError, HandlerTimeoutError, type TimeoutKind } from './errors.js'
 import type { WatchdogCore } from './internal/core.js'
 import { renderLabel } from './internal/label.js'
-
-/** Where an attempt stands. `running` until exactly one of the four outcomes wins (I6). */
-export type AttemptState = 'running' | 'completed' | 'failed' | 'timed-out' | 'cancelled'
-
-/**
- * What is guarded, for messages and reports. A message object with `type`, `key` and `id` fields
- * fits as it is (no allocation); rendered only when an error or report needs it.
- */
-export interface AttemptLabel {
-  /** The message type, e.g. `order.paid`. */
-  readonly type?: string
-  /** The route key. */
-  readonly key?: unknown
-  /** The message id. */
-  readonly id?: unknown
-}
 
 /**
  * Called in the timeout step, after the attempt is marked `timed-out` and before its signal is
@@ -44,18 +29,6 @@ export interface ZombieInfo {
 
 /** Called once when a timed-out attempt becomes a zombie. */
 export type ZombieHandler = (zombie: ZombieInfo) => void
-
-/** A snapshot of one attempt for stall reports and dashboards. */
-export interface AttemptSnapshot {
-  /** The attempt's epoch. */
-  readonly epoch: number
-  /** The rendered label. */
-  readonly label: string
-  /** The state at the time of the snapshot. */
-  readonly state: AttemptState
-  /** Time since the attempt was guarded, in ms. */
-  readonly ageMs: number
-}
 
 // States as small integers: a Smi field, no string compare on the hot path.
 const RUNNING = 0
@@ -84,7 +57,7 @@ const ZOMBIE = 2
  * `lateCompletions`, ends its zombie status and returns `false` (swallow the result).
  */
 export class Attempt {
-  readonly #core: WatchdogCore
+  readonly #core: WatchdogCore<Attempt>
   readonly #epoch: number
   readonly #startedAt: number
   readonly #timeoutMs: number
@@ -105,7 +78,7 @@ export class Attempt {
 
   /** @internal Created by {@link Watchdog.guard} only. */
   constructor(
-    core: WatchdogCore,
+    core: WatchdogCore<Attempt>,
     timeoutMs: number,
     heartbeatMs: number,
     label: AttemptLabel | string | undefined,

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeValue } from '@flowing/timing-wheel'
+import { describeValue, FlowingError } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
 export { describeValue }
@@ -18,14 +18,15 @@ export type WatchdogErrorCode =
   | 'ERR_ATTEMPT_CANCELLED'
 
 /**
- * Base class of every error of `@flowing/watchdog`.
+ * Base class of every error of `@flowing/watchdog`; a {@link FlowingError}, like the errors of every
+ * Flowing package (so `error instanceof FlowingError` holds for a {@link HandlerTimeoutError} too).
  *
  * @remarks Switch on {@link WatchdogError.code} (stable across versions), not on the message (meant
  * for humans).
  */
-export class WatchdogError extends Error {
+export class WatchdogError extends FlowingError {
   /** Stable machine-readable code. */
-  readonly code: WatchdogErrorCode
+  declare readonly code: WatchdogErrorCode
 
   /**
    * @param code - the stable code of the subclass
@@ -33,9 +34,7 @@ export class WatchdogError extends Error {
    * @param options - standard `ErrorOptions` (`cause`)
    */
   constructor(code: WatchdogErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options)
-    this.code = code
-    this.name = new.target.name
+    super(code, message, options)
   }
 }
 

@@ -18,15 +18,8 @@
  * @packageDocumentation
  * @module @flowing/watchdog
  */
-export {
-  Attempt,
-  type AttemptLabel,
-  type AttemptSnapshot,
-  type AttemptState,
-  type TimeoutHandler,
-  type ZombieHandler,
-  type ZombieInfo,
-} from './attempt.js'
+export { Attempt, type TimeoutHandler, type ZombieHandler, type ZombieInfo } from './attempt.js'
+export type { AttemptLabel, AttemptSnapshot, AttemptState } from './contracts.js'
 export type { DeadlineScheduler } from './deadline-scheduler.js'
 export {
   AttemptCancelledError,

@@ -5,7 +5,7 @@
  * @module
  */
 import { systemTimers, type TimerProvider } from '@flowing/timing-wheel'
-import type { AttemptSnapshot } from './attempt.js'
+import type { AttemptSnapshot } from './contracts.js'
 import { WatchdogArgumentError } from './errors.js'
 import { checkKnownKeys, checkOptionalFunction, checkOptions, checkPositive, hasMethods } from './internal/validate.js'
 

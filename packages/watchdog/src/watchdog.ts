@@ -5,7 +5,8 @@
  * @module
  */
 import { systemTimers, type TimerProvider, WheelDriver } from '@flowing/timing-wheel'
-import { Attempt, type AttemptLabel, type TimeoutHandler, type ZombieHandler, type ZombieInfo } from './attempt.js'
+import { Attempt, type TimeoutHandler, type ZombieHandler, type ZombieInfo } from './attempt.js'
+import type { AttemptLabel } from './contracts.js'
 import type { DeadlineScheduler } from './deadline-scheduler.js'
 import { WatchdogArgumentError } from './errors.js'
 import { WatchdogCore } from './internal/core.js'
@@ -115,7 +116,7 @@ const OPTION_KEYS = ['timers', 'scheduler', 'onTimeout', 'graceMs', 'onZombie'] 
  * ```
  */
 export class Watchdog {
-  readonly #core: WatchdogCore
+  readonly #core: WatchdogCore<Attempt>
   // Only when standalone: the driver the watchdog made for itself.
   readonly #driver: WheelDriver<Attempt> | undefined
 
@@ -141,7 +142,7 @@ export class Watchdog {
     }
     const onTimeout = checkOptionalFunction<TimeoutHandler>('options.onTimeout', options.onTimeout)
     const onZombie = checkOptionalFunction<ZombieHandler>('options.onZombie', options.onZombie)
-    this.#core = new WatchdogCore(() => timers.now(), graceMs, onTimeout, onZombie)
+    this.#core = new WatchdogCore<Attempt>(() => timers.now(), graceMs, onTimeout, onZombie)
     this.#driver = standalone ? new WheelDriver<Attempt>({ timers, onDue: deliver }) : undefined
     this.#core.scheduler = this.#driver ?? (options.scheduler as DeadlineScheduler<Attempt>)
   }

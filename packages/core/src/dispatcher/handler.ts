@@ -92,13 +92,24 @@ export type Middleware<M extends MessageMap> = (
   next: () => Promise<void>,
 ) => unknown
 
-/** Options of handler registration. */
-export interface RegisterOptions {
+/**
+ * Options of a route's handler (`router.on(key, handler, options)`, `router.otherwise(handler, options)`):
+ * deadlines, retries and breakers are the routed type's, set in `loop.route(type, selector, options)`.
+ * Unknown keys are refused with an `InvalidArgumentError`.
+ */
+export interface RouteOptions {
   /**
    * Replace an existing registration instead of throwing `DuplicateHandlerError`.
    * @defaultValue false
    */
   readonly replace?: boolean
+}
+
+/**
+ * Options of handler registration (`loop.on`, `loop.route`). Unknown keys are refused with an
+ * `InvalidArgumentError` that names the key and suggests the known one it is a typo of.
+ */
+export interface RegisterOptions extends RouteOptions {
   /**
    * Handler deadline for this type (ms), overriding the loop's `timeoutMs`; `Infinity` for none.
    * @defaultValue the loop's `timeoutMs`

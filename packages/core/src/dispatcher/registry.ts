@@ -2,6 +2,7 @@ import { DuplicateHandlerError, InvalidArgumentError, UnknownMessageTypeError } 
 import { type CircuitPolicy, checkCircuitOptions } from '../failure/circuits.js'
 import { checkRetryOptions, type RetryOptions } from '../failure/retry-policy.js'
 import type { Envelope } from '../internal/envelope.js'
+import * as check from '../internal/validate.js'
 import type { Message, MessageMap, MessageType } from '../message.js'
 import type { Handler, HandlerContext, Middleware, RegisterOptions } from './handler.js'
 import { Router } from './router.js'
@@ -30,16 +31,19 @@ interface Entry {
 export class Registry<M extends MessageMap> {
   readonly #entries = new Map<string, Entry>()
   readonly #middleware: Middleware<M>[] = []
-  // One-entry lookup cache: a string identity check instead of a hash lookup, twice per message.
-  #lastType: string | undefined
+  // One-entry lookup cache: a string identity check instead of a hash lookup, twice per message. Empty
+  // is NO_TYPE, never `undefined`: `post(undefined)` must miss the cache and be refused.
+  #lastType: string | typeof NO_TYPE = NO_TYPE
   #lastEntry: Entry | undefined
 
   /** Registers a handler for a type. */
   on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): void {
     checkType(type)
     if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
-    this.#claim(type, options)
-    this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined, ...extrasOf(options) })
+    const o = registerOptions(options)
+    const extras = extrasOf(o) // every check before anything is registered (I7)
+    this.#claim(type, o)
+    this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined, ...extras })
   }
 
   /** Registers a router for a type and returns it. */
@@ -50,8 +54,10 @@ export class Registry<M extends MessageMap> {
   ): Router<M, T, R> {
     checkType(type)
     const router = new Router<M, T, R>(type, selector)
-    this.#claim(type, options)
-    this.#set(type, { handler: undefined, router: router as unknown as AnyRouter, ...extrasOf(options) })
+    const o = registerOptions(options)
+    const extras = extrasOf(o)
+    this.#claim(type, o)
+    this.#set(type, { handler: undefined, router: router as unknown as AnyRouter, ...extras })
     return router
   }
 
@@ -129,7 +135,10 @@ export class Registry<M extends MessageMap> {
   #lookup(type: string): Entry {
     if (type === this.#lastType) return this.#lastEntry as Entry
     const entry = this.#entries.get(type)
-    if (entry === undefined) throw new UnknownMessageTypeError(type, this.types())
+    if (entry === undefined) {
+      checkType(type) // a non-string is a bad argument, not an unknown type
+      throw new UnknownMessageTypeError(type, this.types())
+    }
     this.#lastType = type
     this.#lastEntry = entry
     return entry
@@ -137,13 +146,35 @@ export class Registry<M extends MessageMap> {
 
   #set(type: string, entry: Entry): void {
     this.#entries.set(type, entry)
-    this.#lastType = undefined // a replaced registration must not be served from the cache
+    this.#lastType = NO_TYPE // a replaced registration must not be served from the cache
     this.#lastEntry = undefined
   }
 
   #claim(type: string, options: RegisterOptions | undefined): void {
     if (this.#entries.has(type) && options?.replace !== true) throw new DuplicateHandlerError(`\`${type}\``)
   }
+}
+
+const NO_TYPE = Symbol('no type')
+
+/** The keys `on()` / `route()` options may have. */
+const REGISTER_KEYS: readonly (keyof RegisterOptions)[] = [
+  'replace',
+  'timeoutMs',
+  'heartbeatMs',
+  'compensate',
+  'retry',
+  'breaker',
+]
+
+// Registration options, strictly: an object (read once, see snapshotOptions) with known keys only.
+function registerOptions(options: unknown): RegisterOptions | undefined {
+  if (options === undefined) return undefined
+  const o = check.snapshotOptions('options', options)
+  check.checkKnownKeys('options', o, REGISTER_KEYS)
+  const { replace } = o as { readonly replace?: unknown }
+  if (replace !== undefined) check.boolean('options.replace', replace)
+  return o as RegisterOptions
 }
 
 function checkType(type: unknown): void {

@@ -1,6 +1,7 @@
 import { DuplicateHandlerError, InvalidArgumentError, UnknownRouteError } from '../errors.js'
+import * as check from '../internal/validate.js'
 import type { Message, MessageMap, MessageType } from '../message.js'
-import type { Handler, RegisterOptions } from './handler.js'
+import type { Handler, RouteOptions } from './handler.js'
 
 /**
  * The second match of the dispatcher: a message type whose handler depends on a route key computed
@@ -39,22 +40,29 @@ export class Router<M extends MessageMap, T extends MessageType<M>, R extends st
    * Registers the handler of one route key.
    *
    * @throws `DuplicateHandlerError` if the route already has one (unless `replace`),
-   * `InvalidArgumentError` for a non-string key or non-function handler
+   * `InvalidArgumentError` for a non-string key, a non-function handler or bad options
    */
-  on(routeKey: R, handler: Handler<M, T>, options?: RegisterOptions): this {
+  on(routeKey: R, handler: Handler<M, T>, options?: RouteOptions): this {
     if (typeof routeKey !== 'string') throw new InvalidArgumentError('routeKey', 'a string', routeKey)
     if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
-    if (this.#routes.has(routeKey) && options?.replace !== true) {
+    const replace = replaces(options)
+    if (this.#routes.has(routeKey) && !replace) {
       throw new DuplicateHandlerError(`\`${this.type}\` › \`${routeKey}\``)
     }
     this.#routes.set(routeKey, handler)
     return this
   }
 
-  /** Registers the fallback for route keys without a handler (otherwise they are rejected at post). */
-  otherwise(handler: Handler<M, T>, options?: RegisterOptions): this {
+  /**
+   * Registers the fallback for route keys without a handler (otherwise they are rejected at post).
+   *
+   * @throws `DuplicateHandlerError` if there is one (unless `replace`), `InvalidArgumentError` for a
+   * non-function handler or bad options
+   */
+  otherwise(handler: Handler<M, T>, options?: RouteOptions): this {
     if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
-    if (this.#otherwise !== undefined && options?.replace !== true) {
+    const replace = replaces(options)
+    if (this.#otherwise !== undefined && !replace) {
       throw new DuplicateHandlerError(`\`${this.type}\` › otherwise()`)
     }
     this.#otherwise = handler
@@ -80,4 +88,13 @@ export class Router<M extends MessageMap, T extends MessageType<M>, R extends st
   handlerFor(routeKey: string): Handler<M, T> {
     return (this.#routes.get(routeKey) ?? this.#otherwise) as Handler<M, T>
   }
+}
+
+// Validates a route's options (strict: `replace` only) and answers whether they ask to replace.
+function replaces(options: RouteOptions | undefined): boolean {
+  if (options === undefined) return false
+  const o = check.snapshotOptions('options', options)
+  check.checkKnownKeys('options', o, ['replace'])
+  const { replace } = o as { readonly replace?: unknown }
+  return replace !== undefined && check.boolean('options.replace', replace)
 }

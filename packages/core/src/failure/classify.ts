@@ -4,9 +4,17 @@
  *
  * @module
  */
-import { HandlerTimeoutError } from '@flowing/watchdog'
+import { errorCode } from '@flowing/errors'
+import type { WatchdogErrorCode } from '@flowing/watchdog'
 import { NonRetryableError, RetryableError } from '../errors.js'
 import type { Message, MessageMap } from '../message.js'
+import { describeFailure, type ErrorCause } from './describe-failure.js'
+
+export type { ErrorCause }
+
+const NON_RETRYABLE: NonRetryableError['code'] = 'ERR_FLOWING_NON_RETRYABLE'
+const RETRYABLE: RetryableError['code'] = 'ERR_FLOWING_RETRYABLE'
+const TIMED_OUT: WatchdogErrorCode = 'ERR_HANDLER_TIMEOUT'
 
 /**
  * What a failure means for the next attempt:
@@ -24,14 +32,20 @@ export type ErrorClass = 'retryable' | 'non-retryable' | 'unknown'
 export type Classifier = (error: unknown, message: Message<MessageMap>) => ErrorClass | undefined
 
 /**
- * The default classes: `NonRetryableError` → `non-retryable`; `RetryableError` and the watchdog's
+ * The default classes: a `NonRetryableError` → `non-retryable`; a `RetryableError` or the watchdog's
  * `HandlerTimeoutError` → `retryable`; an error with a boolean `retryable` property → that; anything
  * else → `unknown`.
+ *
+ * @remarks Flowing's errors are recognised by their stable `code` (`ERR_FLOWING_NON_RETRYABLE`,
+ * `ERR_FLOWING_RETRYABLE`, `ERR_HANDLER_TIMEOUT`) and their brand, not by the prototype chain alone:
+ * an error from a second installed copy of `@flowing/core` classifies the same. Total: it never throws,
+ * whatever was thrown (a `Proxy` whose traps throw, a throwing `retryable` getter …).
  */
 export function defaultClassify(error: unknown): ErrorClass {
-  if (error instanceof NonRetryableError) return 'non-retryable'
-  if (error instanceof RetryableError || error instanceof HandlerTimeoutError) return 'retryable'
-  const flag = typeof error === 'object' && error !== null ? (error as { retryable?: unknown }).retryable : undefined
+  const code = errorCode(error)
+  if (code === NON_RETRYABLE || error instanceof NonRetryableError) return 'non-retryable'
+  if (code === RETRYABLE || code === TIMED_OUT || error instanceof RetryableError) return 'retryable'
+  const flag = read(error, 'retryable')
   if (flag === true) return 'retryable'
   if (flag === false) return 'non-retryable'
   return 'unknown'
@@ -51,11 +65,7 @@ export function classify(classifier: Classifier | undefined, error: unknown, mes
 }
 
 /** A failure as traces and dead letters keep it: plain, JSON-serializable data. */
-export interface ErrorInfo {
-  /** The error's `name` (`Error` for non-errors). */
-  readonly name: string
-  /** The error's message (or the thrown value, rendered). */
-  readonly message: string
+export interface ErrorInfo extends ErrorCause {
   /** `name: message` with volatile parts (numbers, ids, quoted values) masked: groups alike failures. */
   readonly signature: string
   /** How it was classified. */
@@ -79,10 +89,24 @@ export function errorSignature(name: string, message: string): string {
   return signature.length > MAX_SIGNATURE ? `${signature.slice(0, MAX_SIGNATURE - 1)}…` : signature
 }
 
-/** Describes a thrown value for a trace or a dead letter. */
+/**
+ * Describes a thrown value for a trace or a dead letter: name, message, code, stack and cause chain.
+ *
+ * @remarks Total: it never throws, whatever was thrown — a `Proxy` whose traps all throw, an error
+ * whose `message` getter throws, an object whose `toString` throws, a symbol, a null-prototype object.
+ * What cannot be read is reported as `Error` / `[unprintable value]`.
+ */
 export function errorInfo(error: unknown, errorClass: ErrorClass): ErrorInfo {
-  const isError = error instanceof Error
-  const name = isError ? error.name : 'Error'
-  const message = isError ? error.message : `non-error thrown: ${String(error)}`
-  return { name, message, signature: errorSignature(name, message), errorClass }
+  const described = describeFailure(error)
+  return { ...described, signature: errorSignature(described.name, described.message), errorClass }
+}
+
+// A property read that cannot throw (getters and Proxy traps may).
+function read(value: unknown, key: string): unknown {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined
+  try {
+    return (value as Record<string, unknown>)[key]
+  } catch {
+    return undefined
+  }
 }

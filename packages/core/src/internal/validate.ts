@@ -51,22 +51,117 @@ export function boolean(name: string, value: unknown): boolean {
 }
 
 export function plainObject(name: string, value: unknown): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (value === null || typeof value !== 'object' || isArray(value)) {
     throw new InvalidArgumentError(name, 'an object', value)
   }
   return value as Record<string, unknown>
 }
 
-/** Rejects keys outside `known`: a typo such as `capasity` must not be silently ignored. */
-export function knownKeys(name: string, value: Record<string, unknown>, known: readonly string[]): void {
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key))
-      throw new InvalidArgumentError(`${name}.${key}`, `one of the known options (${known.join(', ')})`, value[key])
+/**
+ * Rejects keys outside `known`: a typo such as `capasity` must not be silently ignored. The error names
+ * `<path>.<key>`, lists the known keys and, for a key within two edits of one of them, suggests it.
+ *
+ * @param path - the option object's name, e.g. `options` or `options.retry`
+ * @param obj - the options (own enumerable keys are checked)
+ * @param known - the keys it may have
+ * @throws InvalidArgumentError naming the first unknown key
+ */
+export function checkKnownKeys(path: string, obj: Record<string, unknown>, known: readonly string[]): void {
+  for (const key of Object.keys(obj)) {
+    if (known.includes(key)) continue
+    const near = closest(key, known)
+    throw new InvalidArgumentError(
+      `${path}.${key}`,
+      `one of the known options (${known.join(', ')})`,
+      obj[key],
+      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
+    )
   }
+}
+
+/** The former name of {@link checkKnownKeys}. */
+export const knownKeys = checkKnownKeys
+
+/**
+ * Copies the own enumerable properties of an options object into a plain object, reading each once:
+ * what follows validates the copy, so a getter or a `Proxy` trap runs here and nowhere else, and one
+ * that throws becomes a typed error instead of escaping untyped.
+ *
+ * @param name - the options' name, e.g. `options`
+ * @param value - what the caller passed
+ * @throws InvalidArgumentError for a non-object (rule "an object"), or naming the option whose read
+ *   threw (rule "a readable option", `cause` and `value` set to what was thrown)
+ */
+export function snapshotOptions(name: string, value: unknown): Record<string, unknown> {
+  let keys: string[]
+  try {
+    plainObject(name, value)
+    keys = Object.keys(value as object)
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw error
+    throw unreadable(name, error) // a Proxy whose ownKeys / getOwnPropertyDescriptor trap throws
+  }
+  const copy: Record<string, unknown> = {}
+  for (const key of keys) {
+    try {
+      copy[key] = (value as Record<string, unknown>)[key]
+    } catch (error) {
+      throw unreadable(`${name}.${key}`, error)
+    }
+  }
+  return copy
+}
+
+function unreadable(name: string, thrown: unknown): InvalidArgumentError {
+  return new InvalidArgumentError(name, 'a readable option (reading it threw)', thrown, { cause: thrown })
+}
+
+/** The entry of `candidates` within two edits of `word` (the closest, first on ties), if any. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = 3
+  for (const candidate of candidates) {
+    const d = editDistance(word.toLowerCase(), candidate.toLowerCase(), bestDistance)
+    if (d < bestDistance) {
+      best = candidate
+      bestDistance = d
+    }
+  }
+  return best
+}
+
+// Optimal-string-alignment distance (insert, delete, substitute, swap two neighbours), giving up at
+// `limit`: option names are short, so the O(|a|·|b|) table is a few hundred cells.
+function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) >= limit) return limit
+  let before: number[] = []
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let d = Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d = Math.min(d, (before[j - 2] as number) + 1)
+      row.push(d)
+    }
+    before = previous
+    previous = row
+  }
+  return previous[b.length] as number
 }
 
 /** A function. */
 export function fn(name: string, value: unknown): (...args: never[]) => unknown {
   if (typeof value !== 'function') throw new InvalidArgumentError(name, 'a function', value)
   return value as (...args: never[]) => unknown
+}
+
+// Array.isArray, except that a revoked Proxy is no array instead of an exception.
+function isArray(value: unknown): boolean {
+  try {
+    return Array.isArray(value)
+  } catch {
+    return false
+  }
 }

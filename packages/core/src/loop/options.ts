@@ -272,7 +272,7 @@ export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ['reject', 'drop-new
  * @throws InvalidArgumentError naming the first bad option
  */
 export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOptions {
-  const o = options === undefined ? {} : check.plainObject('options', options)
+  const o = options === undefined ? {} : check.snapshotOptions('options', options)
   check.knownKeys('options', o, KNOWN)
   const pick = <T>(key: keyof LoopOptions, fallback: T, validate: (name: string, v: unknown) => T): T =>
     o[key] === undefined ? fallback : validate(`options.${key}`, o[key])

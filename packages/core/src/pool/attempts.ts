@@ -24,6 +24,7 @@ import type { Failures } from '../failure/failures.js'
 import { DuplicateSkip, type LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
+import { isInstance } from '../internal/total.js'
 import { AttemptContext } from '../loop/attempt-context.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
@@ -125,7 +126,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   }
 
   end(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
-    if (!ok && (value === HANDED_BACK || value instanceof DuplicateSkip)) {
+    if (!ok && (value === HANDED_BACK || isInstance(value, DuplicateSkip))) {
       this.#endUnrun(m, ctx, value === HANDED_BACK)
       return
     }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { constants } from 'node:os'
 import { InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
 import type { LoopSnapshot } from './snapshot.js'
@@ -74,18 +75,17 @@ export interface ShutdownHandlerOptions {
  * ```
  */
 export function installShutdownHandlers(loop: Stoppable, options: ShutdownHandlerOptions = {}): () => void {
-  const o = check.plainObject('options', options)
-  check.knownKeys('options', o, ['signals', 'deadlineMs', 'onSnapshot', 'exit', 'exitCode', 'process'])
-  const given: unknown = options.signals ?? ['SIGTERM', 'SIGINT']
-  if (!Array.isArray(given) || given.length === 0 || !given.every((s) => typeof s === 'string')) {
-    throw new InvalidArgumentError('options.signals', 'a non-empty array of signal names', given)
-  }
-  const signals = given as readonly NodeJS.Signals[]
-  const deadlineMs = check.nonNegativeNumber('options.deadlineMs', options.deadlineMs ?? 20_000, true)
-  if (options.onSnapshot !== undefined) check.fn('options.onSnapshot', options.onSnapshot)
-  const exit = options.exit === undefined ? true : check.boolean('options.exit', options.exit)
-  const exitCode = options.exitCode === undefined ? 0 : check.nonNegativeInteger('options.exitCode', options.exitCode)
-  const proc: SignalSource = options.process ?? process
+  // Validated and used from one read of each option: a getter cannot answer differently later.
+  const raw = check.snapshotOptions('options', options)
+  check.checkKnownKeys('options', raw, ['signals', 'deadlineMs', 'onSnapshot', 'exit', 'exitCode', 'process'])
+  const o = raw as ShutdownHandlerOptions
+  const signals = checkSignals(o.signals ?? ['SIGTERM', 'SIGINT'])
+  const deadlineMs = check.nonNegativeNumber('options.deadlineMs', o.deadlineMs ?? 20_000, true)
+  const onSnapshot = o.onSnapshot
+  if (onSnapshot !== undefined) check.fn('options.onSnapshot', onSnapshot)
+  const exit = o.exit === undefined ? true : check.boolean('options.exit', o.exit)
+  const exitCode = o.exitCode === undefined ? 0 : check.nonNegativeInteger('options.exitCode', o.exitCode)
+  const proc: SignalSource = o.process ?? process
   const force = new AbortController()
   let stopping = false
 
@@ -96,7 +96,7 @@ export function installShutdownHandlers(loop: Stoppable, options: ShutdownHandle
     let code = exitCode
     try {
       const snapshot = await loop.stop({ deadlineMs, signal: force.signal })
-      await options.onSnapshot?.(snapshot, signal)
+      await onSnapshot?.(snapshot, signal)
     } catch (error) {
       console.error('[flowing] shutdown failed:', error)
       code = 1
@@ -115,4 +115,25 @@ export function installShutdownHandlers(loop: Stoppable, options: ShutdownHandle
   }
   for (const s of signals) proc.on(s, onSignal)
   return uninstall
+}
+
+// The signal names this Node.js knows (SIGTERM, SIGINT, SIGHUP …): `process.on('SIGBOGUS')` would
+// silently register a listener that never fires.
+const SIGNALS: readonly string[] = Object.keys(constants.signals)
+
+function checkSignals(given: unknown): readonly NodeJS.Signals[] {
+  if (!Array.isArray(given) || given.length === 0) {
+    throw new InvalidArgumentError('options.signals', 'a non-empty array of signal names', given)
+  }
+  given.forEach((signal: unknown, i) => {
+    if (typeof signal === 'string' && SIGNALS.includes(signal)) return
+    const near = typeof signal === 'string' ? check.closest(signal, SIGNALS) : undefined
+    throw new InvalidArgumentError(
+      `options.signals[${i}]`,
+      'a signal name of os.constants.signals (e.g. SIGTERM, SIGINT, SIGHUP)',
+      signal,
+      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
+    )
+  })
+  return given as readonly NodeJS.Signals[]
 }

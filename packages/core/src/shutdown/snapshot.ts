@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { SnapshotError } from '../errors.js'
+import { describeValue, SnapshotError } from '../errors.js'
 import type { RetryOptions } from '../failure/retry-policy.js'
 import { checkRetryOptions } from '../failure/retry-policy.js'
 import type { AttemptRecord } from '../failure/trace.js'
@@ -186,9 +186,9 @@ function show(value: unknown): string {
   if (value === undefined) return 'nothing'
   try {
     const json = JSON.stringify(value)
-    return json === undefined ? String(value) : json.length > 60 ? `${json.slice(0, 57)}…` : json
+    return json === undefined ? describeValue(value) : json.length > 60 ? `${json.slice(0, 57)}…` : json
   } catch {
-    return String(value)
+    return describeValue(value) // a cycle, a BigInt, a throwing toJSON or getter: the total formatter
   }
 }
 

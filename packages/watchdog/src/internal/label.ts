@@ -1,5 +1,5 @@
 /** Rendering of the label given at guard time; done lazily, only when a message needs it. */
-import type { AttemptLabel } from '../attempt.js'
+import type { AttemptLabel } from '../contracts.js'
 
 /** `order.paid (key "o-1", id 7)`, the string itself, or `attempt #epoch` when nothing was given. */
 export function renderLabel(label: AttemptLabel | string | undefined, epoch: number): string {
