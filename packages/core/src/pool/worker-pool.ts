@@ -39,10 +39,8 @@ class Slot<A> {
   }
 }
 
-const isThenable = (v: unknown): v is PromiseLike<unknown> =>
-  v !== null &&
-  (typeof v === 'object' || typeof v === 'function') &&
-  typeof (v as PromiseLike<unknown>).then === 'function'
+// The `then` every native promise inherits: a result that still has it settles once, asynchronously.
+const promiseThen = Promise.prototype.then
 
 /**
  * `size` logical workers. Which message a free worker runs is the run queue's business (per-key
@@ -220,14 +218,41 @@ export class WorkerPool<A> {
     let result: unknown
     try {
       result = this.#host.invoke(m, attempt)
+      // The hot path: one `.then()` on a native promise. Reading `then` is inside the try: an own
+      // getter on a promise may throw, and that fails the attempt like a throwing handler.
+      if (result instanceof Promise && result.then === promiseThen) {
+        result.then(slot.onFulfilled, slot.onRejected)
+        return
+      }
     } catch (error) {
       this.#settleNow(slot, false, error)
       return
     }
-    if (result instanceof Promise) result.then(slot.onFulfilled, slot.onRejected)
-    // A foreign thenable might call back twice; adopting it into a native promise settles once.
-    else if (isThenable(result)) Promise.resolve(result).then(slot.onFulfilled, slot.onRejected)
+    if (result !== null && (typeof result === 'object' || typeof result === 'function')) this.#adopt(slot, result)
     else this.#settleNow(slot, true, result)
+  }
+
+  // Any other object may be a thenable that misbehaves: a `then` getter or a then() that throws, calls
+  // back twice, calls both callbacks, or never calls back. `then` is read once (a getter may answer
+  // differently each time); a native promise adopts it, so the slot settles exactly once, on a later
+  // microtask (I6) — or never, like a promise that never settles, and then its deadline applies.
+  #adopt(slot: Slot<A>, result: object): void {
+    let then: unknown
+    try {
+      then = (result as { then?: unknown }).then
+    } catch (error) {
+      this.#settleNow(slot, false, error)
+      return
+    }
+    if (typeof then !== 'function') {
+      this.#settleNow(slot, true, result)
+      return
+    }
+    // The executor's throw rejects unless a callback came first; later calls are ignored.
+    new Promise<unknown>((resolve, reject) => then.call(result, resolve, reject)).then(
+      slot.onFulfilled,
+      slot.onRejected,
+    )
   }
 
   // A synchronous handler returned or threw. If it stopped the loop with a deadline of 0 while it
