@@ -348,3 +348,72 @@ describe('Loop', () => {
     })
   })
 })
+
+/** A VirtualClock whose `now()` can run ahead of its timers: time passed, but the event loop was too busy to fire them. */
+function busyEventLoop() {
+  const timers = new VirtualClock()
+  let ahead = 0
+  const clock = {
+    now: () => timers.now() + ahead,
+    setTimeout: (fn: () => void, ms: number) => timers.setTimeout(fn, ms),
+    clearTimeout: (h: unknown) => timers.clearTimeout(h),
+    setImmediate: (fn: () => void) => timers.setImmediate(fn),
+  }
+  return { clock, timers, runAhead: (ms: number) => (ahead += ms) }
+}
+
+describe('Loop', () => {
+  describe('timeoutMs, when the timer fires late', () => {
+    it('counts a completion after the deadline as a timeout, retried per policy', async () => {
+      const { clock, timers, runAhead } = busyEventLoop()
+      const loop = createLoop<Messages>({ clock, workers: 1, timeoutMs: 100, logger: false, retry: { maxAttempts: 2 } })
+      const events: string[] = []
+      loop.events.on('succeeded', (m) => events.push(`succeeded ${m.payload}`))
+      loop.events.on('failed', (m, e) => events.push(`failed ${m.payload} ${(e as Error).name}`))
+      let release: () => void = () => {}
+      let attempts = 0
+      loop.on('work', (_m, ctx) => {
+        attempts++
+        if (ctx.attempt > 1) return
+        return new Promise<void>((resolve) => {
+          release = resolve
+        })
+      })
+      loop.post('work', 1)
+      await timers.advance(0)
+      runAhead(300) // 3× the deadline passes; the wheel's timer has not run
+      release() // the handler completes before the late timer fires
+      await timers.run()
+      expect(events[0]).toBe('failed 1 HandlerTimeoutError')
+      expect(events.at(-1)).toBe('succeeded 1') // the retry
+      expect(attempts).toBe(2)
+      expect(loop.metrics().counters).toMatchObject({ succeeded: 1, timedOut: 1, lateCompletions: 1 })
+    })
+
+    it('fences an effect made after the deadline, before the late timer ran', async () => {
+      const { clock, timers, runAhead } = busyEventLoop()
+      const loop = createLoop<Messages>({ clock, workers: 1, timeoutMs: 100, logger: false, retry: { maxAttempts: 1 } })
+      const fenced: unknown[] = []
+      let release: () => void = () => {}
+      loop.on('order.updated', () => {})
+      loop.on('order.paid', async (m, ctx) => {
+        await new Promise<void>((resolve) => {
+          release = resolve
+        })
+        try {
+          ctx.post('order.updated', { orderId: m.payload.orderId, status: 'paid' })
+        } catch (error) {
+          fenced.push(error)
+        }
+      })
+      loop.post('order.paid', { orderId: 'o-1', amount: 1 })
+      await timers.advance(0)
+      runAhead(150)
+      release()
+      await timers.run()
+      expect(fenced).toHaveLength(1)
+      expect(fenced[0]).toBeInstanceOf(FencedError)
+      expect(loop.metrics().counters).toMatchObject({ accepted: 1, succeeded: 0, timedOut: 1, fenced: 1 })
+    })
+  })
+})

@@ -803,9 +803,11 @@ export class Loop<M extends MessageMap = MessageMap> {
     const now = this.#clock.now()
     const duration = now - ctx.startedAt
     this.#metrics.recordHandler(duration)
-    if (ctx.guard?.isCurrent) {
-      if (ok) ctx.guard.done()
-      else ctx.guard.fail()
+    const guard = ctx.guard
+    if (guard?.isCurrent && !(ok ? guard.done() : guard.fail())) {
+      // Settled after its deadline, before the late timer: a timeout (the watchdog counted it late).
+      ok = false
+      value = guard.signal.reason
     }
     this.#stall?.progress()
     const timedOut = !ok && value instanceof HandlerTimeoutError
