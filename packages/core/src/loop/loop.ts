@@ -133,8 +133,6 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #watchdog: Watchdog
   // Per-type escalation after repeated timeouts (`timeoutBreaker`).
   readonly #breakers: TimeoutBreakers | undefined
-  // Zombies are above maxZombies (the `zombies` event fires once per crossing).
-  #zombiesOver = false
   // Reports a blocked event loop or no progress while work waits (`stall` option).
   readonly #stall: StallDetector | undefined
   // Per-post deadlines and retry policies, kept beside the envelope so messages without one pay nothing.
@@ -208,6 +206,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.#options.workers,
       this.#options.dispatchBudget,
       this.#options.dispatchBudgetMs,
+      this.#options.maxZombies,
     )
     this.#gate = new SendGate<M>(
       this.#clock,
@@ -284,9 +283,8 @@ export class Loop<M extends MessageMap = MessageMap> {
       scheduler: this.#wheel as DeadlineScheduler<Attempt>,
       graceMs: this.#options.graceMs,
       onTimeout: (attempt, error) => {
-        this.#pool.detach((ctx) => ctx.guard === attempt, error)
+        this.#pool.detach((ctx) => ctx.guard === attempt, error, true)
       },
-      onZombie: () => this.#zombiesChanged(),
     })
     const tb = this.#options.timeoutBreaker
     this.#breakers =
@@ -750,16 +748,19 @@ export class Loop<M extends MessageMap = MessageMap> {
     // Swallowed and counted once by the watchdog (`lateCompletions`); the outcome was recorded at the timeout.
     if (ok) ctx.guard?.done()
     else ctx.guard?.fail()
-    this.#zombiesChanged()
   }
 
-  // Zombies hold worker slots, up to maxZombies; past that, one `zombies` event per crossing.
-  #zombiesChanged(): void {
-    const count = this.#watchdog.zombieCount
-    this.#pool.reserve(Math.min(count, this.#options.maxZombies))
-    const over = count > this.#options.maxZombies
-    if (over && !this.#zombiesOver) this.events.emit('zombies', count, this.zombies())
-    this.#zombiesOver = over
+  /** @internal */
+  zombiesOver(count: number, zombies: AttemptContext<M>[]): void {
+    const now = this.#clock.now()
+    this.events.emit(
+      'zombies',
+      count,
+      zombies.map((ctx) => {
+        const { epoch, label, ageMs } = ctx.describe(now)
+        return { epoch, label, ageMs }
+      }),
+    )
   }
 
   /** @internal */
@@ -1127,7 +1128,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     for (const m of this.#queue.clear()) this.#handBack.add(m, 'queued')
     for (const ctx of this.#pool.attempts()) {
       ctx.abort(true)
-      this.#pool.detach((a) => a === ctx, HANDED_BACK)
+      this.#pool.detach((a) => a === ctx, HANDED_BACK, false)
     }
     if (this.#isIdle()) this.#onIdle()
   }

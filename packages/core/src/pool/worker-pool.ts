@@ -19,6 +19,11 @@ export interface PoolHost<A> {
   pumped(): void
   /** A detached (timed-out) attempt's handler settled at last: count it, change nothing else. */
   late(m: Envelope, attempt: A, ok: boolean, value: unknown): void
+  /**
+   * More timed-out handlers still run than `maxZombies` (called once per crossing, before the slot
+   * the excess frees is given to new work): real concurrency may exceed `size` from now on.
+   */
+  zombiesOver(count: number, zombies: A[]): void
 }
 
 /**
@@ -28,8 +33,10 @@ export interface PoolHost<A> {
 class Slot<A> {
   message: Envelope | undefined = undefined
   attempt: A | undefined = undefined
-  // Timed out: the slot was given back to the pool; the handler's late settle must not free it again.
+  // Timed out (or handed back): the outcome is recorded; the handler's late settle must not record it again.
   detached = false
+  // Detached by a timeout with the handler still running: the slot stays out of use (a zombie reservation).
+  held = false
   readonly onFulfilled: (value: unknown) => void
   readonly onRejected: (error: unknown) => void
 
@@ -52,6 +59,12 @@ const promiseThen = Promise.prototype.then
  * detected with one `setImmediate` armed at the first start of a turn; when the budget runs out first,
  * dispatch pauses until that immediate fires, so timers and I/O get their turn even while a million
  * synchronous handlers drain.
+ *
+ * Honest concurrency: a timed-out handler still runs, so its slot stays out of use — from the
+ * timeout, whatever `graceMs` says — until it settles. At most `maxZombies` slots are held that way;
+ * one timed-out handler more, and {@link PoolHost.zombiesOver} is told (once per crossing) before the
+ * excess slot goes to new work. So the handlers executing never exceed `size` + (timed-out ones over
+ * `maxZombies`), and never exceed `size` without that announcement.
  */
 export class WorkerPool<A> {
   readonly #host: PoolHost<A>
@@ -59,8 +72,12 @@ export class WorkerPool<A> {
   readonly #budget: number
   readonly #budgetMs: number
   #size: number
-  // Slots held back for zombies (timed-out handlers still running), so real concurrency stays ≤ size.
-  #reserved = 0
+  readonly #maxZombies: number
+  // Timed-out handlers still running, and the slots they hold: min(zombies, maxZombies).
+  #zombies = 0
+  #held = 0
+  // Zombies are above maxZombies: announced once per crossing.
+  #over = false
   #running = 0
   // Slots not running anything; reused so steady state allocates none.
   readonly #idle: Slot<A>[] = []
@@ -84,10 +101,11 @@ export class WorkerPool<A> {
     }
   }
 
-  constructor(host: PoolHost<A>, clock: Clock, size: number, budget: number, budgetMs: number) {
+  constructor(host: PoolHost<A>, clock: Clock, size: number, budget: number, budgetMs: number, maxZombies: number) {
     this.#host = host
     this.#clock = clock
     this.#size = size
+    this.#maxZombies = maxZombies
     this.#budget = budget
     this.#budgetMs = budgetMs
   }
@@ -102,11 +120,9 @@ export class WorkerPool<A> {
     return this.#running
   }
 
-  /** Holds `n` worker slots back (zombies still running); releasing some pumps waiting work. */
-  reserve(n: number): void {
-    const freed = n < this.#reserved
-    this.#reserved = n
-    if (freed) this.pump()
+  /** Timed-out handlers still running (each holds its slot, up to `maxZombies`). */
+  get zombies(): number {
+    return this.#zombies
   }
 
   /** Changes the worker count; extra running handlers finish, none is interrupted. */
@@ -121,7 +137,7 @@ export class WorkerPool<A> {
     this.#pumping = true
     try {
       if (this.#yielding) return
-      while (this.#running + this.#reserved < this.#size && this.#host.canDispatch()) {
+      while (this.#running + this.#held < this.#size && this.#host.canDispatch()) {
         if (this.#startsThisTurn >= this.#budget || this.#overTime()) {
           this.#yielding = true
           break
@@ -138,12 +154,9 @@ export class WorkerPool<A> {
 
   /** A slot's handler settled asynchronously. */
   settle(slot: Slot<A>, ok: boolean, value: unknown): void {
-    if (slot.detached) {
-      this.#settleLate(slot, ok, value)
-      return
-    }
     try {
-      this.#finish(slot, ok, value)
+      if (slot.detached) this.#settleLate(slot, ok, value)
+      else this.#finish(slot, ok, value)
     } finally {
       this.pump() // even if the host threw: the slot is free and waiting work must not stall
     }
@@ -157,16 +170,22 @@ export class WorkerPool<A> {
   }
 
   /**
-   * Gives up on the running attempt that `matches` (its deadline passed): the slot is freed now — once —
-   * and the outcome recorded with `error`; whatever the handler does later only reaches `host.late`.
+   * Gives up on the running attempt that `matches`: the outcome is recorded now — once — with `error`;
+   * whatever the handler does later only reaches `host.late`. With `hold` (a timeout: the handler
+   * runs on) the slot stays held until the handler settles, up to `maxZombies` such slots; without
+   * (handed back at a stop's deadline: nothing new starts any more) it is free at once.
    *
    * @returns false when no running attempt matches (it finished first: the race is lost, nothing changes)
    */
-  detach(matches: (attempt: A) => boolean, error: unknown): boolean {
+  detach(matches: (attempt: A) => boolean, error: unknown, hold: boolean): boolean {
     const slot = this.#slots.find((s) => !s.detached && s.attempt !== undefined && matches(s.attempt))
     if (slot === undefined) return false
     slot.detached = true
     this.#running--
+    if (hold) {
+      slot.held = true
+      this.#zombiesChanged(1)
+    }
     try {
       this.#host.end(slot.message as Envelope, slot.attempt as A, false, error)
     } finally {
@@ -182,7 +201,28 @@ export class WorkerPool<A> {
     slot.message = undefined
     slot.attempt = undefined
     this.#slots.splice(this.#slots.indexOf(slot), 1) // a fresh slot replaced it long ago
+    if (slot.held) {
+      slot.held = false
+      this.#zombiesChanged(-1) // the caller pumps: the held slot may take waiting work
+    }
     this.#host.late(m, attempt, ok, value)
+  }
+
+  // The one writer of the zombie reservation: the slots held, and the crossing of maxZombies.
+  #zombiesChanged(delta: number): void {
+    const count = this.#zombies + delta
+    this.#zombies = count
+    this.#held = Math.min(count, this.#maxZombies)
+    const over = count > this.#maxZombies
+    if (over === this.#over) return
+    this.#over = over
+    if (over) this.#host.zombiesOver(count, this.#zombieAttempts())
+  }
+
+  #zombieAttempts(): A[] {
+    const out: A[] = []
+    for (const slot of this.#slots) if (slot.held) out.push(slot.attempt as A)
+    return out
   }
 
   #newSlot(): Slot<A> {
