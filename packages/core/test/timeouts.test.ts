@@ -417,3 +417,47 @@ describe('Loop', () => {
     })
   })
 })
+
+describe('Loop', () => {
+  describe("'stall' event of kind saturated (on by default)", () => {
+    it('reports once per episode when every worker is stuck past the threshold while work waits', async () => {
+      const { clock, loop } = virtualLoop({ workers: 2 })
+      const reports: { kind: string; thresholdMs: number; running: readonly { label: string }[] }[] = []
+      loop.events.on('stall', (report) => reports.push(report))
+      const releases: (() => void)[] = []
+      loop.on('work', (m) => {
+        if (m.payload === 9) return
+        return new Promise<void>((resolve) => releases.push(resolve)) // a call that never returns
+      })
+      for (let i = 0; i < 3; i++) loop.post('work', i)
+      loop.post('work', 9)
+      await clock.advance(29_999)
+      expect(reports).toEqual([])
+      await clock.advance(1)
+      expect(reports.map((r) => [r.kind, r.thresholdMs, r.running.length])).toEqual([['saturated', 30_000, 2]])
+      expect(reports[0]?.running.map((a) => a.label)).toEqual([
+        expect.stringContaining('work'),
+        expect.stringContaining('work'),
+      ])
+      await clock.advance(120_000)
+      expect(reports).toHaveLength(1) // one report per episode, not per check
+      releases[0]?.() // one worker moves on: message 2 starts, and hangs too — a new episode
+      await clock.advance(30_000)
+      expect(reports.map((r) => r.kind)).toEqual(['saturated', 'saturated'])
+      expect(loop.queued).toBe(1)
+    })
+
+    it('counts zombies holding their workers as stuck, and arms nothing while the loop is not saturated', async () => {
+      const { clock, loop } = virtualLoop({ workers: 1, timeoutMs: 10, retry: { maxAttempts: 1 } })
+      const reports: { kind: string; running: readonly { state: string }[] }[] = []
+      loop.events.on('stall', (report) => reports.push(report))
+      loop.on('work', () => new Promise<void>(() => {}))
+      loop.post('work', 1)
+      await clock.advance(100)
+      expect(clock.pending).toBe(1) // the grace timer on the wheel: no stall check without waiting work
+      loop.post('work', 2)
+      await clock.advance(30_000)
+      expect(reports.map((r) => [r.kind, r.running.map((a) => a.state)])).toEqual([['saturated', ['timed-out']]])
+    })
+  })
+})

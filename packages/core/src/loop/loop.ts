@@ -207,6 +207,8 @@ export class Loop<M extends MessageMap = MessageMap> {
       this.#options.dispatchBudget,
       this.#options.dispatchBudgetMs,
       this.#options.maxZombies,
+      // Saturation (every worker stuck while work waits) is always watched: the stall threshold.
+      (typeof this.#options.stall === 'object' ? this.#options.stall.noProgressMs : undefined) ?? 30_000,
     )
     this.#gate = new SendGate<M>(
       this.#clock,
@@ -748,6 +750,18 @@ export class Loop<M extends MessageMap = MessageMap> {
     // Swallowed and counted once by the watchdog (`lateCompletions`); the outcome was recorded at the timeout.
     if (ok) ctx.guard?.done()
     else ctx.guard?.fail()
+  }
+
+  /** @internal */
+  waiting(): boolean {
+    return this.#queue.length > 0
+  }
+
+  /** @internal */
+  saturated(attempts: AttemptContext<M>[], sinceMs: number, thresholdMs: number): void {
+    const at = this.#clock.now()
+    const running = attempts.map((ctx) => ctx.describe(at))
+    this.events.emit('stall', { kind: 'saturated', at, lagMs: 0, sinceProgressMs: sinceMs, thresholdMs, running })
   }
 
   /** @internal */

@@ -1,5 +1,11 @@
-import type { Clock } from '../clock.js'
+import type { Clock, TimerHandle } from '../clock.js'
 import type { Envelope } from '../internal/envelope.js'
+
+/** What the pool needs of an attempt: when it started, on the pool's clock. */
+export interface PoolAttempt {
+  /** When the attempt started, on the pool's clock (ms). */
+  readonly startedAt: number
+}
 
 /** What the pool asks of the loop. */
 export interface PoolHost<A> {
@@ -24,13 +30,20 @@ export interface PoolHost<A> {
    * the excess frees is given to new work): real concurrency may exceed `size` from now on.
    */
   zombiesOver(count: number, zombies: A[]): void
+  /** Work waits for a worker (queued or parked). */
+  waiting(): boolean
+  /**
+   * Every worker has run the same attempt for `sinceMs` ≥ the stall threshold while work waits:
+   * once per episode (it ends when a worker starts something new). `attempts` hold the workers.
+   */
+  saturated(attempts: A[], sinceMs: number, thresholdMs: number): void
 }
 
 /**
  * A worker slot. Its two settle callbacks are created once per slot, never per message: an async
  * handler costs the loop one `.then()` and nothing else.
  */
-class Slot<A> {
+class Slot<A extends PoolAttempt> {
   message: Envelope | undefined = undefined
   attempt: A | undefined = undefined
   // Timed out (or handed back): the outcome is recorded; the handler's late settle must not record it again.
@@ -65,8 +78,13 @@ const promiseThen = Promise.prototype.then
  * one timed-out handler more, and {@link PoolHost.zombiesOver} is told (once per crossing) before the
  * excess slot goes to new work. So the handlers executing never exceed `size` + (timed-out ones over
  * `maxZombies`), and never exceed `size` without that announcement.
+ *
+ * Saturation: when every slot has been busy with one attempt for `stallMs` while work waits — handlers
+ * that never settle, or zombies holding every worker — nothing moves and, without deadlines, nothing
+ * else would say so: {@link PoolHost.saturated} is told once per episode. Its one timer is armed only
+ * while every slot is busy and work waits, so an idle or merely busy pool pays nothing.
  */
-export class WorkerPool<A> {
+export class WorkerPool<A extends PoolAttempt> {
   readonly #host: PoolHost<A>
   readonly #clock: Clock
   readonly #budget: number
@@ -92,6 +110,16 @@ export class WorkerPool<A> {
   #yielding = false
   // Re-entrancy guard: settle() inside a pump() must not start a nested pump.
   #pumping = false
+  // Saturation: the threshold, the check armed while every slot is busy and work waits, and the
+  // episode reported last, named by its youngest attempt's start (a worker that starts anything
+  // begins a new episode; -Infinity: none reported).
+  readonly #stallMs: number
+  #stallCheck: TimerHandle | undefined = undefined
+  #stallReported = Number.NEGATIVE_INFINITY
+  readonly #onStallCheck = (): void => {
+    this.#stallCheck = undefined
+    this.#checkSaturation()
+  }
   readonly #onTurn = (): void => {
     this.#turnArmed = false
     this.#startsThisTurn = 0
@@ -101,11 +129,20 @@ export class WorkerPool<A> {
     }
   }
 
-  constructor(host: PoolHost<A>, clock: Clock, size: number, budget: number, budgetMs: number, maxZombies: number) {
+  constructor(
+    host: PoolHost<A>,
+    clock: Clock,
+    size: number,
+    budget: number,
+    budgetMs: number,
+    maxZombies: number,
+    stallMs: number,
+  ) {
     this.#host = host
     this.#clock = clock
     this.#size = size
     this.#maxZombies = maxZombies
+    this.#stallMs = stallMs
     this.#budget = budget
     this.#budgetMs = budgetMs
   }
@@ -146,6 +183,8 @@ export class WorkerPool<A> {
         if (m === undefined) break
         this.#start(m)
       }
+      // Once per saturated stretch (the check re-arms itself while it lasts): O(1) per pump.
+      if (this.#stallCheck === undefined && this.#running + this.#held >= this.#size) this.#armSaturation()
     } finally {
       this.#pumping = false
       this.#host.pumped()
@@ -217,6 +256,37 @@ export class WorkerPool<A> {
     if (over === this.#over) return
     this.#over = over
     if (over) this.#host.zombiesOver(count, this.#zombieAttempts())
+  }
+
+  #armSaturation(): void {
+    if (this.#host.canDispatch() && this.#host.waiting()) {
+      this.#stallCheck = this.#clock.setTimeout(this.#onStallCheck, this.#stallMs)
+    }
+  }
+
+  // Every slot busy with an attempt at least stallMs old, and work waiting: report the episode once.
+  // Otherwise the episode is over; re-armed for when the youngest attempt reaches the threshold.
+  #checkSaturation(): void {
+    if (this.#running + this.#held < this.#size || !this.#host.canDispatch() || !this.#host.waiting()) {
+      this.#stallReported = Number.NEGATIVE_INFINITY
+      return // the next pump that fills every slot re-arms
+    }
+    const occupants: A[] = []
+    let youngest = Number.NEGATIVE_INFINITY
+    for (const slot of this.#slots) {
+      if (slot.attempt === undefined || (slot.detached && !slot.held)) continue
+      occupants.push(slot.attempt)
+      youngest = Math.max(youngest, slot.attempt.startedAt)
+    }
+    const sinceMs = this.#clock.now() - youngest
+    if (sinceMs < this.#stallMs) {
+      this.#stallCheck = this.#clock.setTimeout(this.#onStallCheck, this.#stallMs - sinceMs)
+      return
+    }
+    this.#stallCheck = this.#clock.setTimeout(this.#onStallCheck, this.#stallMs)
+    if (youngest <= this.#stallReported) return // this episode was reported
+    this.#stallReported = youngest
+    this.#host.saturated(occupants, sinceMs, this.#stallMs)
   }
 
   #zombieAttempts(): A[] {
