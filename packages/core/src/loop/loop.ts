@@ -36,6 +36,7 @@ import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
 import { mergeRetry } from '../failure/retry-policy.js'
 import type { MessageTrace } from '../failure/trace.js'
 import { type Envelope, Where } from '../internal/envelope.js'
+import { ReleasableClock } from '../internal/releasable-clock.js'
 import * as check from '../internal/validate.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult, SendOptions } from '../message.js'
 import { LoopMetrics, type MetricsSnapshot } from '../metrics/loop-metrics.js'
@@ -118,6 +119,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly events = new LoopEmitter<M>()
   readonly #options: ResolvedLoopOptions
   readonly #clock: Clock
+  // The clock of the timers a stopped loop may still hold (the wheel's, the stall check): released at stop.
+  readonly #lingering: ReleasableClock
   // The reading end() took, reusable by the next begin() of the same pump stretch when only loop code
   // ran in between (no listener, no selector): it saves one of three ~40 ns clock reads per message,
   // and can lag real time only by loop code, never by user code.
@@ -177,6 +180,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   constructor(options?: LoopOptions) {
     this.#options = resolveOptions(options)
     this.#clock = this.#options.clock
+    this.#lingering = new ReleasableClock(this.#clock)
     const urgency = new Urgency(this.#options.agingMs)
     const ready = this.#options.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency)
     this.#queue = new RunQueue(ready, urgency)
@@ -202,7 +206,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       bp === false ? undefined : new LoopPressure(bp, this.#options.capacity, this.#clock, (t) => this.#onPressure(t))
     this.#pool = new WorkerPool<AttemptContext<M>>(
       this,
-      this.#clock,
+      this.#lingering,
       this.#options.workers,
       this.#options.dispatchBudget,
       this.#options.dispatchBudgetMs,
@@ -217,7 +221,7 @@ export class Loop<M extends MessageMap = MessageMap> {
     )
     // One timing wheel and one real timer for delayed messages and handler deadlines alike.
     this.#wheel = new WheelDriver<Envelope | Attempt>({
-      timers: this.#clock,
+      timers: this.#lingering,
       budget: this.#options.dispatchBudget,
       // Delayed messages, retries (they keep places in the queue) and handler deadlines.
       maxPending: Math.min(16_000_000, this.#options.maxDelayed + this.#options.capacity + 2 * 65_536),
@@ -567,6 +571,7 @@ export class Loop<M extends MessageMap = MessageMap> {
       if (this.#drainOnStop) this.events.emit('drained')
       this.#failures.flush() // pending alerts go out; breaker cooldown timers stop
       this.#setState('stopped')
+      this.#lingering.release() // a zombie's grace timer, a compensation deadline: none keeps the process alive
       return this.#handBack.take()
     })
     this.#handBack.arm(deadlineMs, signal)
