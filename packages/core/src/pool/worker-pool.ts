@@ -82,7 +82,8 @@ const promiseThen = Promise.prototype.then
  * Saturation: when every slot has been busy with one attempt for `stallMs` while work waits — handlers
  * that never settle, or zombies holding every worker — nothing moves and, without deadlines, nothing
  * else would say so: {@link PoolHost.saturated} is told once per episode. Its one timer is armed only
- * while every slot is busy and work waits, so an idle or merely busy pool pays nothing.
+ * while every slot is busy and work waits, and not again once the episode is reported (until a pump
+ * fills every slot again), so an idle or merely busy pool pays nothing and a stuck one holds no timer.
  */
 export class WorkerPool<A extends PoolAttempt> {
   readonly #host: PoolHost<A>
@@ -183,8 +184,11 @@ export class WorkerPool<A extends PoolAttempt> {
         if (m === undefined) break
         this.#start(m)
       }
-      // Once per saturated stretch (the check re-arms itself while it lasts): O(1) per pump.
-      if (this.#stallCheck === undefined && this.#running + this.#held >= this.#size) this.#armSaturation()
+      // Armed once per saturated stretch (the check re-arms itself while it lasts), disarmed when a
+      // pump leaves a slot free (nothing runnable waits): O(1) per pump, and no timer left behind.
+      if (this.#running + this.#held >= this.#size) {
+        if (this.#stallCheck === undefined) this.#armSaturation()
+      } else if (this.#stallCheck !== undefined) this.#disarmSaturation()
     } finally {
       this.#pumping = false
       this.#host.pumped()
@@ -264,6 +268,12 @@ export class WorkerPool<A extends PoolAttempt> {
     }
   }
 
+  #disarmSaturation(): void {
+    this.#clock.clearTimeout(this.#stallCheck)
+    this.#stallCheck = undefined
+    this.#stallReported = Number.NEGATIVE_INFINITY
+  }
+
   // Every slot busy with an attempt at least stallMs old, and work waiting: report the episode once.
   // Otherwise the episode is over; re-armed for when the youngest attempt reaches the threshold.
   #checkSaturation(): void {
@@ -283,8 +293,9 @@ export class WorkerPool<A extends PoolAttempt> {
       this.#stallCheck = this.#clock.setTimeout(this.#onStallCheck, this.#stallMs - sinceMs)
       return
     }
-    this.#stallCheck = this.#clock.setTimeout(this.#onStallCheck, this.#stallMs)
-    if (youngest <= this.#stallReported) return // this episode was reported
+    // Reported (now or before): nothing more to say until a worker moves, and that goes through a
+    // pump, which re-arms. So a loop stuck for good holds no timer.
+    if (youngest <= this.#stallReported) return
     this.#stallReported = youngest
     this.#host.saturated(occupants, sinceMs, this.#stallMs)
   }
