@@ -184,11 +184,13 @@ export class WorkerPool<A extends PoolAttempt> {
         if (m === undefined) break
         this.#start(m)
       }
-      // Armed once per saturated stretch (the check re-arms itself while it lasts), disarmed when a
-      // pump leaves a slot free (nothing runnable waits): O(1) per pump, and no timer left behind.
-      if (this.#running + this.#held >= this.#size) {
+      // Armed once per saturated stretch (the check re-arms itself while it lasts), disarmed when the
+      // pool runs nothing at all — not each time a slot frees: a streamed load that fills and frees
+      // slots per message would pay a timer per message. O(1) per pump, and no timer left behind.
+      const busy = this.#running + this.#held
+      if (busy >= this.#size) {
         if (this.#stallCheck === undefined) this.#armSaturation()
-      } else if (this.#stallCheck !== undefined) this.#disarmSaturation()
+      } else if (busy === 0 && this.#stallCheck !== undefined) this.#disarmSaturation()
     } finally {
       this.#pumping = false
       this.#host.pumped()
