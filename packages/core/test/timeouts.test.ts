@@ -14,7 +14,7 @@ import { type Messages, thrown, virtualLoop } from './fixtures.js'
 
 describe('Loop', () => {
   describe('timeoutMs', () => {
-    it('fails a handler that misses its deadline, frees its slot at once and aborts its signal', async () => {
+    it('fails a handler that misses its deadline and aborts its signal; its slot stays held until it settles', async () => {
       const { clock, loop } = virtualLoop({ workers: 1, timeoutMs: 50 })
       const events: string[] = []
       const reasons: unknown[] = []
@@ -27,7 +27,7 @@ describe('Loop', () => {
       loop.post('work', 1, { key: 'k' })
       loop.post('work', 2, { key: 'k' })
       await clock.run()
-      expect(events).toEqual(['started 1 @0', 'failed 1 HandlerTimeoutError @50', 'started 2 @50'])
+      expect(events).toEqual(['started 1 @0', 'failed 1 HandlerTimeoutError @50', 'started 2 @500'])
       expect(reasons).toHaveLength(1)
       expect(reasons[0]).toBeInstanceOf(HandlerTimeoutError)
       expect((reasons[0] as Error).message).toContain('work')
@@ -267,7 +267,7 @@ describe('Loop', () => {
   describe('timeoutBreaker', () => {
     it('refuses a type after repeated timeouts, then lets one probe decide', async () => {
       const { clock, loop } = virtualLoop({
-        workers: 1,
+        workers: 2,
         timeoutMs: 10,
         timeoutBreaker: { threshold: 2, cooldownMs: 100 },
       })
@@ -421,6 +421,119 @@ describe('TimeoutBreakers', () => {
       expect(breakers.refuses('work')).toBeGreaterThan(0)
       await clock.advance(1)
       expect(breakers.refuses('work')).toBeUndefined() // the lost probe's slot is free again
+    })
+  })
+})
+
+/** A VirtualClock whose `now()` can run ahead of its timers: time passed, but the event loop was too busy to fire them. */
+function busyEventLoop() {
+  const timers = new VirtualClock()
+  let ahead = 0
+  const clock = {
+    now: () => timers.now() + ahead,
+    setTimeout: (fn: () => void, ms: number) => timers.setTimeout(fn, ms),
+    clearTimeout: (h: unknown) => timers.clearTimeout(h),
+    setImmediate: (fn: () => void) => timers.setImmediate(fn),
+  }
+  return { clock, timers, runAhead: (ms: number) => (ahead += ms) }
+}
+
+describe('Loop', () => {
+  describe('timeoutMs, when the timer fires late', () => {
+    it('counts a completion after the deadline as a timeout, retried per policy', async () => {
+      const { clock, timers, runAhead } = busyEventLoop()
+      const loop = createLoop<Messages>({ clock, workers: 1, timeoutMs: 100, logger: false, retry: { maxAttempts: 2 } })
+      const events: string[] = []
+      loop.events.on('succeeded', (m) => events.push(`succeeded ${m.payload}`))
+      loop.events.on('failed', (m, e) => events.push(`failed ${m.payload} ${(e as Error).name}`))
+      let release: () => void = () => {}
+      let attempts = 0
+      loop.on('work', (_m, ctx) => {
+        attempts++
+        if (ctx.attempt > 1) return
+        return new Promise<void>((resolve) => {
+          release = resolve
+        })
+      })
+      loop.post('work', 1)
+      await timers.advance(0)
+      runAhead(300) // 3× the deadline passes; the wheel's timer has not run
+      release() // the handler completes before the late timer fires
+      await timers.run()
+      expect(events[0]).toBe('failed 1 HandlerTimeoutError')
+      expect(events.at(-1)).toBe('succeeded 1') // the retry
+      expect(attempts).toBe(2)
+      expect(loop.metrics().counters).toMatchObject({ succeeded: 1, timedOut: 1, lateCompletions: 1 })
+    })
+
+    it('fences an effect made after the deadline, before the late timer ran', async () => {
+      const { clock, timers, runAhead } = busyEventLoop()
+      const loop = createLoop<Messages>({ clock, workers: 1, timeoutMs: 100, logger: false, retry: { maxAttempts: 1 } })
+      const fenced: unknown[] = []
+      let release: () => void = () => {}
+      loop.on('order.updated', () => {})
+      loop.on('order.paid', async (m, ctx) => {
+        await new Promise<void>((resolve) => {
+          release = resolve
+        })
+        try {
+          ctx.post('order.updated', { orderId: m.payload.orderId, status: 'paid' })
+        } catch (error) {
+          fenced.push(error)
+        }
+      })
+      loop.post('order.paid', { orderId: 'o-1', amount: 1 })
+      await timers.advance(0)
+      runAhead(150)
+      release()
+      await timers.run()
+      expect(fenced).toHaveLength(1)
+      expect(fenced[0]).toBeInstanceOf(FencedError)
+      expect(loop.metrics().counters).toMatchObject({ accepted: 1, succeeded: 0, timedOut: 1, fenced: 1 })
+    })
+  })
+})
+
+describe('Loop', () => {
+  describe("'stall' event of kind saturated (on by default)", () => {
+    it('reports once per episode when every worker is stuck past the threshold while work waits', async () => {
+      const { clock, loop } = virtualLoop({ workers: 2 })
+      const reports: { kind: string; thresholdMs: number; running: readonly { label: string }[] }[] = []
+      loop.events.on('stall', (report) => reports.push(report))
+      const releases: (() => void)[] = []
+      loop.on('work', (m) => {
+        if (m.payload === 9) return
+        return new Promise<void>((resolve) => releases.push(resolve)) // a call that never returns
+      })
+      for (let i = 0; i < 3; i++) loop.post('work', i)
+      loop.post('work', 9)
+      await clock.advance(29_999)
+      expect(reports).toEqual([])
+      await clock.advance(1)
+      expect(reports.map((r) => [r.kind, r.thresholdMs, r.running.length])).toEqual([['saturated', 30_000, 2]])
+      expect(reports[0]?.running.map((a) => a.label)).toEqual([
+        expect.stringContaining('work'),
+        expect.stringContaining('work'),
+      ])
+      await clock.advance(120_000)
+      expect(reports).toHaveLength(1) // one report per episode, not per check
+      releases[0]?.() // one worker moves on: message 2 starts, and hangs too — a new episode
+      await clock.advance(30_000)
+      expect(reports.map((r) => r.kind)).toEqual(['saturated', 'saturated'])
+      expect(loop.queued).toBe(1)
+    })
+
+    it('counts zombies holding their workers as stuck, and arms nothing while the loop is not saturated', async () => {
+      const { clock, loop } = virtualLoop({ workers: 1, timeoutMs: 10, retry: { maxAttempts: 1 } })
+      const reports: { kind: string; running: readonly { state: string }[] }[] = []
+      loop.events.on('stall', (report) => reports.push(report))
+      loop.on('work', () => new Promise<void>(() => {}))
+      loop.post('work', 1)
+      await clock.advance(100)
+      expect(clock.pending).toBe(1) // the grace timer on the wheel: no stall check without waiting work
+      loop.post('work', 2)
+      await clock.advance(30_000)
+      expect(reports.map((r) => [r.kind, r.running.map((a) => a.state)])).toEqual([['saturated', ['timed-out']]])
     })
   })
 })

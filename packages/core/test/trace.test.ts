@@ -37,8 +37,9 @@ describe('message traces', () => {
       timeoutMs: 10,
       breaker: { consecutiveFailures: 1, cooldownMs: 50 },
     })
-    loop.on('work', async (m) => {
-      if (m.payload === 1) await clock.sleep(100)
+    loop.on('work', async (m, ctx) => {
+      // 1 hangs until its deadline aborts it, and then gives its worker back at once.
+      if (m.payload === 1) await new Promise((_, reject) => ctx.signal.addEventListener('abort', reject))
     })
     loop.post('work', 1)
     const second = loop.post('work', 2)

@@ -12,6 +12,10 @@ import { renderLabel } from './internal/label.js'
  * Called in the timeout step, after the attempt is marked `timed-out` and before its signal is
  * aborted: free the worker slot here. Should not throw; if it does, the signal is still aborted and
  * the grace timer armed, then the error propagates.
+ *
+ * @remarks Usually called from the wheel's timer; but when that timer runs late and the attempt is
+ * touched first past its deadline — `done()`, `fail()`, `fence()`, `heartbeat()` — the timeout step
+ * runs inside that call, before it returns.
  */
 export type TimeoutHandler = (attempt: Attempt, error: HandlerTimeoutError) => void
 
@@ -55,6 +59,13 @@ const ZOMBIE = 2
  * **Late settlement.** Call `done()` / `fail()` when the handler settles, whatever happened: on an
  * attempt that lost to a timeout or a cancellation the first such call counts one
  * `lateCompletions`, ends its zombie status and returns `false` (swallow the result).
+ *
+ * **The clock decides, not the timer.** A deadline is a time on the watchdog's clock. On a busy event
+ * loop the wheel's timer may fire well after it; whatever touches the attempt first past a deadline —
+ * the timer, `done()`, `fail()`, `fence()` or `heartbeat()` — runs the timeout step, so a handler that
+ * settles after its deadline has lost the race (`done()` returns `false`, a late completion), and an
+ * effect it makes after its deadline is fenced, however late the timer is. Between the deadline and
+ * that first touch, {@link Attempt.isCurrent} still reads `true`.
  */
 export class Attempt {
   readonly #core: WatchdogCore<Attempt>
@@ -168,15 +179,22 @@ export class Attempt {
    */
   heartbeat(): boolean {
     if (this.#state !== RUNNING) return false
-    this.#lastBeat = this.#core.now()
+    const now = this.#core.now()
+    const overdue = this.#overdue(now)
+    if (overdue !== undefined) {
+      this.#timeout(now, overdue, false) // a beat after a deadline does not revive the attempt
+      return false
+    }
+    this.#lastBeat = now
     return true
   }
 
   /**
    * The handler succeeded. Disarms the deadline.
    *
-   * @returns `true` if completion won the race; `false` if the attempt had already ended (on a
-   * timed-out or cancelled one, the first call counts a late completion and ends its zombie status)
+   * @returns `true` if completion won the race; `false` if the attempt had already ended, or a
+   * deadline has passed on the clock (the timeout step runs now, this call is the late completion). On
+   * a timed-out or cancelled attempt the first call counts a late completion and ends its zombie status
    */
   done(): boolean {
     return this.#finish(COMPLETED)
@@ -212,13 +230,18 @@ export class Attempt {
 
   /**
    * Refuses an effect of an attempt that is no longer running: call it before every effect a handler
-   * makes through its context (`post`, acks …).
+   * makes through its context (`post`, acks …). A running attempt past a deadline times out here.
    *
    * @param effect - names the effect in the error, e.g. `ctx.post`
-   * @throws {@link FencedError} unless the attempt is running (the refusal is counted)
+   * @throws {@link FencedError} unless the attempt is running and within its deadlines (the refusal is counted)
    */
   fence(effect = 'an effect'): void {
-    if (this.#state === RUNNING) return
+    if (this.#state === RUNNING) {
+      const now = this.#core.now()
+      const overdue = this.#overdue(now)
+      if (overdue === undefined) return
+      this.#timeout(now, overdue, false) // past the deadline: the timer is late, the effect is not
+    }
     this.#core.fencedEffects++
     throw new FencedError(this.label, this.#epoch, this.state, effect)
   }
@@ -239,16 +262,28 @@ export class Attempt {
 
   /** Times out if a deadline has passed; otherwise re-arms for the earlier one (a newer heartbeat). */
   #check(now: number): void {
-    const hard = this.#startedAt + this.#timeoutMs
-    const beat = this.#heartbeatMs > 0 ? this.#lastBeat + this.#heartbeatMs : Number.POSITIVE_INFINITY
-    if (now >= hard) this.#timeout(now, 'deadline')
-    else if (now >= beat) this.#timeout(now, 'heartbeat')
-    else this.#timerId = this.#core.scheduler.add(Math.min(hard, beat), this)
+    const overdue = this.#overdue(now)
+    if (overdue !== undefined) this.#timeout(now, overdue, false)
+    else {
+      const beat = this.#heartbeatMs > 0 ? this.#lastBeat + this.#heartbeatMs : Number.POSITIVE_INFINITY
+      this.#timerId = this.#core.scheduler.add(Math.min(this.#startedAt + this.#timeoutMs, beat), this)
+    }
   }
 
-  /** The timeout step, synchronous: mark, let the owner free the slot, abort, arm the grace timer. */
-  #timeout(now: number, kind: TimeoutKind): void {
+  /** Which deadline has passed at `now`, if any: the hard one first. */
+  #overdue(now: number): TimeoutKind | undefined {
+    if (now >= this.#startedAt + this.#timeoutMs) return 'deadline'
+    if (this.#heartbeatMs > 0 && now >= this.#lastBeat + this.#heartbeatMs) return 'heartbeat'
+    return undefined
+  }
+
+  /**
+   * The timeout step, synchronous: mark, let the owner free the slot, abort, arm the grace timer —
+   * unless `settling` (a `done()`/`fail()` found the deadline passed: the handler settled already).
+   */
+  #timeout(now: number, kind: TimeoutKind, settling: boolean): void {
     const core = this.#core
+    this.#disarm() // the deadline entry is still pending when the timer is late
     this.#state = TIMED_OUT
     core.running--
     core.timedOut++
@@ -267,7 +302,7 @@ export class Attempt {
     } finally {
       this.#controller?.abort(error)
       // onTimeout may have settled the handler already (done() after losing): no grace timer then.
-      if (this.#flags === 0) this.#armGrace(now)
+      if (this.#flags === 0 && !settling) this.#armGrace(now)
     }
   }
 
@@ -285,18 +320,29 @@ export class Attempt {
     core.onZombie?.({ epoch: this.#epoch, label: this.label, ageMs: now - this.#startedAt, attempt: this })
   }
 
-  /** The first settlement wins; a later one on a lost attempt is a late completion, counted once. */
+  /**
+   * The first settlement wins if no deadline has passed on the clock; a later one (or one past a
+   * deadline) on a lost attempt is a late completion, counted once.
+   */
   #finish(state: number): boolean {
     const core = this.#core
-    if (this.#state !== RUNNING) {
-      if ((this.#state === TIMED_OUT || this.#state === CANCELLED) && (this.#flags & LATE) === 0) {
-        if ((this.#flags & ZOMBIE) !== 0) core.zombies.delete(this)
-        this.#flags = LATE
-        core.lateCompletions++
-        this.#disarm()
-      }
-      return false
+    if (this.#state === RUNNING) {
+      const now = core.now()
+      const overdue = this.#overdue(now)
+      if (overdue === undefined) return this.#win(state)
+      this.#timeout(now, overdue, true) // settled after its deadline, before the late timer: it lost
     }
+    if ((this.#state === TIMED_OUT || this.#state === CANCELLED) && (this.#flags & LATE) === 0) {
+      if ((this.#flags & ZOMBIE) !== 0) core.zombies.delete(this)
+      this.#flags = LATE
+      core.lateCompletions++
+      this.#disarm()
+    }
+    return false
+  }
+
+  #win(state: number): true {
+    const core = this.#core
     this.#state = state
     core.running--
     if (state === COMPLETED) core.completed++

@@ -9,22 +9,30 @@ import type { AttemptSnapshot } from './contracts.js'
 import { WatchdogArgumentError } from './errors.js'
 import { checkKnownKeys, checkOptionalFunction, checkOptions, checkPositive, hasMethods } from './internal/validate.js'
 
-/** What a stall report is about. */
-export type StallKind = 'blocked' | 'no-progress'
+/**
+ * What a stall report is about: `blocked` and `no-progress` come from a {@link StallDetector};
+ * `saturated` from a worker pool that watches its own slots (every worker busy past a threshold with
+ * one attempt while work waits — e.g. `@flowing/core`'s loop, by default).
+ */
+export type StallKind = 'blocked' | 'no-progress' | 'saturated'
 
 /** Passed to `onStall`: the kind, the measured numbers and what was running. */
 export interface StallReport {
-  /** `blocked`: a check ran late by `lagMs`; `no-progress`: no `progress()` for `sinceProgressMs` while busy. */
+  /**
+   * `blocked`: a check ran late by `lagMs`; `no-progress`: no `progress()` for `sinceProgressMs` while
+   * busy; `saturated`: every worker has run the same attempt for at least `sinceProgressMs` (no worker
+   * started anything since) while work waits.
+   */
   readonly kind: StallKind
   /** When the stall was noticed, on the detector's clock. */
   readonly at: number
-  /** How late the check ran, in ms (both kinds). */
+  /** How late the check ran, in ms (`0` for `saturated`). */
   readonly lagMs: number
-  /** Time since the last `progress()` (or since work started waiting), in ms. */
+  /** Time since the last `progress()` (or since work started waiting; for `saturated`: since the youngest running attempt started), in ms. */
   readonly sinceProgressMs: number
-  /** The threshold that was crossed: `blockedMs` or `noProgressMs`. */
+  /** The threshold that was crossed: `blockedMs`, `noProgressMs`, or the saturation threshold. */
   readonly thresholdMs: number
-  /** What `describeRunning()` returned (empty without it). */
+  /** What `describeRunning()` returned (empty without it); for `saturated`, the attempts holding the workers. */
   readonly running: readonly AttemptSnapshot[]
 }
 

@@ -163,6 +163,53 @@ describe('Watchdog', () => {
     })
   })
 
+  describe('a timer that fires late', () => {
+    it('done() past the deadline loses: the timeout step runs at once, the settle counts late, nothing stays armed', () => {
+      const timeouts: string[] = []
+      const { watchdog, clock, driver } = sharedWatchdog({
+        graceMs: 100,
+        onTimeout: (a, e) => timeouts.push(`${a.state} ${e.kind} ${e.elapsedMs}`),
+      })
+      const attempt = watchdog.guard({ timeoutMs: 10 })
+      clock.jump(30) // the event loop was busy: the wheel's timer has not run
+      expect(attempt.isCurrent).toBe(true)
+      expect(attempt.done()).toBe(false)
+      expect(timeouts).toEqual(['timed-out deadline 30'])
+      expect(attempt.signal.reason).toBeInstanceOf(HandlerTimeoutError)
+      expect([attempt.state, attempt.settledLate, driver.size, clock.pending]).toEqual(['timed-out', true, 0, 0])
+      expect(watchdog.stats()).toMatchObject({ completed: 0, timedOut: 1, lateCompletions: 1, zombiesTotal: 0 })
+      clock.advance(1_000)
+      expect(watchdog.stats().zombiesTotal).toBe(0) // no grace timer: the handler had settled
+    })
+
+    it('fail() past a heartbeat deadline loses the same way', () => {
+      const { watchdog, clock } = sharedWatchdog()
+      const attempt = watchdog.guard({ timeoutMs: 1_000, heartbeatMs: 10 })
+      clock.jump(11)
+      expect(attempt.fail()).toBe(false)
+      expect((attempt.signal.reason as HandlerTimeoutError).kind).toBe('heartbeat')
+      expect(watchdog.stats()).toMatchObject({ failed: 0, timedOut: 1, lateCompletions: 1 })
+    })
+
+    it('fence() past the deadline times the attempt out and refuses the effect; its grace timer is armed', () => {
+      const { watchdog, clock, driver } = sharedWatchdog({ graceMs: 100 })
+      const attempt = watchdog.guard({ timeoutMs: 10 })
+      clock.jump(10)
+      expect(() => attempt.fence('ctx.post')).toThrow(FencedError)
+      expect([attempt.state, watchdog.stats().fencedEffects, driver.size]).toEqual(['timed-out', 1, 1])
+      clock.advance(100)
+      expect(watchdog.zombieCount).toBe(1)
+    })
+
+    it('heartbeat() past a deadline does not revive the attempt', () => {
+      const { watchdog, clock } = sharedWatchdog()
+      const attempt = watchdog.guard({ timeoutMs: 1_000, heartbeatMs: 10 })
+      clock.jump(15)
+      expect(attempt.heartbeat()).toBe(false)
+      expect(attempt.state).toBe('timed-out')
+    })
+  })
+
   describe('zombies', () => {
     it('lists a timed-out attempt unsettled after graceMs, and drops it when it settles late', () => {
       const zombies: string[] = []

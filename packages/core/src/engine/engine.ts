@@ -23,6 +23,7 @@ import { Traces } from '../failure/trace.js'
 import { Idempotency, LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import { PostExtras } from '../internal/post-extras.js'
+import { ReleasableClock } from '../internal/releasable-clock.js'
 import type { AttemptContext } from '../loop/attempt-context.js'
 import type { LoopEmitter } from '../loop/events.js'
 import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from '../loop/options.js'
@@ -50,6 +51,8 @@ const RESOLVED = Promise.resolve()
 export class Engine<M extends MessageMap> {
   readonly options: ResolvedLoopOptions
   readonly clock: Clock
+  // The clock of the timers a stopped loop may still hold (the wheel's, the stall check): released at stop.
+  readonly lingering: ReleasableClock
   readonly events: LoopEmitter<M>
   readonly metrics = new LoopMetrics()
   readonly registry = new Registry<M>()
@@ -95,15 +98,13 @@ export class Engine<M extends MessageMap> {
     const o = resolveOptions(options)
     this.options = o
     this.clock = o.clock
+    this.lingering = new ReleasableClock(o.clock)
     this.events = events
     const urgency = new Urgency(o.agingMs)
     this.queue = new RunQueue(o.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency), urgency)
     this.traces = new Traces(o.traces === 'all', o.keepTraces)
     this.lifecycle = new Lifecycle(o.autoStart, (next, previous) => events.emit('state', next, previous))
-    this.ledger = new LedgerSlot(
-      () => new Idempotency(o.idempotency ?? {}, this.clock, this.extras, (e, k) => events.emit('ledger-error', e, k)),
-      o.idempotency !== undefined,
-    )
+    this.ledger = new LedgerSlot(() => this.#newLedger(), o.idempotency !== undefined)
     this.wheel = this.#newWheel()
     const scheduler = this.wheel as DeadlineScheduler<Envelope>
     const handBack = new HandBack(this.clock, () => this.stopper.cutOff())
@@ -128,7 +129,7 @@ export class Engine<M extends MessageMap> {
     this.watchdog = this.#newWatchdog()
     this.stall = this.#newStallDetector()
     this.attempts = new Attempts<M>(this)
-    this.pool = new WorkerPool(this.attempts, this.clock, o.workers, o.dispatchBudget, o.dispatchBudgetMs)
+    this.pool = this.#newPool()
     this.attempts.serve(this.pool)
     this.admission.connect(this.schedulePump, () => this.load())
     this.outcomes.watch(
@@ -204,6 +205,28 @@ export class Engine<M extends MessageMap> {
     }
   }
 
+  // The worker pool: its clock lets go of the process at stop (the saturation check's timer).
+  #newPool(): WorkerPool<AttemptContext<M>> {
+    const o = this.options
+    // Saturation (every worker stuck while work waits) is always watched: the stall threshold.
+    const saturatedMs = (typeof o.stall === 'object' ? o.stall.noProgressMs : undefined) ?? 30_000
+    return new WorkerPool(
+      this.attempts,
+      this.lingering,
+      o.workers,
+      o.dispatchBudget,
+      o.dispatchBudgetMs,
+      o.maxZombies,
+      saturatedMs,
+    )
+  }
+
+  // The idempotency ledger (made when first needed).
+  #newLedger(): Idempotency {
+    const onError = (error: unknown, key: string) => this.events.emit('ledger-error', error, key)
+    return new Idempotency(this.options.idempotency ?? {}, this.clock, this.extras, onError)
+  }
+
   // Retries, dead letters, breakers, alerts, the failure exit.
   #newFailures(deadLetters: DeadLetterStore, urgency: Urgency): Failures<M> {
     return new Failures<M>(
@@ -227,8 +250,7 @@ export class Engine<M extends MessageMap> {
       timers: this.clock,
       scheduler: this.wheel as DeadlineScheduler<Attempt>,
       graceMs: this.options.graceMs,
-      onTimeout: (attempt, error) => this.pool.detach((ctx) => ctx.guard === attempt, error),
-      onZombie: () => this.attempts.zombiesChanged(),
+      onTimeout: (attempt, error) => this.pool.detach((ctx) => ctx.guard === attempt, error, true),
     })
   }
 
@@ -236,7 +258,7 @@ export class Engine<M extends MessageMap> {
   #newWheel(): WheelDriver<Envelope | Attempt> {
     const o = this.options
     return new WheelDriver<Envelope | Attempt>({
-      timers: this.clock,
+      timers: this.lingering,
       budget: o.dispatchBudget,
       // Delayed messages, retries (they keep places in the queue) and handler deadlines.
       maxPending: Math.min(16_000_000, o.maxDelayed + o.capacity + 2 * 65_536),

@@ -67,8 +67,6 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   // and can lag real time only by loop code, never by user code.
   #lastReading = 0
   #lastReadingValid = false
-  // Zombies are above maxZombies (the `zombies` event fires once per crossing).
-  #zombiesOver = false
 
   /** @param parts - the stages an attempt touches */
   constructor(parts: AttemptParts<M>) {
@@ -134,9 +132,11 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     const now = clock.now()
     const duration = now - ctx.startedAt
     metrics.recordHandler(duration)
-    if (ctx.guard?.isCurrent) {
-      if (ok) ctx.guard.done()
-      else ctx.guard.fail()
+    const guard = ctx.guard
+    if (guard?.isCurrent && !(ok ? guard.done() : guard.fail())) {
+      // Settled after its deadline, before the late timer: a timeout (the watchdog counted it late).
+      ok = false
+      value = guard.signal.reason
     }
     this.#p.stall?.progress()
     const timedOut = !ok && value instanceof HandlerTimeoutError
@@ -172,20 +172,25 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     // Swallowed and counted once by the watchdog (`lateCompletions`); the outcome was recorded at the timeout.
     if (ok) ctx.guard?.done()
     else ctx.guard?.fail()
-    this.zombiesChanged()
   }
 
-  /** Zombies hold worker slots, up to maxZombies; past that, one `zombies` event per crossing. */
-  zombiesChanged(): void {
-    const { watchdog, options, events } = this.#p
-    const count = watchdog.zombieCount
-    this.#pool.reserve(Math.min(count, options.maxZombies))
-    const over = count > options.maxZombies
-    if (over && !this.#zombiesOver) {
-      const zombies = watchdog.zombies().map(({ epoch, label, ageMs }) => ({ epoch, label, ageMs }))
-      events.emit('zombies', count, zombies)
-    }
-    this.#zombiesOver = over
+  zombiesOver(count: number, zombies: AttemptContext<M>[]): void {
+    const now = this.#p.clock.now()
+    const summaries = zombies.map((ctx) => {
+      const { epoch, label, ageMs } = ctx.describe(now)
+      return { epoch, label, ageMs }
+    })
+    this.#p.events.emit('zombies', count, summaries)
+  }
+
+  waiting(): boolean {
+    return this.#p.queue.length > 0
+  }
+
+  saturated(attempts: AttemptContext<M>[], sinceMs: number, thresholdMs: number): void {
+    const at = this.#p.clock.now()
+    const running = attempts.map((ctx) => ctx.describe(at))
+    this.#p.events.emit('stall', { kind: 'saturated', at, lagMs: 0, sinceProgressMs: sinceMs, thresholdMs, running })
   }
 
   /** `ctx.commit(checkpoint)`: only the attempt running now may commit. */

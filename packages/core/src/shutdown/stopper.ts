@@ -56,6 +56,8 @@ const STOP_KEYS = ['drain', 'deadlineMs', 'signal'] as const
 export interface StopParts<M extends MessageMap> {
   readonly options: ResolvedLoopOptions
   readonly clock: Clock
+  /** The clock of timers a stopped loop may still hold: released once stopped. */
+  readonly lingering: { release(): void }
   readonly lifecycle: Lifecycle
   readonly delayed: DelayedPosts
   readonly failures: Failures<M>
@@ -132,6 +134,7 @@ export class Stopper<M extends MessageMap> {
     if (lifecycle.draining) events.emit('drained')
     failures.flush() // pending alerts go out; breaker cooldown timers stop
     lifecycle.stopped()
+    this.#p.lingering.release() // a zombie's grace timer, a compensation deadline: none keeps the process alive
     return this.#p.handBack.take()
   }
 
@@ -151,7 +154,7 @@ export class Stopper<M extends MessageMap> {
     for (const holder of holders) for (const h of holder.takeAll()) outcomes.snapshotted(h.m, h.state, h.dueAt)
     for (const ctx of pool.attempts()) {
       ctx.abort(true)
-      pool.detach((a) => a === ctx, HANDED_BACK)
+      pool.detach((a) => a === ctx, HANDED_BACK, false)
     }
     outcomes.idleCheck()
   }
