@@ -23,6 +23,17 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void
   /** Runs `fn` on a later turn of the event loop, after pending I/O (used to yield). */
   setImmediate(fn: () => void): void
+  /**
+   * Wall-clock time, ms since the Unix epoch: what dead letters and attempt records carry besides the
+   * monotonic readings, so they still mean something after a restart or in another process.
+   * @defaultValue `Date.now()` when a clock does not have it
+   */
+  wallNow?(): number
+}
+
+/** The wall-clock time (ms since the epoch) of `clock`, or `Date.now()` for a clock without one. */
+export function wallNow(clock: Clock): number {
+  return clock.wallNow === undefined ? Date.now() : clock.wallNow()
 }
 
 /** The real clock: `performance.now()` for time, Node's timers for callbacks. */
@@ -33,6 +44,7 @@ export const systemClock: Clock = {
   setImmediate: (fn) => {
     setImmediate(fn)
   },
+  wallNow: () => Date.now(),
 }
 
 interface VirtualTimer {
@@ -73,9 +85,23 @@ export class VirtualClock implements Clock {
   // Creation order, the tiebreak for timers due at the same instant.
   #seq = 0
 
-  /** @param start - the initial time in ms (default 0) */
-  constructor(start = 0) {
+  // The wall-clock time at virtual time 0.
+  readonly #epochMs: number
+
+  /**
+   * @param start - the initial time in ms (default 0)
+   * @param epochMs - the wall-clock time (ms since the epoch) at virtual time 0: fixed, so wall
+   * timestamps are deterministic too
+   * @defaultValue epochMs: `Date.UTC(2026, 0, 1)`
+   */
+  constructor(start = 0, epochMs = Date.UTC(2026, 0, 1)) {
     this.#now = start
+    this.#epochMs = epochMs
+  }
+
+  /** The virtual wall-clock time: `epochMs + now()`. */
+  wallNow(): number {
+    return this.#epochMs + this.#now
   }
 
   /** The current virtual time in ms. */

@@ -20,9 +20,9 @@
 
 export type { PressureLevel, PressureTransition, WatermarkStats } from '@flowing/backpressure'
 export { FencedError, HandlerTimeoutError } from '@flowing/watchdog'
-export { type Clock, systemClock, type TimerHandle, VirtualClock } from './clock.js'
+export { type Clock, systemClock, type TimerHandle, VirtualClock, wallNow } from './clock.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
-export { Router } from './dispatcher/router.js'
+export type { Router } from './dispatcher/router.js'
 export {
   BackpressureError,
   type BackpressureState,

@@ -36,6 +36,7 @@ describe('dead letters', () => {
       {
         attempt: 1,
         startedAt: 0,
+        startedAtEpochMs: Date.UTC(2026, 0, 1) + 0, // the VirtualClock's wall clock
         durationMs: 10,
         outcome: 'failed',
         error: expect.objectContaining({ message: 'downstream 503 after 1 tries' }),
@@ -43,6 +44,7 @@ describe('dead letters', () => {
       {
         attempt: 2,
         startedAt: 110,
+        startedAtEpochMs: Date.UTC(2026, 0, 1) + 110, // the VirtualClock's wall clock
         durationMs: 20,
         outcome: 'failed',
         error: expect.objectContaining({ name: 'RetryableError' }),
@@ -50,6 +52,7 @@ describe('dead letters', () => {
       {
         attempt: 3,
         startedAt: 330,
+        startedAtEpochMs: Date.UTC(2026, 0, 1) + 330, // the VirtualClock's wall clock
         durationMs: 30,
         outcome: 'failed',
         error: expect.objectContaining({ errorClass: 'retryable' }),

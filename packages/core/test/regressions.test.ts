@@ -2,13 +2,18 @@
  * Regression tests for the defects listed in the core-stages issue, one `describe` per defect
  * (numbered as in the issue). Each failed before its fix.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import {
   createLoop,
   type DuplicateMessageError,
+  FencedError,
+  type HandlerContext,
   InvalidArgumentError,
+  installShutdownHandlers,
   MemoryIdempotencyStore,
+  NonRetryableError,
   QueueFullError,
+  type SignalSource,
   VirtualClock,
 } from '../src/index.js'
 import { ended, type Messages, thrown, virtualLoop } from './fixtures.js'
@@ -298,6 +303,130 @@ describe('Loop', () => {
       const c = loop.metrics().counters
       expect(c).toMatchObject({ cancelled: 200_000, succeeded: 1 })
       expect(ended(c)).toBe(c.accepted)
+    })
+  })
+
+  describe('ctx.post after the attempt ended (defect 11)', () => {
+    for (const timeoutMs of [undefined, 1_000]) {
+      it(`is fenced and counted, with${timeoutMs === undefined ? 'out' : ''} timeoutMs, even during a draining stop`, async () => {
+        const { clock, loop } = virtualLoop(timeoutMs === undefined ? {} : { timeoutMs })
+        let kept: HandlerContext<Messages> | undefined
+        loop.on('work', (_m, ctx) => {
+          kept = ctx
+        })
+        loop.post('work', 1)
+        const stopping = loop.stop()
+        await clock.run()
+        expect(loop.metrics().counters.succeeded).toBe(1)
+        expect(thrown(() => kept?.post('work', 2))).toBeInstanceOf(FencedError)
+        expect(thrown(() => kept?.tryPost('work', 3))).toBeInstanceOf(FencedError)
+        await stopping
+        const c = loop.metrics().counters
+        expect(c).toMatchObject({ accepted: 1, fenced: 2 })
+      })
+    }
+  })
+
+  describe('installShutdownHandlers() with several loops (defect 20)', () => {
+    // A process whose signals reach every listener (as Node's do).
+    function fakeProcess() {
+      const listeners: [string, (signal: NodeJS.Signals) => void][] = []
+      const exits: number[] = []
+      const proc: SignalSource = {
+        on: (signal, listener) => listeners.push([signal, listener]),
+        removeListener: (signal, listener) => {
+          const i = listeners.findIndex(([s, l]) => s === signal && l === listener)
+          if (i >= 0) listeners.splice(i, 1)
+        },
+        exit: (code) => exits.push(code ?? 0),
+      }
+      const send = (s: NodeJS.Signals) => {
+        for (const [signal, listener] of [...listeners]) if (signal === s) listener(s)
+      }
+      return { proc, exits, send, listeners }
+    }
+    // A loop whose one message takes `ms` of virtual time.
+    function busyLoop(clock: VirtualClock, ms: number) {
+      const loop = createLoop<Messages>({ clock, logger: false })
+      loop.on('work', () => clock.sleep(ms))
+      loop.post('work', ms)
+      return loop
+    }
+
+    it('exits once, after every loop drained and every hook ran, in order', async () => {
+      const clock = new VirtualClock()
+      const fast = busyLoop(clock, 10)
+      const slow = busyLoop(clock, 500)
+      const { proc, exits, send, listeners } = fakeProcess()
+      const steps: string[] = []
+      installShutdownHandlers([fast, slow], {
+        process: proc,
+        deadlineMs: 1_000,
+        beforeStop: [() => steps.push('http closed')],
+        onSnapshot: (s, _signal, i) => steps.push(`snapshot ${i}: ${s.messages.length}`),
+        close: [() => steps.push('pool closed')],
+      })
+      send('SIGTERM')
+      await clock.advance(100)
+      expect(exits).toEqual([]) // the fast loop is done; the slow one still drains
+      await clock.advance(500)
+      await vi.waitFor(() => expect(exits).toEqual([0]))
+      expect(steps).toEqual(['http closed', 'snapshot 0: 0', 'snapshot 1: 0', 'pool closed'])
+      expect(listeners).toHaveLength(0)
+      expect(slow.metrics().counters.succeeded).toBe(1)
+    })
+
+    it('waits for a second installation on the same process, and exits 1 when any step failed', async () => {
+      const clock = new VirtualClock()
+      const first = busyLoop(clock, 10)
+      const second = busyLoop(clock, 300)
+      const { proc, exits, send } = fakeProcess()
+      const errors = vi.spyOn(console, 'error').mockImplementation(() => {})
+      installShutdownHandlers(first, { process: proc, deadlineMs: 1_000 })
+      installShutdownHandlers(second, {
+        process: proc,
+        deadlineMs: 1_000,
+        close: [
+          () => {
+            throw new Error('pool would not close')
+          },
+        ],
+      })
+      send('SIGTERM')
+      await clock.advance(50)
+      expect(exits).toEqual([]) // the first installation finished: it must not end the process yet
+      await clock.advance(300)
+      await vi.waitFor(() => expect(exits).toEqual([1]))
+      expect(second.metrics().counters.succeeded).toBe(1)
+      expect(errors).toHaveBeenCalled()
+      errors.mockRestore()
+    })
+
+    it('refuses a list without loops, and hooks that are not functions', () => {
+      expect(thrown(() => installShutdownHandlers([]))).toBeInstanceOf(InvalidArgumentError)
+      const { loop } = virtualLoop()
+      const error = thrown(() => installShutdownHandlers(loop, { close: [5 as never] }))
+      expect(error).toBeInstanceOf(InvalidArgumentError)
+      expect(error.message).toContain('options.close[0]')
+    })
+  })
+
+  describe('wall-clock timestamps (defect 21)', () => {
+    it('dead letters and attempt records carry epoch times beside the monotonic readings', async () => {
+      const clock = new VirtualClock(0, Date.UTC(2026, 11, 1))
+      const loop = createLoop<Messages>({ clock, logger: false })
+      loop.on('work', () => {
+        throw new NonRetryableError('declined')
+      })
+      loop.post('work', 1)
+      await clock.advance(250)
+      const drained = loop.drain()
+      await clock.run()
+      await drained
+      const [letter] = loop.deadLetters.list()
+      expect(letter?.atEpochMs).toBe(Date.UTC(2026, 11, 1) + (letter?.at ?? Number.NaN))
+      expect(letter?.attempts[0]?.startedAtEpochMs).toBe(Date.UTC(2026, 11, 1) + (letter?.attempts[0]?.startedAt ?? 0))
+      expect(new Date(letter?.atEpochMs ?? 0).toISOString()).toMatch(/^2026-12-01T/)
     })
   })
 })

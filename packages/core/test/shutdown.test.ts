@@ -346,7 +346,7 @@ describe('installShutdownHandlers()', () => {
     send('SIGINT')
     send('SIGINT')
     await vi.waitFor(() => expect(exits).toEqual([1]))
-    expect(error).toHaveBeenCalledWith('[flowing] shutdown failed:', new Error('disk full'))
+    expect(error).toHaveBeenCalledWith('[flowing] shutdown of loop 0 failed:', new Error('disk full'))
     error.mockRestore()
   })
 

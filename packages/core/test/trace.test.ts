@@ -73,7 +73,9 @@ describe('message traces', () => {
       ['running', 50],
       ['succeeded', 50],
     ])
-    expect(loop.trace(a.id)?.attempts).toEqual([{ attempt: 1, startedAt: 0, durationMs: 0, outcome: 'succeeded' }])
+    expect(loop.trace(a.id)?.attempts).toEqual([
+      { attempt: 1, startedAt: 0, startedAtEpochMs: Date.UTC(2026, 0, 1), durationMs: 0, outcome: 'succeeded' },
+    ])
   })
 
   it('keeps the most recent keepTraces finished traces, and bounds transitions per message', async () => {

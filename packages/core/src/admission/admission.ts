@@ -115,13 +115,16 @@ export class Admission<M extends MessageMap> {
     hops = 0,
     trace?: string,
   ): Message<M> | PostResult<M, MessageType<M>> {
-    const { lifecycle, pressure, queue, options: o } = this.#p
+    const p = this.#p
+    const lifecycle = p.lifecycle
     if (!(hops > 0 ? lifecycle.admitsFollowUps : lifecycle.admitsRoots)) {
       const state = lifecycle.state
       return this.refuse(type, 'stopped', () => stoppedError(`post \`${type}\``, state), throws)
     }
-    this.#checkTimeoutBreaker(type)
+    if (p.breakers !== undefined) this.#checkTimeoutBreaker(type)
+    const pressure = p.pressure
     if (pressure !== undefined) {
+      const { queue, options: o } = p
       const priority = options?.priority ?? o.defaultPriority
       const queued = queue.length
       const decision = pressure.decide(queued, priority)
@@ -131,10 +134,15 @@ export class Admission<M extends MessageMap> {
       }
     }
     const m = this.stamp(type, payload, options, hops, trace)
-    this.#p.extras.keep(m, options)
-    const holder = this.#claimKey(m, options)
-    if (holder !== undefined) return this.#refuseDuplicate(m, holder, throws)
-    const placed = this.place(m, options?.overflow ?? o.overflow, true)
+    if (options !== undefined) {
+      p.extras.keep(m, options)
+      const holder = this.#claimKey(m, options)
+      if (holder !== undefined) return this.#refuseDuplicate(m, holder, throws)
+    } else if (p.ledger.current !== undefined) {
+      const holder = this.#claimKey(m, options) // `dedupe: 'id'` claims keyless posts too
+      if (holder !== undefined) return this.#refuseDuplicate(m, holder, throws)
+    }
+    const placed = this.place(m, options?.overflow ?? p.options.overflow, true)
     if (placed === 'full') this.#unclaim(m)
     return this.#answer(m, placed, throws)
   }
@@ -255,7 +263,8 @@ export class Admission<M extends MessageMap> {
   /** Puts an accepted message into the queue and tells `posted` listeners. */
   enqueue(m: Envelope): void {
     this.insert(m)
-    this.#p.events.emit('posted', m as unknown as Message<M>)
+    const events = this.#p.events
+    if (events.heard('posted')) events.emit('posted', m as unknown as Message<M>)
   }
 
   /**

@@ -120,8 +120,10 @@ export class Pacing<M extends MessageMap> {
    * @returns whether user code may have run (listeners of the messages let in)
    */
   roomFreed(): boolean {
-    const { pressure, queue, delayed, admission, options } = this.#p
-    pressure?.update(queue.length)
+    const p = this.#p
+    p.pressure?.update(p.queue.length)
+    if (this.#readyGate === undefined && p.delayed.overdue === 0 && this.#gate.length === 0) return false
+    const { queue, delayed, admission, options } = p
     if (this.#readyGate !== undefined && this.desiredSize > 0) this.#openReadyGate()
     let heard = false
     if (delayed.overdue > 0) {

@@ -5,10 +5,10 @@ import type { Envelope } from '../internal/envelope.js'
 import * as check from '../internal/validate.js'
 import type { Message, MessageMap, MessageType } from '../message.js'
 import type { Handler, HandlerContext, Middleware, RegisterOptions } from './handler.js'
-import { Router } from './router.js'
+import { type Router, RouteTable } from './router.js'
 
 type AnyHandler = Handler<MessageMap, never>
-type AnyRouter = Router<MessageMap, never, string>
+type AnyRouter = RouteTable<MessageMap, never, string>
 
 /** What a type dispatches to: a handler, or a router that picks one by route key. */
 interface Entry {
@@ -53,7 +53,7 @@ export class Registry<M extends MessageMap> {
     options?: RegisterOptions,
   ): Router<M, T, R> {
     checkType(type)
-    const router = new Router<M, T, R>(type, selector)
+    const router = new RouteTable<M, T, R>(type, selector)
     const o = registerOptions(options)
     const extras = extrasOf(o)
     this.#claim(type, o)

@@ -19,8 +19,26 @@ import type { Handler, RouteOptions } from './handler.js'
  *   .otherwise(onOther)
  * ```
  */
-export class Router<M extends MessageMap, T extends MessageType<M>, R extends string> {
+export interface Router<M extends MessageMap, T extends MessageType<M>, R extends string> {
   /** The routed message type. */
+  readonly type: T
+  /**
+   * Registers the handler of one route key.
+   *
+   * @throws `DuplicateHandlerError` if the route already has one (unless `replace`),
+   * `InvalidArgumentError` for a non-string key, a non-function handler or bad options
+   */
+  on(routeKey: R, handler: Handler<M, T>, options?: RouteOptions): this
+  /**
+   * Registers the handler of every route key without one of its own.
+   *
+   * @throws `DuplicateHandlerError` if there is one already (unless `replace`), `InvalidArgumentError`
+   */
+  otherwise(handler: Handler<M, T>, options?: RouteOptions): this
+}
+
+/** The dispatcher's side of a {@link Router}: it also selects a message's route and finds its handler. */
+export class RouteTable<M extends MessageMap, T extends MessageType<M>, R extends string> implements Router<M, T, R> {
   readonly type: T
   readonly #selector: (message: Message<M, T>) => R
   readonly #routes = new Map<string, Handler<M, T>>()
@@ -69,10 +87,7 @@ export class Router<M extends MessageMap, T extends MessageType<M>, R extends st
     return this
   }
 
-  /**
-   * Computes and checks a message's route key.
-   * @internal
-   */
+  /** Computes and checks a message's route key (at post time). */
   select(message: Message<M, T>): string {
     const routeKey = this.#selector(message)
     if (!this.#routes.has(routeKey) && this.#otherwise === undefined) {
@@ -81,10 +96,7 @@ export class Router<M extends MessageMap, T extends MessageType<M>, R extends st
     return routeKey
   }
 
-  /**
-   * The handler for a route key chosen by {@link Router.select}.
-   * @internal
-   */
+  /** The handler for a route key chosen by {@link RouteTable.select}. */
   handlerFor(routeKey: string): Handler<M, T> {
     return (this.#routes.get(routeKey) ?? this.#otherwise) as Handler<M, T>
   }

@@ -126,11 +126,11 @@ export class Engine<M extends MessageMap> {
     this.admission = new Admission<M>(this)
     this.pacing = new Pacing<M>(this)
     this.failures = this.#newFailures(deadLetters, urgency)
+    this.outcomes.observeSuccesses(this.failures)
     this.watchdog = this.#newWatchdog()
     this.stall = this.#newStallDetector()
     this.attempts = new Attempts<M>(this)
     this.pool = this.#newPool()
-    this.attempts.serve(this.pool)
     this.admission.connect(this.schedulePump, () => this.load())
     this.outcomes.watch(
       () =>
@@ -166,7 +166,7 @@ export class Engine<M extends MessageMap> {
     const load = this.load()
     const m = this.metrics
     m.lateCompletions = this.watchdog.lateCompletions
-    m.fenced = this.watchdog.stats().fencedEffects
+    m.fenced = this.watchdog.stats().fencedEffects + this.attempts.fencedUnguarded
     return m.snapshot(
       {
         ...load,

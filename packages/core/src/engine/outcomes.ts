@@ -30,6 +30,11 @@ import type { RunQueue } from '../queue/run-queue.js'
 import type { HandBack } from '../shutdown/hand-back.js'
 import type { SnapshotState } from '../shutdown/snapshot.js'
 
+/** Records a success's side effects on the failure stage; returns whether user code may have run. */
+export interface SuccessObserver {
+  succeeded(m: Envelope, attempt: number, startedAt: number, now: number): boolean
+}
+
 /** The parts an outcome touches. */
 export interface OutcomeParts<M extends MessageMap> {
   readonly queue: RunQueue
@@ -51,6 +56,8 @@ export class Outcomes<M extends MessageMap> {
   // Failed messages whose failure is being handled (user code runs: the classifier, listeners):
   // not finished, not idle, and held by no structure meanwhile.
   #inTransit = 0
+  // The failure side's view of a success (breakers, failure exit, trace).
+  #observer: SuccessObserver | undefined
   // Resolvers of `drain()`, settled at the next idle.
   #idleWaiters: (() => void)[] = []
 
@@ -64,19 +71,23 @@ export class Outcomes<M extends MessageMap> {
     this.#busy = busy
   }
 
+  /** Sets who records a success's breaker, failure-exit and trace bookkeeping (built after the outcomes). */
+  observeSuccesses(observer: SuccessObserver): void {
+    this.#observer = observer
+  }
+
   /**
    * The `succeeded` outcome of a message whose attempt just returned.
-   * @param observe - the failure side's bookkeeping (breakers, failure exit, the trace); returns
-   * whether user code may have run
    * @returns whether user code ran (listeners)
    */
-  succeeded(m: Envelope, durationMs: number, observe: () => boolean): boolean {
+  succeeded(m: Envelope, durationMs: number, attempt: number, startedAt: number, now: number): boolean {
     this.#finish(m, true)
     this.#p.metrics.succeeded++
     this.#p.ledger.current?.ended(m, 'done')
     this.#p.extras.forget(m)
-    let heard = observe()
-    heard = this.#p.events.emit('succeeded', m as unknown as Message<M>, durationMs) || heard
+    let heard = this.#observer?.succeeded(m, attempt, startedAt, now) === true
+    const events = this.#p.events
+    if (events.heard('succeeded')) heard = events.emit('succeeded', m as unknown as Message<M>, durationMs) || heard
     return this.idleCheck() || heard
   }
 

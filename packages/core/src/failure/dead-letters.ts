@@ -36,6 +36,8 @@ export interface DeadLetter {
   readonly attempts: readonly AttemptRecord[]
   /** Clock time (ms) it was dead-lettered. */
   readonly at: number
+  /** When it was dead-lettered, in ms since the Unix epoch (wall clock: meaningful after a restart). */
+  readonly atEpochMs: number
   /** Its idempotency key, if any: a replay carries it (the ledger's `failed` policy then applies). */
   readonly idempotencyKey?: string
   /** Its last commit point, if its handler committed: a replay resumes after it (`ctx.committed`). */

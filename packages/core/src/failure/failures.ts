@@ -13,7 +13,7 @@
  */
 import type { DeadlineScheduler } from '@flowing/watchdog'
 import { HandlerTimeoutError } from '@flowing/watchdog'
-import type { Clock } from '../clock.js'
+import { type Clock, wallNow } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import type { Outcomes } from '../engine/outcomes.js'
@@ -158,7 +158,8 @@ export class Failures<M extends MessageMap> {
     this.#exitWindow?.record(now, false)
     const t = this.traces.of(m) ?? (this.traces.all ? this.traces.open(m) : undefined)
     if (t === undefined) return changed
-    t.attempts.push({ attempt, startedAt, durationMs: now - startedAt, outcome: 'succeeded' })
+    const startedAtEpochMs = this.#epochMsOf(startedAt, now)
+    t.attempts.push({ attempt, startedAt, startedAtEpochMs, durationMs: now - startedAt, outcome: 'succeeded' })
     this.traces.note(m, 'succeeded', now, attempt)
     return changed
   }
@@ -179,6 +180,7 @@ export class Failures<M extends MessageMap> {
     t.attempts.push({
       attempt,
       startedAt,
+      startedAtEpochMs: this.#epochMsOf(startedAt, now),
       durationMs: now - startedAt,
       outcome: timedOut ? 'timed-out' : 'failed',
       error: info,
@@ -275,6 +277,7 @@ export class Failures<M extends MessageMap> {
       error,
       attempts: [...t.attempts],
       at: now,
+      atEpochMs: wallNow(this.#h.clock),
     })
   }
 
@@ -302,6 +305,11 @@ export class Failures<M extends MessageMap> {
     } catch (error) {
       report(error)
     }
+  }
+
+  // The wall-clock time of a monotonic reading taken `now - reading` ms ago.
+  #epochMsOf(reading: number, now: number): number {
+    return wallNow(this.#h.clock) - (now - reading)
   }
 
   // The message's policy: its post's, over its type's, over the loop's (each checked when it was given).

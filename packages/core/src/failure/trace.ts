@@ -48,6 +48,11 @@ export interface AttemptRecord {
   readonly attempt: number
   /** Clock time (ms) it started. */
   readonly startedAt: number
+  /**
+   * When it started, in ms since the Unix epoch (wall clock; absent in records restored from
+   * snapshots written before it existed).
+   */
+  readonly startedAtEpochMs?: number
   /** How long it ran (ms; up to the deadline for a timeout). */
   readonly durationMs: number
   /** How it ended. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Clock, TimerHandle } from '../clock.js'
+import { type Clock, type TimerHandle, wallNow } from '../clock.js'
 
 /**
  * Wraps the loop's clock for the timers a stopped loop may still hold — the wheel's (grace periods of
@@ -31,6 +31,11 @@ export class ReleasableClock implements Clock {
   /** The wrapped clock's time. */
   now(): number {
     return this.#clock.now()
+  }
+
+  /** The wrapped clock's wall-clock time. */
+  wallNow(): number {
+    return wallNow(this.#clock)
   }
 
   /** A timer of the wrapped clock; unref'd at once after {@link ReleasableClock.release}. */

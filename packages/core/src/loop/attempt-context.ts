@@ -6,6 +6,8 @@ import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '
 
 /** The part of the loop an attempt needs: follow-ups and commit points. */
 export interface FollowUpPoster<M extends MessageMap> {
+  /** An effect of a finished or aborted attempt (without a watchdog guard) was refused: count it. */
+  fenced(): void
   /** Records a commit point of `parent` in attempt `attempt`. */
   commit(parent: Envelope, checkpoint: unknown, attempt: number, startedAt: number): void
   /** The checkpoint of `parent`'s last commit, if any. */
@@ -31,8 +33,9 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
   readonly #loop: FollowUpPoster<M>
   // Created on first read of `signal` only: most handlers never look.
   #controller: AbortController | undefined
-  // Aborted by a stop (without a guard to fence for us): later effects through ctx are refused.
-  #aborted = false
+  // Aborted by a stop, or ended (its outcome recorded), without a guard to fence for us: later
+  // effects through ctx are refused — whether or not a timeout applies (I6).
+  #fenced: 'aborted' | 'ended' | undefined
   /** The watchdog's guard when a timeout applies: its signal and its fence replace ours. */
   readonly guard: Attempt | undefined
 
@@ -81,9 +84,10 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
 
   #fence(effect: string): void {
     if (this.guard !== undefined) this.guard.fence(effect)
-    else if (this.#aborted) {
+    else if (this.#fenced !== undefined) {
       const m = this.#envelope
-      throw new FencedError(`${m.type} ${m.id}`, m.seq, 'aborted', effect)
+      this.#loop.fenced()
+      throw new FencedError(`${m.type} ${m.id}`, m.seq, this.#fenced, effect)
     }
   }
 
@@ -96,11 +100,20 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
   }
 
   /**
+   * The attempt's outcome was recorded: what the handler does through `ctx` from now on is refused
+   * (`FencedError`) and counted — a follow-up of a finished attempt would run outside its message's
+   * life, even during a draining stop.
+   */
+  end(): void {
+    this.#fenced ??= 'ended'
+  }
+
+  /**
    * Aborts `signal` (if anyone read it) because the loop stops without draining; with `fence`, the
    * attempt's later effects through `ctx` are refused too (its message was handed back in a snapshot).
    */
   abort(fence = false): void {
-    if (fence) this.#aborted = true
+    if (fence) this.#fenced = 'aborted'
     if (this.guard !== undefined) {
       this.guard.cancel(new LoopAbortedError())
       return

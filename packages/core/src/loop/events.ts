@@ -154,6 +154,15 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
     return true
   }
 
+  /**
+   * Whether `event` has listeners. The loop asks before emitting per-message events (`posted`,
+   * `started`, `succeeded`), so a loop nobody listens to builds no argument array per message.
+   */
+  heard(event: EventEmitter.EventNames<LoopEvents<M>>): boolean {
+    const key = EventEmitter.prefixed ? `${EventEmitter.prefixed}${event}` : event
+    return (this as unknown as Internals)._events[key] !== undefined
+  }
+
   #call(event: EventEmitter.EventNames<LoopEvents<M>>, listener: ListenerRecord, args: unknown[]): void {
     if (listener.once) this.removeListener(event, listener.fn as never, undefined, true)
     try {

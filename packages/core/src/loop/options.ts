@@ -352,6 +352,9 @@ function checkClock(name: string, value: unknown): Clock {
   for (const fn of ['now', 'setTimeout', 'clearTimeout', 'setImmediate']) {
     if (typeof c[fn] !== 'function') throw new InvalidArgumentError(`${name}.${fn}`, 'a function', c[fn])
   }
+  if (c['wallNow'] !== undefined && typeof c['wallNow'] !== 'function') {
+    throw new InvalidArgumentError(`${name}.wallNow`, 'a function (or absent)', c['wallNow'])
+  }
   return value as Clock
 }
 

@@ -32,7 +32,7 @@ import type { TimeoutBreakers } from '../loop/timeout-breakers.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
-import type { PoolHost, WorkerPool } from './worker-pool.js'
+import type { PoolHost } from './worker-pool.js'
 
 /** The abort reason of attempts cut off by a stop's deadline: their messages are handed back. */
 export const HANDED_BACK = new LoopAbortedError()
@@ -60,8 +60,6 @@ export interface AttemptParts<M extends MessageMap> {
 /** Begins, runs and ends attempts for the worker pool; also `ctx.post` and `ctx.commit`. */
 export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M>> {
   readonly #p: AttemptParts<M>
-  // Set once the pool is built (it is built with this host).
-  #pool!: WorkerPool<AttemptContext<M>>
   // The reading end() took, reusable by the next begin() of the same pump stretch when only loop code
   // ran in between (no listener, no selector): it saves one of three ~40 ns clock reads per message,
   // and can lag real time only by loop code, never by user code.
@@ -71,11 +69,6 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   /** @param parts - the stages an attempt touches */
   constructor(parts: AttemptParts<M>) {
     this.#p = parts
-  }
-
-  /** Attaches the pool this host serves. */
-  serve(pool: WorkerPool<AttemptContext<M>>): void {
-    this.#pool = pool
   }
 
   canDispatch(): boolean {
@@ -93,23 +86,24 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   }
 
   begin(m: Envelope): AttemptContext<M> {
-    const { clock, failures, metrics, registry, watchdog } = this.#p
-    const now = this.#lastReadingValid ? this.#lastReading : clock.now()
+    const p = this.#p
+    const now = this.#lastReadingValid ? this.#lastReading : p.clock.now()
     this.#lastReadingValid = false
-    metrics.recordWait(m.priority, now - m.postedAt)
-    const attempt = failures.attemptOf(m)
-    failures.started(m, attempt, now)
+    p.metrics.recordWait(m.priority, now - m.postedAt)
+    const attempt = p.failures.attemptOf(m)
+    p.failures.started(m, attempt, now)
     const timeoutMs = this.timeoutFor(m)
     if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, attempt, now)
-    const heartbeatMs = registry.heartbeatFor(m.type)
-    const guard = watchdog.guard(
+    const heartbeatMs = p.registry.heartbeatFor(m.type)
+    const guard = p.watchdog.guard(
       heartbeatMs === undefined ? { timeoutMs, label: m } : { timeoutMs, heartbeatMs, label: m },
     )
     return new AttemptContext<M>(this, m, attempt, now, guard)
   }
 
   started(m: Envelope): void {
-    this.#p.events.emit('started', m as unknown as Message<M>)
+    const events = this.#p.events
+    if (events.heard('started')) events.emit('started', m as unknown as Message<M>)
   }
 
   invoke(m: Envelope, ctx: AttemptContext<M>): unknown {
@@ -124,40 +118,41 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   }
 
   end(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
+    ctx.end() // from here its effects through ctx are fenced
     if (!ok && (value === HANDED_BACK || isInstance(value, DuplicateSkip))) {
       this.#endUnrun(m, ctx, value === HANDED_BACK)
       return
     }
-    const { clock, metrics, failures, outcomes } = this.#p
-    const now = clock.now()
+    const p = this.#p
+    const now = p.clock.now()
     const duration = now - ctx.startedAt
-    metrics.recordHandler(duration)
+    p.metrics.recordHandler(duration)
     const guard = ctx.guard
     if (guard?.isCurrent && !(ok ? guard.done() : guard.fail())) {
       // Settled after its deadline, before the late timer: a timeout (the watchdog counted it late).
       ok = false
       value = guard.signal.reason
     }
-    this.#p.stall?.progress()
+    p.stall?.progress()
     const timedOut = !ok && value instanceof HandlerTimeoutError
     // A compensation hook or a breaker listener is user code: the reading must not be reused after it.
     let heard = timedOut
     if (timedOut) {
-      metrics.timedOut++
+      p.metrics.timedOut++
       this.#compensate(m)
     }
     // Any settle reports to the timeout breaker: only a timeout counts against it, anything else shows the
     // handler is not hanging (a half-open probe that fails fast closes it).
-    if (this.#p.breakers?.record(m.type, timedOut) === true) heard = true
+    if (p.breakers?.record(m.type, timedOut) === true) heard = true
+    const outcomes = p.outcomes
     if (ok) {
-      const observe = () => failures.succeeded(m, ctx.attempt, ctx.startedAt, now)
-      heard = outcomes.succeeded(m, duration, observe) || heard
+      heard = outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now) || heard
     } else {
       // Retry (an ordered one keeps the key) or dead-letter; runs user code (classifier, listeners),
       // during which this message is in transit: a stop() from there waits for it.
       outcomes.inTransit()
       try {
-        failures.failed(m, ctx.attempt, ctx.startedAt, value, now)
+        p.failures.failed(m, ctx.attempt, ctx.startedAt, value, now)
       } finally {
         outcomes.landed()
       }
@@ -191,6 +186,13 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     const at = this.#p.clock.now()
     const running = attempts.map((ctx) => ctx.describe(at))
     this.#p.events.emit('stall', { kind: 'saturated', at, lagMs: 0, sinceProgressMs: sinceMs, thresholdMs, running })
+  }
+
+  /** Effects refused because their attempt had ended or was aborted (those without a watchdog guard). */
+  fencedUnguarded = 0
+
+  fenced(): void {
+    this.fencedUnguarded++
   }
 
   /** `ctx.commit(checkpoint)`: only the attempt running now may commit. */

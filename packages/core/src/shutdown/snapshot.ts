@@ -164,6 +164,9 @@ function checkAttempt(path: string, value: unknown, expected: number): void {
     if (typeof a[field] !== 'number' || !Number.isFinite(a[field]))
       fail(`${path}.${field}`, `must be a number, got ${show(a[field])}`)
   }
+  const wall = a.startedAtEpochMs
+  if (wall !== undefined && !(typeof wall === 'number' && Number.isFinite(wall)))
+    fail(`${path}.startedAtEpochMs`, `must be a number, got ${show(wall)}`)
   if (!['succeeded', 'failed', 'timed-out'].includes(a.outcome as string)) {
     fail(`${path}.outcome`, `must be succeeded, failed or timed-out, got ${show(a.outcome)}`)
   }
