@@ -20,6 +20,7 @@
 
 export type { PressureLevel, PressureTransition, WatermarkStats } from '@flowing/backpressure'
 export { FencedError, HandlerTimeoutError } from '@flowing/watchdog'
+export type { BackpressureOptions } from './admission/pressure.js'
 export { type Clock, systemClock, type TimerHandle, VirtualClock, wallNow } from './clock.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
 export type { Router } from './dispatcher/router.js'
@@ -104,9 +105,7 @@ export {
 export { type DropReason, LoopEmitter, type LoopEvents, type LoopState, type ZombieSummary } from './loop/events.js'
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
-export type { BackpressureOptions } from './loop/pressure.js'
 export type { StallOptions } from './loop/stall-option.js'
-export type { BreakerChange } from './loop/timeout-breakers.js'
 export type {
   Message,
   MessageKey,
@@ -122,6 +121,7 @@ export type {
 } from './message.js'
 export { Histogram, type HistogramSnapshot } from './metrics/histogram.js'
 export type { LoopCounters, LoopGauges, MetricsSnapshot } from './metrics/loop-metrics.js'
+export type { BreakerChange } from './pool/timeout-breakers.js'
 export { MAX_PRIORITY, MIN_PRIORITY, Priority, type PriorityLevel } from './priority.js'
 export {
   installShutdownHandlers,

@@ -9,7 +9,7 @@ import {
   NonRetryableError,
   VirtualClock,
 } from '../src/index.js'
-import { TimeoutBreakers } from '../src/loop/timeout-breakers.js'
+import { TimeoutBreakers } from '../src/pool/timeout-breakers.js'
 import { type Messages, thrown, virtualLoop } from './fixtures.js'
 
 describe('Loop', () => {

@@ -13,12 +13,12 @@ import type { Lifecycle } from '../engine/lifecycle.js'
 import { LoopStoppingError, QueueFullError, SendAbortedError } from '../errors.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
-import type { LoopPressure } from '../loop/pressure.js'
 import type { Message, MessageMap, MessageType, SendOptions } from '../message.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
 import type { Admission } from './admission.js'
 import { checkPostOptions } from './post-options.js'
+import type { LoopPressure } from './pressure.js'
 import { SendGate } from './send-gate.js'
 
 const RESOLVED = Promise.resolve()

@@ -10,7 +10,7 @@ import type { CircuitChange } from '../failure/circuits.js'
 import type { ErrorInfo } from '../failure/classify.js'
 import type { DeadLetter } from '../failure/dead-letters.js'
 import type { AttemptFailure, FailureExitReport, RetryScheduled } from '../failure/failure-types.js'
-import type { BreakerChange } from './timeout-breakers.js'
+import type { BreakerChange } from '../pool/timeout-breakers.js'
 
 /** A zombie as the `zombies` event lists it. */
 export interface ZombieSummary {

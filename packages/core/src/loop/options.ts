@@ -4,6 +4,7 @@
  * @module
  */
 import { nanoid } from 'nanoid'
+import { type BackpressureOptions, checkBackpressure } from '../admission/pressure.js'
 import { type Clock, systemClock } from '../clock.js'
 import { InvalidArgumentError } from '../errors.js'
 import type { AlertOptions } from '../failure/alerts.js'
@@ -16,7 +17,6 @@ import type { IdempotencyOptions } from '../idempotency/ledger.js'
 import * as check from '../internal/validate.js'
 import type { OverflowPolicy } from '../message.js'
 import { Priority, type PriorityLevel } from '../priority.js'
-import { type BackpressureOptions, checkBackpressure } from './pressure.js'
 import { checkStall, type StallOptions } from './stall-option.js'
 
 /** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. */
