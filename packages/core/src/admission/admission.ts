@@ -32,6 +32,7 @@ import type { Traces } from '../failure/trace.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
 import { Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
+import * as check from '../internal/validate.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap, MessageType, OverflowPolicy, PostOptions, PostResult } from '../message.js'
@@ -206,7 +207,7 @@ export class Admission<M extends MessageMap> {
       if (retry !== undefined)
         mergeRetry('options.retry', retry, this.#p.registry.retryFor(type), this.#p.options.retry)
     } catch (error) {
-      this.refuseInput(type, error as Error)
+      this.refuseInput(type, check.typedError('options', error)) // a throwing getter or Proxy trap: typed
     }
   }
 

@@ -11,6 +11,7 @@ import type { Clock, TimerHandle } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import { LoopStoppingError, QueueFullError, SendAbortedError } from '../errors.js'
+import * as check from '../internal/validate.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap, MessageType, SendOptions } from '../message.js'
@@ -90,8 +91,9 @@ export class Pacing<M extends MessageMap> {
         return waiting
       }
     } catch (error) {
-      admission.refused(type, error as Error)
-      return Promise.reject(error)
+      const typed = check.typedError('options', error) // a throwing getter or Proxy trap: typed
+      admission.refused(type, typed)
+      return Promise.reject(typed)
     }
     try {
       return Promise.resolve(admission.admit(type, payload, options, true) as Message<M, T>)

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors.js'
+import { InvalidArgumentError, isFlowingError } from '../errors.js'
 import { MAX_PRIORITY, MIN_PRIORITY } from '../priority.js'
 
 /** Argument checks that throw `InvalidArgumentError` in the one fixed shape. */
@@ -110,6 +110,23 @@ export function snapshotOptions(name: string, value: unknown): Record<string, un
     }
   }
   return copy
+}
+
+/**
+ * Runs a validation of user options; anything it throws that is not a Flowing error — a throwing
+ * getter, a Proxy trap — becomes an `InvalidArgumentError` naming `name` (its `cause` the thrown value).
+ */
+export function readably<T>(name: string, validate: () => T): T {
+  try {
+    return validate()
+  } catch (error) {
+    throw typedError(name, error)
+  }
+}
+
+/** `error` if it is a Flowing error, else an `InvalidArgumentError` naming `name` that it caused. */
+export function typedError(name: string, error: unknown): Error {
+  return isFlowingError(error) ? (error as Error) : unreadable(name, error)
 }
 
 function unreadable(name: string, thrown: unknown): InvalidArgumentError {

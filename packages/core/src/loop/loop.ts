@@ -341,10 +341,12 @@ export class Loop<M extends MessageMap = MessageMap> {
   // A type's retry policy must make sense once layered over the loop's (capMs ≥ baseMs): checked
   // before anything is registered.
   #checkRegistration(options: RegisterOptions | undefined): void {
-    const retry = options?.retry
-    if (retry !== undefined && retry !== null && typeof retry === 'object') {
-      mergeRetry('options.retry', retry, this.#e.options.retry)
-    }
+    check.readably('options', () => {
+      const retry = options?.retry
+      if (retry !== undefined && retry !== null && typeof retry === 'object') {
+        mergeRetry('options.retry', retry, this.#e.options.retry)
+      }
+    })
   }
 }
 
