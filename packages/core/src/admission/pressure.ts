@@ -140,15 +140,7 @@ const KNOWN = ['warn', 'shed', 'reject', 'minDwellMs', 'maxRetryAfterMs', 'break
  */
 export function checkBackpressure(name: string, value: unknown): false | true | BackpressureOptions {
   if (value === false || value === true) return value
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidArgumentError(name, 'a boolean or an options object', value)
-  }
-  const o = value as Record<string, unknown>
-  for (const key of Object.keys(o)) {
-    const rule = SUPPLIED[key]
-    if (rule !== undefined) throw new InvalidArgumentError(`${name}.${key}`, rule, o[key])
-  }
-  check.knownKeys(name, o, KNOWN)
+  const o = check.optionGroup(name, value, KNOWN, SUPPLIED)
   const { shedAbove, ...marks } = o
   if (shedAbove !== undefined) check.priority(`${name}.shedAbove`, shedAbove)
   try {

@@ -113,6 +113,30 @@ export function snapshotOptions(name: string, value: unknown): Record<string, un
 }
 
 /**
+ * An option group that is `true`/`false` or an object (`backpressure`, `stall`): the object, checked
+ * for keys the loop supplies itself (`supplied`: key → the rule explaining what to use instead) and
+ * for unknown keys.
+ * @throws InvalidArgumentError naming `name.key`
+ */
+export function optionGroup(
+  name: string,
+  value: unknown,
+  known: readonly string[],
+  supplied: Readonly<Record<string, string>>,
+): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidArgumentError(name, 'a boolean or an options object', value)
+  }
+  const o = value as Record<string, unknown>
+  for (const key of Object.keys(o)) {
+    const rule = supplied[key]
+    if (rule !== undefined) throw new InvalidArgumentError(`${name}.${key}`, rule, o[key])
+  }
+  checkKnownKeys(name, o, known)
+  return o
+}
+
+/**
  * Runs a validation of user options; anything it throws that is not a Flowing error — a throwing
  * getter, a Proxy trap — becomes an `InvalidArgumentError` naming `name` (its `cause` the thrown value).
  */

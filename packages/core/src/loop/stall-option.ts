@@ -48,15 +48,7 @@ const KNOWN: readonly (keyof StallOptions)[] = ['intervalMs', 'blockedMs', 'noPr
  */
 export function checkStall(name: string, value: unknown): boolean | StallOptions {
   if (typeof value === 'boolean') return value
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidArgumentError(name, 'a boolean or an options object', value)
-  }
-  const o = value as Record<string, unknown>
-  for (const key of Object.keys(o)) {
-    const rule = SUPPLIED[key]
-    if (rule !== undefined) throw new InvalidArgumentError(`${name}.${key}`, rule, o[key])
-  }
-  check.knownKeys(name, o, KNOWN)
+  const o = check.optionGroup(name, value, KNOWN, SUPPLIED)
   for (const key of KNOWN) {
     const ms = o[key]
     if (ms !== undefined && !(typeof ms === 'number' && ms > 0 && Number.isFinite(ms))) {
