@@ -1,7 +1,8 @@
 /**
  * The per-type escalation of the watchdog: a type whose handlers time out `threshold` times in a row
  * opens its breaker — new posts of that type are refused with `CircuitOpenError` for `cooldownMs` —
- * then one post goes through as a probe: success closes the breaker, another timeout reopens it.
+ * then one post goes through as a probe: any settle that is not a timeout (a success or an ordinary
+ * failure: the handler is not hanging) closes the breaker, another timeout reopens it.
  * (Retry-aware, message-holding breakers per route belong to the retry layer; this one only stops
  * feeding a type that keeps hanging.)
  *
@@ -9,15 +10,15 @@
  *  closed ──threshold timeouts in a row──▶ open ──cooldownMs──▶ half-open (admits one post: the probe)
  *    ▲                                      ▲                        │
  *    │                                      └───── a timeout ────────┤
- *    └──────────────── a completion of the type ─────────────────────┘
+ *    └──────── a settle of the type that is not a timeout ───────────┘
  * ```
  *
  * **One probe.** Half-open admits exactly one post; until an outcome of the type is recorded the
  * others are refused as when open. The breaker counts outcomes per type, not per message: the first
- * completion (closes) or timeout (reopens) of the type decides, be it the probe's or that of a message
+ * settle (closes) or timeout (reopens) of the type decides, be it the probe's or that of a message
  * admitted before the breaker opened. A probe that never reports — refused further down the
- * admission, dropped, cancelled, or ending in an error that is not a timeout — cannot close the type for
- * good: after `cooldownMs` more without an outcome, the next post is the probe.
+ * admission, dropped or cancelled — cannot close the type for good: after `cooldownMs` more without
+ * an outcome, the next post is the probe.
  *
  * @module
  */
@@ -80,7 +81,8 @@ export class TimeoutBreakers {
   }
 
   /**
-   * Records how an attempt of `type` ended: timed out, or completed (success resets the count).
+   * Records how an attempt of `type` ended: timed out, or settled otherwise (a success or an ordinary
+   * failure resets the count and closes a half-open breaker).
    * @returns true when a state change was reported (listeners ran)
    */
   record(type: string, timedOut: boolean): boolean {
