@@ -237,7 +237,7 @@ describe('Loop', () => {
     )
   })
 
-  // Each case fails today; `it` keeps the suite green and turns red once the bug is fixed.
+  // Each case fails today; `it.fails` keeps the suite green and turns red once the bug is fixed.
   describe('known bugs', () => {
     it.fails('bug 1a: stop({ drain: false }) drops a running handler’s deadline, so one that never settles keeps its message without an outcome and stop() pending', async () => {
       const { clock, loop } = virtualLoop({ workers: 1, timeoutMs: 5 })
