@@ -229,6 +229,25 @@ export class Attempt {
   }
 
   /**
+   * Aborts the attempt's signal without ending the attempt: it stays running under its deadlines, so a
+   * handler asked to give up (a stop without drain) that ignores the signal still times out, and its
+   * late effects are still fenced then. A later timeout leaves the signal as it is.
+   *
+   * @param reason - the signal's abort reason
+   * @returns `false` when the attempt is no longer running
+   */
+  abort(reason: unknown): boolean {
+    if (this.#state !== RUNNING) return false
+    let controller = this.#controller
+    if (controller === undefined) {
+      controller = new AbortController()
+      this.#controller = controller
+    }
+    if (!controller.signal.aborted) controller.abort(reason)
+    return true
+  }
+
+  /**
    * Refuses an effect of an attempt that is no longer running: call it before every effect a handler
    * makes through its context (`post`, acks …). A running attempt past a deadline times out here.
    *

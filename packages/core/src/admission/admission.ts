@@ -207,7 +207,7 @@ export class Admission<M extends MessageMap> {
       if (retry !== undefined)
         mergeRetry('options.retry', retry, this.#p.registry.retryFor(type), this.#p.options.retry)
     } catch (error) {
-      this.refuseInput(type, check.typedError('options', error)) // a throwing getter or Proxy trap: typed
+      this.refuseInput(type, check.typedError('options', error, options)) // a throwing getter or Proxy trap: typed
     }
   }
 

@@ -91,7 +91,7 @@ export class Pacing<M extends MessageMap> {
         return waiting
       }
     } catch (error) {
-      const typed = check.typedError('options', error) // a throwing getter or Proxy trap: typed
+      const typed = check.typedError('options', error, options) // a throwing getter or Proxy trap: typed
       admission.refused(type, typed)
       return Promise.reject(typed)
     }

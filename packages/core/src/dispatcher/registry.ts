@@ -197,8 +197,18 @@ function extrasOf(options: RegisterOptions | undefined): Extras {
   ) {
     throw new InvalidArgumentError('options.heartbeatMs', 'a positive finite number of ms', heartbeatMs)
   }
-  const retry = options?.retry === undefined ? undefined : checkRetryOptions('options.retry', options.retry)
-  const breaker = options?.breaker === undefined ? undefined : checkCircuitOptions('options.breaker', options.breaker)
+  const retry =
+    options?.retry === undefined
+      ? undefined
+      : check.readably('options.retry', () => checkRetryOptions('options.retry', options.retry), options.retry)
+  const breaker =
+    options?.breaker === undefined
+      ? undefined
+      : check.readably(
+          'options.breaker',
+          () => checkCircuitOptions('options.breaker', options.breaker),
+          options.breaker,
+        )
   return { timeoutMs: timeoutOf(options), compensate, heartbeatMs, retry, breaker }
 }
 

@@ -138,19 +138,47 @@ export function optionGroup(
 
 /**
  * Runs a validation of user options; anything it throws that is not a Flowing error — a throwing
- * getter, a Proxy trap — becomes an `InvalidArgumentError` naming `name` (its `cause` the thrown value).
+ * getter, a Proxy trap — becomes an `InvalidArgumentError` naming `name`, or the path under `value`
+ * whose read throws (its `cause` the thrown value).
  */
-export function readably<T>(name: string, validate: () => T): T {
+export function readably<T>(name: string, validate: () => T, value?: unknown): T {
   try {
     return validate()
   } catch (error) {
-    throw typedError(name, error)
+    throw typedError(name, error, value)
   }
 }
 
-/** `error` if it is a Flowing error, else an `InvalidArgumentError` naming `name` that it caused. */
-export function typedError(name: string, error: unknown): Error {
-  return isFlowingError(error) ? (error as Error) : unreadable(name, error)
+/**
+ * `error` if it is a Flowing error, else an `InvalidArgumentError` that it caused, naming the key of
+ * `value` whose read throws (probed only here, on the error path), or `name` itself.
+ */
+export function typedError(name: string, error: unknown, value?: unknown): Error {
+  if (isFlowingError(error)) return error as Error
+  return unreadable(throwingKey(name, value) ?? name, error)
+}
+
+// The path of the first thing under `value` (down to `depth` levels) whose listing or reading throws:
+// `name` itself, `name.key`, `name.key.inner`; undefined when nothing does.
+function throwingKey(name: string, value: unknown, depth = 3): string | undefined {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined
+  let keys: string[]
+  try {
+    keys = Object.keys(value)
+  } catch {
+    return name
+  }
+  for (const key of keys) {
+    let inner: unknown
+    try {
+      inner = (value as Record<string, unknown>)[key]
+    } catch {
+      return `${name}.${key}`
+    }
+    const deeper = depth > 1 ? throwingKey(`${name}.${key}`, inner, depth - 1) : undefined
+    if (deeper !== undefined) return deeper
+  }
+  return undefined
 }
 
 function unreadable(name: string, thrown: unknown): InvalidArgumentError {

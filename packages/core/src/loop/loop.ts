@@ -11,7 +11,7 @@ import { Engine } from '../engine/engine.js'
 import { LoopStoppedError } from '../errors.js'
 import type { CircuitState } from '../failure/circuits.js'
 import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
-import { mergeRetry } from '../failure/retry-policy.js'
+import { checkRetryOptions, mergeRetry } from '../failure/retry-policy.js'
 import type { MessageTrace } from '../failure/trace.js'
 import * as check from '../internal/validate.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult, SendOptions } from '../message.js'
@@ -341,12 +341,16 @@ export class Loop<M extends MessageMap = MessageMap> {
   // A type's retry policy must make sense once layered over the loop's (capMs ≥ baseMs): checked
   // before anything is registered.
   #checkRegistration(options: RegisterOptions | undefined): void {
-    check.readably('options', () => {
-      const retry = options?.retry
-      if (retry !== undefined && retry !== null && typeof retry === 'object') {
-        mergeRetry('options.retry', retry, this.#e.options.retry)
-      }
-    })
+    const retry = check.readably('options.retry', () => options?.retry)
+    check.readably(
+      'options.retry',
+      () => {
+        if (retry !== undefined && retry !== null && typeof retry === 'object') {
+          mergeRetry('options.retry', checkRetryOptions('options.retry', retry), this.#e.options.retry)
+        }
+      },
+      retry,
+    )
   }
 }
 

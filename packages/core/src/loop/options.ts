@@ -274,8 +274,9 @@ export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ['reject', 'drop-new
 export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOptions {
   const o = options === undefined ? {} : check.snapshotOptions('options', options)
   check.knownKeys('options', o, KNOWN)
+  // A throwing getter or Proxy trap nested in an option group becomes an InvalidArgumentError naming it.
   const pick = <T>(key: keyof LoopOptions, fallback: T, validate: (name: string, v: unknown) => T): T =>
-    o[key] === undefined ? fallback : validate(`options.${key}`, o[key])
+    o[key] === undefined ? fallback : check.readably(`options.${key}`, () => validate(`options.${key}`, o[key]), o[key])
   const resolved: ResolvedLoopOptions = {
     capacity: pick('capacity', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
     workers: pick('workers', 8, (n, v) => check.positiveInteger(n, v, 65_536)),

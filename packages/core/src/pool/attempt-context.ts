@@ -115,7 +115,10 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
   abort(fence = false): void {
     if (fence) this.#fenced = 'aborted'
     if (this.guard !== undefined) {
-      this.guard.cancel(new LoopAbortedError())
+      // Handed back (fence): the attempt ends here. Otherwise only its signal aborts: its deadline
+      // still holds, so a handler that never settles still times out and its message gets an outcome.
+      if (fence) this.guard.cancel(new LoopAbortedError())
+      else this.guard.abort(new LoopAbortedError())
       return
     }
     this.#controller?.abort(new LoopAbortedError())

@@ -88,7 +88,7 @@ export class Stopper<M extends MessageMap> {
 
   /** See `Loop.stop`. */
   stop(options?: StopOptions): Promise<LoopSnapshot> {
-    const { drain, deadlineMs, signal } = readStopOptions(options)
+    const { drain, deadlineMs, signal } = check.readably('options', () => readStopOptions(options))
     const { lifecycle } = this.#p
     if (this.#stopping !== undefined) {
       if (lifecycle.state === 'stopped' || this.#closing) return this.#stopping
@@ -188,14 +188,23 @@ function readStopOptions(options: StopOptions | undefined): {
   signal: AbortSignal | undefined
 } {
   if (options === undefined) return { drain: true, deadlineMs: undefined, signal: undefined }
-  const o = check.plainObject('options', options) as StopOptions
+  const o = check.snapshotOptions('options', options) as StopOptions
   check.knownKeys('options', o as Record<string, unknown>, STOP_KEYS)
   const drain = o.drain === undefined ? true : check.boolean('options.drain', o.drain)
   const deadlineMs =
     o.deadlineMs === undefined ? undefined : check.nonNegativeNumber('options.deadlineMs', o.deadlineMs, true)
   const signal = o.signal
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+  if (signal !== undefined && !isAbortSignal(signal)) {
     throw new InvalidArgumentError('options.signal', 'an AbortSignal', signal)
   }
   return { drain, deadlineMs, signal }
+}
+
+// `instanceof` that cannot throw (a Proxy's getPrototypeOf trap may): a value it cannot check is not one.
+function isAbortSignal(value: unknown): value is AbortSignal {
+  try {
+    return value instanceof AbortSignal
+  } catch {
+    return false
+  }
 }

@@ -180,27 +180,6 @@ const OBJECT_OPTIONS = new Set([
   'failureExit',
 ])
 
-/**
- * Shapes that break I7 today, each pinned by an `it` case below (named by the same bug number);
- * the property leaves them out so that it guards everything else. Drop a line when its bug is fixed.
- */
-function knownBug(surface: Surface, m: Mutation): string | undefined {
-  const b = build(surface, m)
-  const unreadable = m.kind === 'proxy-value' || m.kind === 'revoked-value' || (m.kind === 'getter' && b.nested)
-  const register = surface === 'on' || surface === 'route'
-  const post = surface === 'post' || surface === 'tryPost' || surface === 'postDelayed'
-  if (surface === 'createLoop' && unreadable && OBJECT_OPTIONS.has(b.top ?? '')) return 'bug 2'
-  if (register && unreadable && b.top === 'breaker') return 'bug 3'
-  const wholeStop = m.kind === 'proxy-options' || m.kind === 'revoked-options' || m.kind === 'getter'
-  if (surface === 'stop' && (wholeStop || (unreadable && b.top === 'signal'))) return 'bug 4'
-  if (post && (m.kind === 'getter' || (unreadable && b.top === 'retry'))) return 'bug 5'
-  if (register && b.top === 'retry' && (m.kind === 'getter' || unreadable)) return 'bug 5'
-  if (register && b.nested && b.top === 'retry' && m.kind === 'wrong-type' && [10, 11, 13].includes(m.value)) {
-    return 'bug 6'
-  }
-  return undefined
-}
-
 describe('Loop', () => {
   describe('hostile handlers and listeners (property)', () => {
     it(
@@ -225,9 +204,7 @@ describe('Loop', () => {
     it(
       'either works or throws a Flowing error naming the option, and a refusal changes nothing',
       () => {
-        const cases = fc
-          .tuple(fc.constantFrom(...SURFACES), mutationArb)
-          .filter(([surface, m]) => knownBug(surface, m) === undefined)
+        const cases = fc.tuple(fc.constantFrom(...SURFACES), mutationArb)
         fc.assert(
           fc.property(cases, ([surface, m]) => checkRefusal(surface, m)),
           { numRuns: 500 },
@@ -237,9 +214,9 @@ describe('Loop', () => {
     )
   })
 
-  // Each case fails today; `it.fails` keeps the suite green and turns red once the bug is fixed.
-  describe('known bugs', () => {
-    it.fails('bug 1a: stop({ drain: false }) drops a running handler’s deadline, so one that never settles keeps its message without an outcome and stop() pending', async () => {
+  // Bugs the generators found (each failed before its fix; kept as regression tests).
+  describe('bugs found by the generators', () => {
+    it('bug 1a (fixed): stop({ drain: false }) drops a running handler’s deadline, so one that never settles keeps its message without an outcome and stop() pending', async () => {
       const { clock, loop } = virtualLoop({ workers: 1, timeoutMs: 5 })
       loop.on('work', () => new Promise(() => {}))
       loop.post('work', 1)
@@ -254,7 +231,7 @@ describe('Loop', () => {
       expect(stopped).toBe(true) // got false, forever
     })
 
-    it.fails('bug 1b: stop({ drain: false }) drops a running handler’s deadline, so a completion after it counts as a success', async () => {
+    it('bug 1b (fixed): stop({ drain: false }) drops a running handler’s deadline, so a completion after it counts as a success', async () => {
       const { clock, loop } = virtualLoop({ workers: 1, timeoutMs: 5 })
       loop.on('work', () => clock.sleep(50))
       loop.post('work', 1)
@@ -265,7 +242,7 @@ describe('Loop', () => {
       expect(loop.metrics().counters).toMatchObject({ timedOut: 1, succeeded: 0 }) // got timedOut 0, succeeded 1 at t = 50
     })
 
-    it.fails.each([...OBJECT_OPTIONS])(
+    it.each([...OBJECT_OPTIONS])(
       'bug 2: createLoop({ %s: <a Proxy whose traps throw> }) lets the trap’s plain Error escape',
       (key) => {
         const error = thrown(() => createLoop({ [key]: throwingProxy({}) }))
@@ -274,19 +251,19 @@ describe('Loop', () => {
       },
     )
 
-    it.fails('bug 2: createLoop({ retry: { get maxAttempts() { throw … } } }) lets the getter’s Error escape', () => {
+    it('bug 2 (fixed): createLoop({ retry: { get maxAttempts() { throw … } } }) lets the getter’s Error escape', () => {
       const retry = Object.defineProperty({}, 'maxAttempts', { enumerable: true, get: () => thrower() })
       expect(thrown(() => createLoop({ retry }))).toBeInstanceOf(InvalidArgumentError)
     })
 
-    it.fails('bug 3: on(type, h, { breaker: <a Proxy whose traps throw> }) lets the trap’s plain Error escape', () => {
+    it('bug 3 (fixed): on(type, h, { breaker: <a Proxy whose traps throw> }) lets the trap’s plain Error escape', () => {
       const { loop } = virtualLoop()
       expect(thrown(() => loop.on('work', () => {}, { breaker: throwingProxy({}) }))).toBeInstanceOf(
         InvalidArgumentError,
       )
     })
 
-    it.fails.each([
+    it.each([
       ['a Proxy whose traps throw', () => throwingProxy({})],
       [
         'a throwing `drain` getter',
@@ -300,7 +277,7 @@ describe('Loop', () => {
       expect(loop.state).toBe('running')
     })
 
-    it.fails('bug 5: post(type, p, { get key() { throw … } }) names `options`, not `options.key`', () => {
+    it('bug 5 (fixed): post(type, p, { get key() { throw … } }) names `options`, not `options.key`', () => {
       const { loop } = virtualLoop()
       loop.on('work', () => {})
       const options = Object.defineProperty({}, 'key', { enumerable: true, get: () => thrower() })
@@ -309,7 +286,7 @@ describe('Loop', () => {
       expect(error.message).toContain('`options.key`') // got 'Expected `options` to be a readable option …'
     })
 
-    it.fails('bug 6: on(type, h, { retry: { maxAttempts: Symbol() } }) reports an unreadable `options`, not a wrong maxAttempts', () => {
+    it('bug 6 (fixed): on(type, h, { retry: { maxAttempts: Symbol() } }) reports an unreadable `options`, not a wrong maxAttempts', () => {
       const { loop } = virtualLoop()
       const error = thrown(() => loop.on('work', () => {}, { retry: { maxAttempts: Symbol('s') as never } }))
       expect(error).toBeInstanceOf(InvalidArgumentError)

@@ -128,8 +128,7 @@ export async function runHostile(
   try {
     const clock = new VirtualClock()
     const loop = createLoop<HostileJobs>(loopOptions(clock, setup))
-    const never: NeverSettles =
-      setup.timeoutMs === undefined ? 'calls-twice' : ending.mode === 'abort' ? 'settles-late' : 'never-settles'
+    const never: NeverSettles = setup.timeoutMs === undefined ? 'calls-twice' : 'never-settles'
     const run = new Run(o, clock, loop, never)
     run.listen(listeners)
     loop.on('job', (m, ctx) => run.behave(m, ctx, specs[m.payload.index] as Spec))
@@ -172,8 +171,8 @@ class Run {
   readonly #clock: VirtualClock
   readonly #loop: Loop<HostileJobs>
   // What a thenable that never settles becomes: without a deadline it would hang the drain for good
-  // (it calls back twice instead); under a stop without drain it settles late, because that stop
-  // drops the deadline and would wait for it forever (a known bug, pinned by an `it.fails` case).
+  // (it calls back twice instead). With one it really never settles, under every kind of stop (a stop
+  // without drain used to drop the deadline and wait forever: bug 1, fixed).
   readonly #never: NeverSettles
   // Keys with an attempt the loop counts as running (between `started` and its end event).
   readonly #active = new Map<string | number, string>()
