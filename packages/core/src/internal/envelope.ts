@@ -21,6 +21,12 @@ export enum Where {
   Held = 7,
   /** Backing off on the timing wheel before a retry. */
   Backoff = 8,
+  /**
+   * Taken out of its holder (evicted by an overflow policy, or handed over by a stop) and about to get
+   * its outcome: no one else may act on it meanwhile (a listener of another message's outcome could try).
+   * Only the outcomes stage writes `Done`.
+   */
+  HandedOver = 9,
 }
 
 /**

@@ -191,7 +191,7 @@ export class RunQueue {
    */
   evictLowest(minPriority: number): Envelope | undefined {
     const victim = this.#ready.evictLowest(minPriority)
-    if (victim !== undefined) victim.where = Where.Done
+    if (victim !== undefined) victim.where = Where.HandedOver // dropped right after the newcomer is queued
     return victim
   }
 

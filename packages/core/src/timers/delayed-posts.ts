@@ -123,8 +123,7 @@ export class DelayedPosts {
       this.#timers.delete(m)
     } else if (m.where === Where.Overdue) this.#overdueLive--
     else return false
-    m.where = Where.Done
-    this.#host.cancelled(m)
+    this.#host.cancelled(m) // the outcome (`Done`) is written there
     return true
   }
 
@@ -160,7 +159,7 @@ export class DelayedPosts {
       }
       this.#overdueLive = 0
     }
-    for (const e of all) e.m.where = Where.Done
+    for (const e of all) e.m.where = Where.HandedOver // their outcomes follow at once
     return all
   }
 
