@@ -230,7 +230,8 @@ export type ResolvedLoopOptions = Required<
   readonly logger: FailureLogger | false
 }
 
-const KNOWN: readonly (keyof LoopOptions)[] = [
+/** Every option name `createLoop()` knows (unknown ones are refused). */
+export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
   'capacity',
   'workers',
   'maxWaiting',
@@ -273,7 +274,7 @@ export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ['reject', 'drop-new
  */
 export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOptions {
   const o = options === undefined ? {} : check.snapshotOptions('options', options)
-  check.knownKeys('options', o, KNOWN)
+  check.knownKeys('options', o, LOOP_OPTION_KEYS)
   // A throwing getter or Proxy trap nested in an option group becomes an InvalidArgumentError naming it.
   const pick = <T>(key: keyof LoopOptions, fallback: T, validate: (name: string, v: unknown) => T): T =>
     o[key] === undefined ? fallback : check.readably(`options.${key}`, () => validate(`options.${key}`, o[key]), o[key])

@@ -8,6 +8,7 @@
  * a Proxy it generated itself.
  */
 import fc from 'fast-check'
+import { LOOP_OPTION_KEYS } from '../../src/loop/options.js'
 import { hostileOrAnything, revokedProxy, type Thrown, throwingProxy } from '../hostile.js'
 
 /** The entry points that take options. */
@@ -24,39 +25,7 @@ export const SURFACES: readonly Surface[] = [
   'stop',
 ]
 
-const LOOP_KEYS = [
-  'capacity',
-  'workers',
-  'maxWaiting',
-  'backpressure',
-  'timeoutMs',
-  'maxZombies',
-  'timeoutBreaker',
-  'stall',
-  'graceMs',
-  'maxDelayed',
-  'overflow',
-  'agingMs',
-  'defaultPriority',
-  'maxHops',
-  'dispatchBudget',
-  'dispatchBudgetMs',
-  'clock',
-  'autoStart',
-  'queue',
-  'idPrefix',
-  'retry',
-  'classify',
-  'breaker',
-  'deadLetters',
-  'alerts',
-  'logger',
-  'random',
-  'traces',
-  'keepTraces',
-  'idempotency',
-  'failureExit',
-]
+const LOOP_KEYS: readonly string[] = LOOP_OPTION_KEYS
 const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs', 'retry', 'idempotencyKey']
 const REGISTER_KEYS = ['replace', 'timeoutMs', 'heartbeatMs', 'compensate', 'retry', 'breaker']
 
