@@ -31,6 +31,7 @@ export type FlowingErrorCode =
   | 'ERR_FLOWING_RETRYABLE'
   | 'ERR_FLOWING_DUPLICATE'
   | 'ERR_FLOWING_SNAPSHOT'
+  | 'ERR_FLOWING_STORE'
 
 /**
  * An argument or option broke its rule. Thrown synchronously, before anything changed.
@@ -465,5 +466,35 @@ export class SnapshotError extends FlowingError {
       `Cannot restore the snapshot: ${path === '' ? '' : `\`${path}\` `}${problem}; nothing was restored`,
     )
     this.path = path
+  }
+}
+
+/** What a journal store was doing when it failed. */
+export type StoreOperation = 'open' | 'recover' | 'commit' | 'close' | 'lease'
+
+/**
+ * A journal store failed: its file could not be opened or written (disk full, read-only, corrupt), its
+ * connection was lost, or its lease was taken over by another process. The loop reports it as the
+ * `store-error` event, keeps every message it accepted, refuses new posts with it until a commit
+ * succeeds again, and rejects the `flushed()` promises the failed commit was to settle.
+ */
+export class StoreError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_STORE'
+  /** The store's name (`sqlite:/path/journal.db`, `postgres:host/db`). */
+  readonly store: string
+  /** What it was doing. */
+  readonly operation: StoreOperation
+
+  /**
+   * @param store - the store's name
+   * @param operation - what it was doing
+   * @param problem - what went wrong, in words
+   * @param cause - the underlying error, if any
+   */
+  constructor(store: string, operation: StoreOperation, problem: string, cause?: unknown) {
+    super('ERR_FLOWING_STORE', `Journal store ${store} failed to ${operation}: ${problem}`, { cause })
+    this.store = store
+    this.operation = operation
   }
 }

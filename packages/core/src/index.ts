@@ -47,6 +47,8 @@ export {
   SendAbortedError,
   SendTimeoutError,
   SnapshotError,
+  StoreError,
+  type StoreOperation,
   UnknownMessageTypeError,
   UnknownRouteError,
 } from './errors.js'
@@ -102,6 +104,15 @@ export {
   type LedgerState,
   MemoryIdempotencyStore,
 } from './idempotency/store.js'
+export { MemoryStore } from './journal/memory-store.js'
+export type {
+  JournalBatch,
+  JournalRecord,
+  JournalState,
+  KeyRecord,
+  Store,
+  StoreContents,
+} from './journal/store.js'
 export { type DropReason, LoopEmitter, type LoopEvents, type LoopState, type ZombieSummary } from './loop/events.js'
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'

@@ -1,0 +1,134 @@
+/**
+ * The journal store contract: where a loop created with `store` keeps every accepted message it has
+ * not finished, its dead letters and its finished idempotency keys, so a crash (`kill -9`, an OOM kill)
+ * loses nothing that was committed. `@flowing/sqlite` (embedded, one file) and `@flowing/postgres`
+ * implement it; {@link MemoryStore} is the reference.
+ *
+ * The loop writes in batches — one {@link Store.commit} per event-loop turn at most, never one per
+ * message — and reads once, at `start()`, with {@link Store.recovered}.
+ *
+ * @module
+ */
+import type { DeadLetter } from '../failure/dead-letters.js'
+import type { RetryOptions } from '../failure/retry-options.js'
+import type { AttemptRecord } from '../failure/trace.js'
+import type { LedgerEntry } from '../idempotency/store.js'
+import type { MessageKey } from '../message.js'
+import type { PriorityLevel } from '../priority.js'
+
+/**
+ * Where a journaled message was at its last recorded transition: `queued` (ready, parked behind its
+ * key, held by a breaker or running — all of them run again after a crash), `delayed` (not due yet),
+ * `retry-scheduled` (backing off after a failed attempt).
+ */
+export type JournalState = 'queued' | 'delayed' | 'retry-scheduled'
+
+/** One unfinished message, as the journal keeps it: what a restarted loop needs to continue it. */
+export interface JournalRecord {
+  /** Its id (the row's key: a later record with the same id replaces it). */
+  readonly id: string
+  /** Its type. */
+  readonly type: string
+  /** Its payload as JSON text (absent for an `undefined` payload). */
+  readonly payloadJson?: string
+  /** Its key, if any. */
+  readonly key?: MessageKey
+  /** Its priority. */
+  readonly priority: PriorityLevel
+  /** The trace id it shares with its follow-ups. */
+  readonly traceId: string
+  /** Follow-up depth. */
+  readonly hops: number
+  /** Where it was. */
+  readonly state: JournalState
+  /** For `delayed` and `retry-scheduled`: when it is due, in ms since the Unix epoch. */
+  readonly dueAtEpochMs?: number
+  /** The attempts it made and finished (an attempt a crash interrupted is not among them). */
+  readonly attempts: readonly AttemptRecord[]
+  /** Its idempotency key, if any. */
+  readonly idempotencyKey?: string
+  /** What its handler passed to `ctx.commit()`, if it committed (a retry resumes after it). */
+  readonly checkpoint?: unknown
+  /** Its per-post retry policy, if it had one. */
+  readonly retry?: RetryOptions
+  /** Its per-post handler deadline, if it had one. */
+  readonly handlerTimeoutMs?: number
+}
+
+/** A finished idempotency key (`done` or `failed`): a duplicate post after a restart still runs nothing. */
+export interface KeyRecord {
+  /** The idempotency key (the row's key). */
+  readonly key: string
+  /** Its entry (state `done` or `failed`, and the last checkpoint). */
+  readonly entry: LedgerEntry
+  /** When it expires, in ms since the Unix epoch: a store may drop it from then on. */
+  readonly expiresAtEpochMs: number
+}
+
+/** Everything a store held when it was opened: what `start()` recovers. */
+export interface StoreContents {
+  /** Unfinished messages, in the order each was first journaled (post order). */
+  readonly messages: readonly JournalRecord[]
+  /** Dead letters, oldest first. */
+  readonly deadLetters: readonly DeadLetter[]
+  /** Finished idempotency keys that have not expired. */
+  readonly keys: readonly KeyRecord[]
+}
+
+/**
+ * One atomic write: every change since the previous batch. Within a batch an id appears at most once
+ * across `messages` and `removed` (and likewise for letters and keys).
+ */
+export interface JournalBatch {
+  /** Messages to insert or replace (by id); a new id goes after every id already kept. */
+  readonly messages: readonly JournalRecord[]
+  /** Ids of messages that finished (or were recovered under a new id): their rows go. */
+  readonly removed: readonly string[]
+  /** Dead letters to insert or replace (by id). */
+  readonly deadLetters: readonly DeadLetter[]
+  /** Ids of dead letters that left the store (replayed, purged, evicted). */
+  readonly deadLettersRemoved: readonly string[]
+  /** Finished keys to insert or replace (by key). */
+  readonly keys: readonly KeyRecord[]
+  /** Keys that were released (a key re-claimed, or freed because its message never ran). */
+  readonly keysRemoved: readonly string[]
+}
+
+/**
+ * A journal. The loop that owns it (one loop per store) calls {@link Store.recovered} once at
+ * `start()`, {@link Store.commit} for each batch — never two at once, in order — and
+ * {@link Store.close} at the end of `stop()`.
+ *
+ * A commit must be atomic: after a crash the store holds every batch whose commit returned (or whose
+ * promise resolved), and nothing of a batch whose commit failed or had not returned. A failing commit
+ * throws (or rejects): the loop keeps the batch, reports a `StoreError`, refuses new posts and tries
+ * again; it loses nothing it accepted.
+ *
+ * @example
+ * ```ts
+ * import { createLoop, MemoryStore } from '@flowing/core'
+ *
+ * const store = new MemoryStore()
+ * const loop = createLoop<{ hello: string }>({ store })
+ * loop.on('hello', () => {})
+ * loop.post('hello', 'world')
+ * await loop.flushed() // the message is in the store now
+ * await loop.stop()
+ * ```
+ */
+export interface Store {
+  /** A name for errors and events, such as `sqlite:/var/lib/app/journal.db`. */
+  readonly name: string
+  /** What the store held when it was opened (the loop reads it once, at `start()`). */
+  recovered(): StoreContents
+  /** Writes one batch atomically. */
+  commit(batch: JournalBatch): void | PromiseLike<void>
+  /** Releases the store (its file, its connections) once the loop's last batch is committed. */
+  close(): void | PromiseLike<void>
+  /**
+   * Optional, for stores shared by several processes: the loop calls it once, at `start()`, with a
+   * callback that re-admits messages the store takes over while the loop runs (the rows of a process
+   * whose lease expired). Rows handed to `adopt` belong to this store from then on.
+   */
+  watch?(adopt: (contents: StoreContents) => void): void
+}
