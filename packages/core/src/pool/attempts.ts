@@ -19,12 +19,13 @@ import type { Clock } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import type { Outcomes } from '../engine/outcomes.js'
-import { HopLimitError, LoopAbortedError } from '../errors.js'
+import { HopLimitError, InvalidArgumentError, LoopAbortedError } from '../errors.js'
 import type { Failures } from '../failure/failures.js'
 import { DuplicateSkip, type LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import { isInstance } from '../internal/total.js'
+import { Journal } from '../journal/journal.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
@@ -55,6 +56,7 @@ export interface AttemptParts<M extends MessageMap> {
   readonly extras: PostExtras
   readonly metrics: LoopMetrics
   readonly events: LoopEmitter<M>
+  readonly journal: Journal<M> | undefined
 }
 
 /** Begins, runs and ends attempts for the worker pool; also `ctx.post` and `ctx.commit`. */
@@ -200,6 +202,16 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     const { extras, failures, ledger, clock, events } = this.#p
     if (m.where !== Where.Running || attempt !== failures.attemptOf(m)) {
       throw new FencedError(`${m.type} ${m.id}`, attempt, 'not running', 'ctx.commit')
+    }
+    const journal = this.#p.journal
+    if (journal !== undefined) {
+      try {
+        Journal.payloadJson(checkpoint)
+      } catch (error) {
+        const rule = `JSON-serializable (the loop journals it): ${(error as Error).message}`
+        throw new InvalidArgumentError('checkpoint', rule, checkpoint)
+      }
+      journal.touch(m)
     }
     extras.commit(m, checkpoint)
     const value = extras.checkpointOf(m)
