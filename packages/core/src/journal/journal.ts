@@ -184,6 +184,7 @@ export class Journal<M extends MessageMap> {
     clearTimer(this.#p.clock, this.#retryTimer)
     for (let tries = 0; tries < 2; tries++) {
       try {
+        this.#flush() // now, not at the next turn: a stop on a virtual clock needs no one to drive it
         await this.flushed()
         break
       } catch {

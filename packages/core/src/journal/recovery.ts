@@ -44,7 +44,7 @@ export function recoverJournal<M extends MessageMap>(parts: RecoveryParts<M>): v
 // The messages first (all or nothing: a restore that throws leaves the loop as it was), then letters and keys.
 function take<M extends MessageMap>(parts: RecoveryParts<M>, contents: StoreContents): void {
   if (contents.messages.length > 0) {
-    restoreSnapshot(parts, snapshotOf(contents, parts.clock))
+    restoreSnapshot(parts, snapshotOf(contents, parts.clock), 0) // waits counted from the wall clock's now
     parts.journal.forgetIds(contents.messages.map((r) => r.id)) // they live under new ids now
   }
   parts.failures.deadLetters.load(contents.deadLetters)

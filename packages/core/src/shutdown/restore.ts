@@ -41,10 +41,15 @@ export interface RestoreParts<M extends MessageMap> {
 
 /**
  * Re-admits every message of `snapshot` (see `Loop.restore`).
+ * @param elapsedMs - time since it was taken, when the snapshot's waits are not counted from `takenAt`
  * @returns how many were re-admitted (messages whose key is done since are skipped)
  * @throws SnapshotError, and nothing changed
  */
-export function restoreSnapshot<M extends MessageMap>(host: RestoreParts<M>, snapshot: LoopSnapshot): number {
+export function restoreSnapshot<M extends MessageMap>(
+  host: RestoreParts<M>,
+  snapshot: LoopSnapshot,
+  elapsedMs?: number,
+): number {
   const s = checkSnapshot(snapshot)
   checkFits(s, {
     resolve: (sm) => host.registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
@@ -55,7 +60,7 @@ export function restoreSnapshot<M extends MessageMap>(host: RestoreParts<M>, sna
   const payloads = host.journal === undefined ? undefined : payloadsOf(s)
   const admit = claimKeys(host, s)
   const now = host.clock.now()
-  const elapsed = Math.max(0, Date.now() - s.takenAt)
+  const elapsed = elapsedMs ?? Math.max(0, Date.now() - s.takenAt)
   const announce: (() => void)[] = []
   for (const [i, sm] of s.messages.entries()) {
     if (admit[i] === true) announce.push(readmit(host, sm, now, elapsed, payloads?.[i]))

@@ -1,0 +1,294 @@
+import { describe, expect, it } from 'vitest'
+import {
+  createLoop,
+  InvalidArgumentError,
+  type JournalBatch,
+  type LoopOptions,
+  MemoryStore,
+  NonRetryableError,
+  RetryableError,
+  type Store,
+  StoreError,
+  VirtualClock,
+} from '../../src/index.js'
+import { thrown } from '../fixtures.js'
+
+interface Jobs {
+  job: { n: number; key?: string }
+}
+
+// A loop on a virtual clock over `store`, recording what ran.
+function durable(store: Store, clock = new VirtualClock(), options: LoopOptions = {}) {
+  const loop = createLoop<Jobs>({ clock, logger: false, store, workers: 2, ...options })
+  const ran: number[] = []
+  loop.on('job', (m) => {
+    ran.push(m.payload.n)
+  })
+  return { loop, clock, ran }
+}
+
+// Lets the journal's once-per-turn commit run (a zero-delay timer on the virtual clock).
+async function settle(clock: VirtualClock, ms = 0): Promise<void> {
+  await clock.advance(ms)
+  await clock.advance(0)
+}
+
+// A store whose commits fail while `failing` is set (a disk full, a lost connection).
+class FlakyStore extends MemoryStore {
+  failing = false
+  override commit(batch: JournalBatch): void {
+    if (this.failing) throw new Error('SQLITE_FULL: database or disk is full')
+    super.commit(batch)
+  }
+}
+
+describe('a loop with a journal store', () => {
+  it('refuses posts before start() with a StoreError, and says why', () => {
+    const { loop } = durable(new MemoryStore('mem'))
+    const result = loop.tryPost('job', { n: 1 })
+    expect(result.ok).toBe(false)
+    expect(result.status).toBe('not-durable')
+    const error = (result as { error: Error }).error
+    expect(error).toBeInstanceOf(StoreError)
+    expect((error as StoreError).code).toBe('ERR_FLOWING_STORE')
+    expect((error as StoreError).operation).toBe('recover')
+    expect(error.message).toMatch(/^Journal store mem failed to recover: posts are accepted from start\(\) on/)
+    expect(thrown(() => loop.post('job', { n: 1 }))).toBeInstanceOf(StoreError)
+    expect(loop.metrics().counters.accepted).toBe(0)
+  })
+
+  it('does not start by itself, and refuses autoStart: true or a store without its methods', () => {
+    expect(durable(new MemoryStore()).loop.state).toBe('created')
+    const auto = thrown(() => createLoop({ store: new MemoryStore(), autoStart: true }))
+    expect(auto).toBeInstanceOf(InvalidArgumentError)
+    expect(auto.message).toMatch(/options\.autoStart.*with a `store`/)
+    const partial = { name: 'x', recovered: () => ({ messages: [], deadLetters: [], keys: [] }), close() {} }
+    const bad = thrown(() => createLoop({ store: partial as unknown as Store }))
+    expect(bad).toBeInstanceOf(InvalidArgumentError)
+    expect(bad.message).toMatch(/`options\.store\.commit` to be a function/)
+    expect(thrown(() => createLoop({ store: { ...partial, name: '', commit() {} } as Store })).message).toMatch(
+      /options\.store\.name/,
+    )
+  })
+
+  it('commits a burst of posts in one batch, and a message that finished before the commit costs no row', async () => {
+    const store = new MemoryStore()
+    const { loop, clock, ran } = durable(store)
+    loop.start()
+    for (let n = 0; n < 1000; n++) loop.post('job', { n })
+    await settle(clock)
+    await loop.drain()
+    await settle(clock)
+    expect(ran).toHaveLength(1000)
+    expect(store.commits).toBeLessThanOrEqual(2)
+    expect(store.rows.messages).toBe(0)
+    await loop.flushed()
+  })
+
+  it('resolves flushed() once the posts are in the store', async () => {
+    const store = new MemoryStore()
+    const { loop, clock } = durable(store)
+    loop.start()
+    loop.pause()
+    loop.post('job', { n: 1 }, { key: 'a' })
+    loop.postDelayed('job', { n: 2 }, 5_000)
+    let flushed = false
+    const done = loop.flushed().then(() => (flushed = true))
+    expect(store.rows.messages).toBe(0)
+    await settle(clock)
+    await done
+    expect(flushed).toBe(true)
+    const recovered = store.reopen().recovered()
+    expect(recovered.messages.map((r) => [r.state, r.key, r.payloadJson])).toEqual([
+      ['queued', 'a', '{"n":1}'],
+      ['delayed', undefined, '{"n":2}'],
+    ])
+    expect(recovered.messages[1]?.dueAtEpochMs).toBe(clock.wallNow() + 5_000)
+  })
+
+  it('recovers after a crash: queued, delayed (never early), backing off with its attempts, committed, keyed', async () => {
+    const clock = new VirtualClock()
+    const store = new MemoryStore('memory', () => clock.wallNow()) // keys expire on the virtual wall clock
+    const loop = createLoop<Jobs>({ clock, logger: false, store, retry: { maxAttempts: 3, baseMs: 1000, jitter: 0 } })
+    let calls = 0
+    loop.on('job', async (m, ctx) => {
+      if (m.payload.n === 3) {
+        ctx.commit({ charged: true })
+        calls++
+        throw new RetryableError('downstream 503')
+      }
+      await clock.sleep(10_000) // running when the process dies
+    })
+    loop.start()
+    loop.post('job', { n: 1 }, { key: 'k', idempotencyKey: 'job-1' })
+    loop.post('job', { n: 2 }, { key: 'k' })
+    loop.postDelayed('job', { n: 4 }, 3_000)
+    loop.post('job', { n: 3 })
+    await settle(clock, 1)
+    await loop.flushed()
+    expect(calls).toBe(1)
+    // kill -9: the loop is abandoned mid-flight; a new process opens the same journal 0.5 s later.
+    const reopened = store.reopen()
+    const clock2 = new VirtualClock(0, clock.wallNow() + 500)
+    const started: [number, number, unknown][] = []
+    const loop2 = createLoop<Jobs>({ clock: clock2, logger: false, store: reopened })
+    loop2.on('job', (m, ctx) => {
+      started.push([m.payload.n, clock2.wallNow(), ctx.committed])
+    })
+    loop2.start()
+    expect(loop2.metrics().counters.restored).toBe(4)
+    await settle(clock2)
+    expect(started.map((s) => s[0])).toEqual([1, 2]) // key order kept; 3 backs off, 4 is delayed
+    await clock2.run()
+    await loop2.drain()
+    const at = new Map(started.map(([n, wall, committed]) => [n, { wall, committed }]))
+    expect(at.get(3)?.committed).toEqual({ charged: true }) // the retry resumes after its commit point
+    expect(at.get(4)?.wall).toBeGreaterThanOrEqual(clock.wallNow() - 1 + 3_000) // never early
+    expect(loop2.trace(loop2.deadLetters.list()[0]?.id ?? '')).toBeUndefined()
+    await settle(clock2)
+    expect(reopened.rows.messages).toBe(0)
+    // The finished key is durable: a duplicate after another restart still runs nothing.
+    await loop2.stop()
+    const { loop: loop3 } = durable(reopened.reopen())
+    loop3.start()
+    expect(loop3.tryPost('job', { n: 1 }, { idempotencyKey: 'job-1' }).status).toBe('duplicate')
+  })
+
+  it('keeps dead letters across a restart; replaying or purging one removes it from the store', async () => {
+    const store = new MemoryStore()
+    const clock = new VirtualClock()
+    const loop = createLoop<Jobs>({ clock, logger: false, store })
+    loop.on('job', () => {
+      throw new NonRetryableError('card declined')
+    })
+    loop.start()
+    loop.post('job', { n: 1 })
+    loop.post('job', { n: 2 })
+    await settle(clock)
+    await settle(clock)
+    expect(store.rows).toEqual({ messages: 0, deadLetters: 2, keys: 0 })
+    await loop.stop()
+    const next = store.reopen()
+    const { loop: loop2, clock: clock2, ran } = durable(next)
+    loop2.start()
+    const letters = loop2.deadLetters.list()
+    expect(letters.map((l) => [l.payload, l.error.message])).toEqual([
+      [{ n: 1 }, 'card declined'],
+      [{ n: 2 }, 'card declined'],
+    ])
+    loop2.deadLetters.replay({ ids: [letters[0]?.id ?? ''] })
+    loop2.deadLetters.purge({ ids: [letters[1]?.id ?? ''] })
+    await settle(clock2)
+    await settle(clock2)
+    expect(ran).toEqual([1])
+    expect(next.rows).toEqual({ messages: 0, deadLetters: 0, keys: 0 })
+  })
+
+  it('keeps what a stop hands back in the store, and the next start recovers it', async () => {
+    const store = new MemoryStore()
+    const { loop, clock } = durable(store)
+    loop.start()
+    loop.pause()
+    for (let n = 0; n < 5; n++) loop.post('job', { n }, { key: 'k' })
+    const snapshot = await loop.stop({ deadlineMs: 0 })
+    expect(snapshot.messages).toHaveLength(5)
+    await settle(clock)
+    const { loop: loop2, clock: clock2, ran } = durable(store.reopen())
+    loop2.start()
+    await settle(clock2)
+    await loop2.drain()
+    expect(ran).toEqual([0, 1, 2, 3, 4])
+  })
+
+  it('reports a failing commit, refuses posts meanwhile, loses nothing, and recovers when the store does', async () => {
+    const store = new FlakyStore('flaky')
+    const { loop, clock } = durable(store)
+    const errors: StoreError[] = []
+    const recoveries: string[] = []
+    loop.events.on('store-error', (e) => errors.push(e))
+    loop.events.on('store-recovered', (name) => recoveries.push(name))
+    loop.start()
+    loop.pause()
+    store.failing = true
+    loop.post('job', { n: 1 })
+    const flushed = loop.flushed().then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    await settle(clock)
+    const failure = await flushed
+    expect(failure).toBeInstanceOf(StoreError)
+    expect((failure as StoreError).message).toBe(
+      'Journal store flaky failed to commit: SQLITE_FULL: database or disk is full',
+    )
+    expect(errors).toHaveLength(1)
+    const refused = loop.tryPost('job', { n: 2 })
+    expect(refused.status).toBe('not-durable')
+    expect((refused as { error: Error }).error).toBe(failure)
+    expect(loop.queued).toBe(1) // the accepted message is still there
+    store.failing = false
+    await settle(clock, 60) // the retry
+    expect(recoveries).toEqual(['flaky'])
+    expect(store.reopen().recovered().messages).toHaveLength(1)
+    expect(loop.tryPost('job', { n: 3 }).ok).toBe(true)
+  })
+
+  it('waits for a store whose commit is a promise, one commit at a time', async () => {
+    let inFlight = 0
+    let most = 0
+    const inner = new MemoryStore()
+    const store: Store = {
+      name: 'async',
+      recovered: () => inner.recovered(),
+      close: () => inner.close(),
+      commit: async (batch) => {
+        most = Math.max(most, ++inFlight)
+        await new Promise((r) => setTimeout(r, 2))
+        inner.commit(batch)
+        inFlight--
+      },
+    }
+    const clock = new VirtualClock()
+    const { loop } = durable(store, clock)
+    loop.start()
+    loop.pause()
+    for (let round = 0; round < 5; round++) {
+      loop.post('job', { n: round })
+      await settle(clock)
+    }
+    while (inner.rows.messages < 5) {
+      await new Promise((r) => setTimeout(r, 3))
+      await settle(clock) // the next batch starts on the loop's clock
+    }
+    expect(most).toBe(1)
+    expect(inner.rows.messages).toBe(5)
+  })
+
+  it('refuses a payload or checkpoint that JSON cannot keep, and admits nothing', async () => {
+    const { loop, clock } = durable(new MemoryStore())
+    loop.start()
+    const cyclic: { self?: unknown } = {}
+    cyclic.self = cyclic
+    const error = thrown(() => loop.post('job', cyclic as never))
+    expect(error).toBeInstanceOf(InvalidArgumentError)
+    expect(error.message).toMatch(/^Expected `payload` to be JSON-serializable \(the loop journals it\)/)
+    expect(thrown(() => loop.postDelayed('job', { n: 10n } as never, 5))).toBeInstanceOf(InvalidArgumentError)
+    expect(loop.metrics().counters.accepted).toBe(0)
+    const seen: unknown[] = []
+    loop.on(
+      'job',
+      (_m, ctx) => {
+        try {
+          ctx.commit(10n)
+        } catch (e) {
+          seen.push(e)
+        }
+      },
+      { replace: true },
+    )
+    loop.post('job', { n: 1 })
+    await settle(clock)
+    expect(seen[0]).toBeInstanceOf(InvalidArgumentError)
+    expect((seen[0] as Error).message).toMatch(/`checkpoint` to be JSON-serializable/)
+  })
+})
