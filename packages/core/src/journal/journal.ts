@@ -73,6 +73,9 @@ export class Journal<M extends MessageMap> {
   #retryMs = FIRST_RETRY_MS
   #retryTimer: unknown
   #closed: Promise<void> | undefined
+  // close() began: what is left is committed at once, and a failure is not retried.
+  #closing = false
+  #ended = false
   readonly #flushNow = (): void => {
     this.#scheduled = false
     this.#flush()
@@ -181,16 +184,19 @@ export class Journal<M extends MessageMap> {
   }
 
   async #closeOnce(): Promise<void> {
+    this.#closing = true
     clearTimer(this.#p.clock, this.#retryTimer)
     for (let tries = 0; tries < 2; tries++) {
+      const done = this.flushed()
+      this.#flush() // now, not at the next turn: a stop on a virtual clock needs no one to drive it
       try {
-        this.#flush() // now, not at the next turn: a stop on a virtual clock needs no one to drive it
-        await this.flushed()
+        await done
         break
       } catch {
         // reported as `store-error`; one more try, then the store is closed with the batch unwritten
       }
     }
+    this.#ended = true // a flush scheduled before the close finds nothing to do
     try {
       await this.store.close()
     } catch (error) {
@@ -210,7 +216,7 @@ export class Journal<M extends MessageMap> {
   }
 
   #flush(): void {
-    if (this.#inFlight !== undefined || !this.#hasChanges()) return
+    if (this.#ended || this.#inFlight !== undefined || !this.#hasChanges()) return
     const pending = this.#build()
     this.#inFlight = pending
     const batch = ++this.#built
@@ -302,7 +308,9 @@ export class Journal<M extends MessageMap> {
       this.#retryMs = FIRST_RETRY_MS
       this.#p.events.emit('store-recovered', this.store.name)
     }
-    if (this.#hasChanges()) this.#wake()
+    if (!this.#hasChanges()) return
+    if (this.#closing) this.#flush()
+    else this.#wake()
   }
 
   // The batch's changes go back to be written again (later changes of the same rows win).
@@ -321,7 +329,7 @@ export class Journal<M extends MessageMap> {
     this.#waiters = []
     for (const w of waiters) w.reject(error)
     this.#report(error)
-    if (this.#closed === undefined) this.#retryLater()
+    if (!this.#closing) this.#retryLater()
   }
 
   #retryLater(): void {

@@ -291,4 +291,71 @@ describe('a loop with a journal store', () => {
     expect(seen[0]).toBeInstanceOf(InvalidArgumentError)
     expect((seen[0] as Error).message).toMatch(/`checkpoint` to be JSON-serializable/)
   })
+
+  it('re-admits rows a shared store takes over while the loop runs (watch)', async () => {
+    const inner = new MemoryStore()
+    let adopt: ((contents: ReturnType<Store['recovered']>) => void) | undefined
+    const store: Store = {
+      name: 'shared',
+      recovered: () => inner.recovered(),
+      commit: (batch) => inner.commit(batch),
+      close: () => inner.close(),
+      watch: (fn) => {
+        adopt = fn
+      },
+    }
+    const { loop, clock, ran } = durable(store)
+    loop.start()
+    expect(adopt).toBeTypeOf('function')
+    const orphan = { id: 'dead:1', type: 'job', payloadJson: '{"n":7}', priority: 5, traceId: 'dead:1', hops: 0 }
+    adopt?.({ messages: [{ ...orphan, state: 'queued', attempts: [] }], deadLetters: [], keys: [] })
+    await settle(clock)
+    await loop.drain()
+    expect(ran).toEqual([7])
+    expect(loop.metrics().counters.restored).toBe(1)
+  })
+
+  it('fails start() with a StoreError when the store cannot be read, and recovers on a later start()', () => {
+    let broken = true
+    const inner = new MemoryStore()
+    const store: Store = {
+      name: 'unreadable',
+      recovered: () => {
+        if (broken) throw new Error('SQLITE_CORRUPT: database disk image is malformed')
+        return inner.recovered()
+      },
+      commit: (batch) => inner.commit(batch),
+      close: () => inner.close(),
+    }
+    const { loop } = durable(store)
+    const error = thrown(() => loop.start())
+    expect(error).toBeInstanceOf(StoreError)
+    expect(error.message).toBe(
+      'Journal store unreadable failed to recover: SQLITE_CORRUPT: database disk image is malformed',
+    )
+    expect(loop.state).toBe('created')
+    broken = false
+    loop.start()
+    expect(loop.state).toBe('running')
+    expect(loop.tryPost('job', { n: 1 }).ok).toBe(true)
+  })
+
+  it('resolves stop() even when the last commit and the close fail, reporting both', async () => {
+    const store = new FlakyStore('dying')
+    store.close = () => {
+      throw new Error('EIO: i/o error, close')
+    }
+    const { loop, clock } = durable(store)
+    const operations: string[] = []
+    loop.events.on('store-error', (e) => operations.push(e.operation))
+    loop.start()
+    loop.pause()
+    loop.post('job', { n: 1 })
+    store.failing = true
+    const snapshot = await loop.stop({ deadlineMs: 0 })
+    expect(snapshot.messages).toHaveLength(1) // nothing is lost: the snapshot still has it
+    expect(operations).toEqual(['commit', 'commit', 'close'])
+    await settle(clock, 10_000)
+    expect(operations).toHaveLength(3) // no retry after the stop
+  })
 })
