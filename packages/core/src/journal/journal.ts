@@ -18,9 +18,10 @@ import type { DeadLetter } from '../failure/dead-letters.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { MessageMap } from '../message.js'
+import { Histogram } from '../metrics/histogram.js'
 import type { SnapshotState } from '../shutdown/snapshot.js'
 import { type RecordParts, recordOf, type SavedFields } from './records.js'
-import type { JournalBatch, JournalRecord, KeyRecord, Store } from './store.js'
+import type { JournalBatch, JournalRecord, JournalStats, KeyRecord, Store } from './store.js'
 
 /** The parts the journal reads records from. */
 export interface JournalParts<M extends MessageMap> extends RecordParts {
@@ -68,6 +69,9 @@ export class Journal<M extends MessageMap> {
   #inFlight: Pending | undefined
   #built = 0
   #committed = 0
+  #commits = 0
+  #failedCommits = 0
+  readonly #commitTime = new Histogram()
   #waiters: Waiter[] = []
   #failure: StoreError | undefined
   #retryMs = FIRST_RETRY_MS
@@ -109,9 +113,17 @@ export class Journal<M extends MessageMap> {
   /** Whether `start()` recovered the journal (posts are accepted from then on). */
   recovered = false
 
-  /** Messages with a row in the store. */
-  get rows(): number {
-    return this.#onDisk.size
+  /** The journal's figures now. */
+  stats(): JournalStats {
+    return {
+      store: this.store.name,
+      rows: this.#onDisk.size,
+      pending: this.#dirty.size,
+      commits: this.#commits,
+      failedCommits: this.#failedCommits,
+      failing: this.#failure !== undefined,
+      commitTime: this.#commitTime.snapshot(),
+    }
   }
 
   /**
@@ -220,6 +232,7 @@ export class Journal<M extends MessageMap> {
     const pending = this.#build()
     this.#inFlight = pending
     const batch = ++this.#built
+    const started = this.#p.clock.now()
     let result: void | PromiseLike<void>
     try {
       result = this.store.commit(toBatch(pending))
@@ -228,11 +241,11 @@ export class Journal<M extends MessageMap> {
       return
     }
     if (result === undefined || typeof (result as PromiseLike<void>).then !== 'function') {
-      this.#succeeded(pending, batch)
+      this.#succeeded(pending, batch, started)
       return
     }
     ;(result as PromiseLike<void>).then(
-      () => this.#succeeded(pending, batch),
+      () => this.#succeeded(pending, batch, started),
       (error: unknown) => this.#failed(pending, batch, error),
     )
   }
@@ -292,7 +305,9 @@ export class Journal<M extends MessageMap> {
     return wallNow(clock) + Math.max(0, dueAt - clock.now())
   }
 
-  #succeeded(pending: Pending, batch: number): void {
+  #succeeded(pending: Pending, batch: number, started: number): void {
+    this.#commits++
+    this.#commitTime.record(this.#p.clock.now() - started)
     for (const m of pending.puts) {
       this.#onDisk.add(m)
       this.#saved.delete(m)
@@ -315,6 +330,7 @@ export class Journal<M extends MessageMap> {
 
   // The batch's changes go back to be written again (later changes of the same rows win).
   #failed(pending: Pending, batch: number, cause: unknown): void {
+    this.#failedCommits++
     this.#inFlight = undefined
     this.#built = batch - 1 // the next batch takes its number: waiters keep their place
     for (const m of pending.puts) this.#dirty.add(m)

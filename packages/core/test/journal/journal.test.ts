@@ -81,6 +81,9 @@ describe('a loop with a journal store', () => {
     await settle(clock)
     expect(ran).toHaveLength(1000)
     expect(store.commits).toBeLessThanOrEqual(2)
+    const stats = loop.metrics().journal
+    expect(stats).toMatchObject({ store: 'memory', rows: 0, pending: 0, commits: store.commits, failing: false })
+    expect(stats?.commitTime.count).toBe(store.commits)
     expect(store.rows.messages).toBe(0)
     await loop.flushed()
   })
@@ -307,7 +310,14 @@ describe('a loop with a journal store', () => {
     const { loop, clock, ran } = durable(store)
     loop.start()
     expect(adopt).toBeTypeOf('function')
-    const orphan = { id: 'dead:1', type: 'job', payloadJson: '{"n":7}', priority: 5, traceId: 'dead:1', hops: 0 }
+    const orphan = {
+      id: 'dead:1',
+      type: 'job',
+      payloadJson: '{"n":7}',
+      priority: 5 as const,
+      traceId: 'dead:1',
+      hops: 0,
+    }
     adopt?.({ messages: [{ ...orphan, state: 'queued', attempts: [] }], deadLetters: [], keys: [] })
     await settle(clock)
     await loop.drain()
