@@ -13,7 +13,7 @@
  * @module
  */
 import { type Clock, wallNow } from '../clock.js'
-import { StoreError } from '../errors.js'
+import { InvalidArgumentError, StoreError } from '../errors.js'
 import type { DeadLetter } from '../failure/dead-letters.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { LoopEmitter } from '../loop/events.js'
@@ -127,12 +127,20 @@ export class Journal<M extends MessageMap> {
   }
 
   /**
-   * The JSON text a message's payload is journaled as.
-   * @throws Error when JSON cannot represent it (a cycle, a BigInt, a throwing `toJSON`)
+   * The JSON text a payload or checkpoint is journaled as.
+   * @param name - what it is, for the error (`payload`, `checkpoint`)
+   * @throws InvalidArgumentError when JSON cannot represent it (a cycle, a BigInt, a throwing `toJSON`)
    */
-  static payloadJson(payload: unknown): string | undefined {
-    const text = JSON.stringify(payload)
-    if (text === undefined && payload !== undefined) throw new Error('JSON.stringify returns nothing for it')
+  static json(name: string, value: unknown): string | undefined {
+    let text: string | undefined
+    try {
+      text = JSON.stringify(value)
+    } catch (error) {
+      throw new InvalidArgumentError(name, `JSON-serializable (the loop journals it): ${describe(error)}`, value)
+    }
+    if (text === undefined && value !== undefined) {
+      throw new InvalidArgumentError(name, 'JSON-serializable (the loop journals it)', value)
+    }
     return text
   }
 
