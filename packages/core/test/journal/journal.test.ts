@@ -11,6 +11,7 @@ import {
   StoreError,
   VirtualClock,
 } from '../../src/index.js'
+import { describeDurableLoop } from '../contract/loop-contract.js'
 import { thrown } from '../fixtures.js'
 
 interface Jobs {
@@ -107,100 +108,6 @@ describe('a loop with a journal store', () => {
       ['delayed', undefined, '{"n":2}'],
     ])
     expect(recovered.messages[1]?.dueAtEpochMs).toBe(clock.wallNow() + 5_000)
-  })
-
-  it('recovers after a crash: queued, delayed (never early), backing off with its attempts, committed, keyed', async () => {
-    const clock = new VirtualClock()
-    const store = new MemoryStore('memory', () => clock.wallNow()) // keys expire on the virtual wall clock
-    const loop = createLoop<Jobs>({ clock, logger: false, store, retry: { maxAttempts: 3, baseMs: 1000, jitter: 0 } })
-    let calls = 0
-    loop.on('job', async (m, ctx) => {
-      if (m.payload.n === 3) {
-        ctx.commit({ charged: true })
-        calls++
-        throw new RetryableError('downstream 503')
-      }
-      await clock.sleep(10_000) // running when the process dies
-    })
-    loop.start()
-    loop.post('job', { n: 1 }, { key: 'k', idempotencyKey: 'job-1' })
-    loop.post('job', { n: 2 }, { key: 'k' })
-    loop.postDelayed('job', { n: 4 }, 3_000)
-    loop.post('job', { n: 3 })
-    await settle(clock, 1)
-    await loop.flushed()
-    expect(calls).toBe(1)
-    // kill -9: the loop is abandoned mid-flight; a new process opens the same journal 0.5 s later.
-    const reopened = store.reopen()
-    const clock2 = new VirtualClock(0, clock.wallNow() + 500)
-    const started: [number, number, unknown][] = []
-    const loop2 = createLoop<Jobs>({ clock: clock2, logger: false, store: reopened })
-    loop2.on('job', (m, ctx) => {
-      started.push([m.payload.n, clock2.wallNow(), ctx.committed])
-    })
-    loop2.start()
-    expect(loop2.metrics().counters.restored).toBe(4)
-    await settle(clock2)
-    expect(started.map((s) => s[0])).toEqual([1, 2]) // key order kept; 3 backs off, 4 is delayed
-    await clock2.run()
-    await loop2.drain()
-    const at = new Map(started.map(([n, wall, committed]) => [n, { wall, committed }]))
-    expect(at.get(3)?.committed).toEqual({ charged: true }) // the retry resumes after its commit point
-    expect(at.get(4)?.wall).toBeGreaterThanOrEqual(clock.wallNow() - 1 + 3_000) // never early
-    expect(loop2.trace(loop2.deadLetters.list()[0]?.id ?? '')).toBeUndefined()
-    await settle(clock2)
-    expect(reopened.rows.messages).toBe(0)
-    // The finished key is durable: a duplicate after another restart still runs nothing.
-    await loop2.stop()
-    const { loop: loop3 } = durable(reopened.reopen())
-    loop3.start()
-    expect(loop3.tryPost('job', { n: 1 }, { idempotencyKey: 'job-1' }).status).toBe('duplicate')
-  })
-
-  it('keeps dead letters across a restart; replaying or purging one removes it from the store', async () => {
-    const store = new MemoryStore()
-    const clock = new VirtualClock()
-    const loop = createLoop<Jobs>({ clock, logger: false, store })
-    loop.on('job', () => {
-      throw new NonRetryableError('card declined')
-    })
-    loop.start()
-    loop.post('job', { n: 1 })
-    loop.post('job', { n: 2 })
-    await settle(clock)
-    await settle(clock)
-    expect(store.rows).toEqual({ messages: 0, deadLetters: 2, keys: 0 })
-    await loop.stop()
-    const next = store.reopen()
-    const { loop: loop2, clock: clock2, ran } = durable(next)
-    loop2.start()
-    const letters = loop2.deadLetters.list()
-    expect(letters.map((l) => [l.payload, l.error.message])).toEqual([
-      [{ n: 1 }, 'card declined'],
-      [{ n: 2 }, 'card declined'],
-    ])
-    loop2.deadLetters.replay({ ids: [letters[0]?.id ?? ''] })
-    loop2.deadLetters.purge({ ids: [letters[1]?.id ?? ''] })
-    await settle(clock2)
-    await settle(clock2)
-    expect(ran).toEqual([1])
-    expect(next.rows).toEqual({ messages: 0, deadLetters: 0, keys: 0 })
-  })
-
-  it('keeps what a stop hands back in the store, and the next start recovers it', async () => {
-    const store = new MemoryStore()
-    const { loop, clock } = durable(store)
-    loop.start()
-    loop.pause()
-    for (let n = 0; n < 5; n++) loop.post('job', { n }, { key: 'k' })
-    const snapshot = await loop.stop({ deadlineMs: 0 })
-    expect(snapshot.messages).toHaveLength(5)
-    await settle(clock)
-    const { loop: loop2, clock: clock2, ran } = durable(store.reopen())
-    loop2.start()
-    await settle(clock2)
-    await loop2.drain()
-    expect(ran).toEqual([0, 1, 2, 3, 4])
   })
 
   it('reports a failing commit, refuses posts meanwhile, loses nothing, and recovers when the store does', async () => {
@@ -368,4 +275,9 @@ describe('a loop with a journal store', () => {
     await settle(clock, 10_000)
     expect(operations).toHaveLength(3) // no retry after the stop
   })
+})
+
+describeDurableLoop('the reference store', {
+  open: () => new MemoryStore(),
+  reopen: (previous) => (previous as MemoryStore).reopen(),
 })
