@@ -29,6 +29,8 @@ export interface JournalParts<M extends MessageMap> extends RecordParts {
   readonly events: LoopEmitter<M>
 }
 
+/** A commit that has not answered after this long is reported as a `StoreError` (posts are refused meanwhile). */
+export const SLOW_COMMIT_MS = 10_000
 const FIRST_RETRY_MS = 50
 const MAX_RETRY_MS = 5_000
 
@@ -241,21 +243,37 @@ export class Journal<M extends MessageMap> {
     this.#inFlight = pending
     const batch = ++this.#built
     const started = this.#p.clock.now()
-    let result: void | PromiseLike<void>
-    try {
-      result = this.store.commit(toBatch(pending))
-    } catch (error) {
-      this.#failed(pending, batch, error)
-      return
-    }
-    if (result === undefined || typeof (result as PromiseLike<void>).then !== 'function') {
+    let settled = false // a thenable that answers twice, or both ways, counts once
+    const ok = () => {
+      if (settled) return
+      settled = true
       this.#succeeded(pending, batch, started)
-      return
     }
-    ;(result as PromiseLike<void>).then(
-      () => this.#succeeded(pending, batch, started),
-      (error: unknown) => this.#failed(pending, batch, error),
-    )
+    const failed = (error: unknown) => {
+      if (settled) return
+      settled = true
+      this.#failed(pending, batch, error)
+    }
+    try {
+      const result = this.store.commit(toBatch(pending)) as unknown
+      const then = (result as { then?: unknown } | null | undefined)?.then
+      if (typeof then !== 'function') return ok()
+      this.#watchSlow(batch, () => settled)
+      then.call(result, ok, failed)
+    } catch (error) {
+      failed(error) // the commit, or its thenable's `then`, threw
+    }
+  }
+
+  // A commit that does not answer within SLOW_COMMIT_MS is reported, and posts are refused until it does.
+  #watchSlow(batch: number, settled: () => boolean): void {
+    const { clock } = this.#p
+    const timer = clock.setTimeout(() => {
+      if (settled() || this.#built !== batch) return
+      const problem = `the commit has not answered in ${SLOW_COMMIT_MS} ms (it is still awaited)`
+      this.#report(new StoreError(this.store.name, 'commit', problem))
+    }, SLOW_COMMIT_MS)
+    ;(timer as { unref?: () => void }).unref?.()
   }
 
   // Every marked message becomes its record as it stands now, or its row's removal.

@@ -277,6 +277,77 @@ describe('a loop with a journal store', () => {
   })
 })
 
+describe('a loop whose store misbehaves', () => {
+  // A store whose commit returns whatever `answer` makes of the batch's real commit.
+  function wrapped(answer: (commit: () => void) => unknown) {
+    const inner = new MemoryStore('odd')
+    const store = {
+      name: 'odd',
+      recovered: () => inner.recovered(),
+      close: () => inner.close(),
+      commit: (batch: JournalBatch) => answer(() => inner.commit(batch)),
+    } as Store
+    return { inner, store }
+  }
+
+  it('treats a thenable whose then throws as a failed commit', async () => {
+    const { store } = wrapped(() => ({
+      get then() {
+        throw new Error('then getter exploded')
+      },
+    }))
+    const { loop, clock } = durable(store)
+    const errors: StoreError[] = []
+    loop.events.on('store-error', (e) => errors.push(e))
+    loop.start()
+    loop.post('job', { n: 1 })
+    await settle(clock)
+    expect(errors[0]?.message).toBe('Journal store odd failed to commit: then getter exploded')
+  })
+
+  it('counts a thenable that answers twice, and both ways, once', async () => {
+    const { inner, store } = wrapped((commit) => ({
+      then(ok: () => void, fail: (e: unknown) => void) {
+        commit()
+        ok()
+        ok()
+        fail(new Error('late rejection'))
+      },
+    }))
+    const { loop, clock } = durable(store)
+    const errors: StoreError[] = []
+    loop.events.on('store-error', (e) => errors.push(e))
+    loop.start()
+    loop.pause()
+    loop.post('job', { n: 1 })
+    await settle(clock)
+    await loop.flushed()
+    expect(errors).toEqual([])
+    expect(loop.metrics().journal?.commits).toBe(1)
+    expect(inner.rows.messages).toBe(1)
+  })
+
+  it('reports a commit that never answers, refuses posts meanwhile, and recovers when it answers', async () => {
+    let answer: (() => void) | undefined
+    const { store } = wrapped((commit) => new Promise<void>((resolve) => (answer = () => (commit(), resolve()))))
+    const { loop, clock } = durable(store)
+    const errors: StoreError[] = []
+    loop.events.on('store-error', (e) => errors.push(e))
+    loop.start()
+    loop.pause()
+    loop.post('job', { n: 1 })
+    await settle(clock)
+    await settle(clock, 10_000)
+    expect(errors.map((e) => e.message)).toEqual([
+      'Journal store odd failed to commit: the commit has not answered in 10000 ms (it is still awaited)',
+    ])
+    expect(loop.tryPost('job', { n: 2 }).status).toBe('not-durable')
+    answer?.()
+    await settle(clock)
+    expect(loop.tryPost('job', { n: 3 }).ok).toBe(true)
+  })
+})
+
 describeDurableLoop('the reference store', {
   open: () => new MemoryStore(),
   reopen: (previous) => (previous as MemoryStore).reopen(),
