@@ -257,7 +257,10 @@ export class Journal<M extends MessageMap> {
     try {
       const result = this.store.commit(toBatch(pending)) as unknown
       const then = (result as { then?: unknown } | null | undefined)?.then
-      if (typeof then !== 'function') return ok()
+      if (typeof then !== 'function') {
+        ok()
+        return
+      }
       this.#watchSlow(batch, () => settled)
       then.call(result, ok, failed)
     } catch (error) {
