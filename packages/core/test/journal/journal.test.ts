@@ -5,8 +5,6 @@ import {
   type JournalBatch,
   type LoopOptions,
   MemoryStore,
-  NonRetryableError,
-  RetryableError,
   type Store,
   StoreError,
   VirtualClock,
@@ -292,6 +290,7 @@ describe('a loop whose store misbehaves', () => {
 
   it('treats a thenable whose then throws as a failed commit', async () => {
     const { store } = wrapped(() => ({
+      // biome-ignore lint/suspicious/noThenProperty: a thenable whose then getter throws
       get then() {
         throw new Error('then getter exploded')
       },
@@ -307,6 +306,7 @@ describe('a loop whose store misbehaves', () => {
 
   it('counts a thenable that answers twice, and both ways, once', async () => {
     const { inner, store } = wrapped((commit) => ({
+      // biome-ignore lint/suspicious/noThenProperty: a thenable that answers twice and both ways
       then(ok: () => void, fail: (e: unknown) => void) {
         commit()
         ok()
@@ -329,7 +329,15 @@ describe('a loop whose store misbehaves', () => {
 
   it('reports a commit that never answers, refuses posts meanwhile, and recovers when it answers', async () => {
     let answer: (() => void) | undefined
-    const { store } = wrapped((commit) => new Promise<void>((resolve) => (answer = () => (commit(), resolve()))))
+    const { store } = wrapped(
+      (commit) =>
+        new Promise<void>((resolve) => {
+          answer = () => {
+            commit()
+            resolve()
+          }
+        }),
+    )
     const { loop, clock } = durable(store)
     const errors: StoreError[] = []
     loop.events.on('store-error', (e) => errors.push(e))
