@@ -77,6 +77,28 @@ describePostgres('PostgresStore leases', () => {
       }
     })
 
+    it('lets no commit of the old owner through once the new one has taken over', async () => {
+      const a = await db.open({ owner: 'A' })
+      const resolved: number[] = []
+      const writing = (async () => {
+        for (let n = 0; ; n++) {
+          try {
+            await a.commit(batch({ messages: range(`n${n}-`, 5) }))
+            resolved.push(n)
+          } catch (error) {
+            return error
+          }
+        }
+      })()
+      await eventually(() => (resolved.length >= 5 ? true : undefined))
+      await expireLease(db.admin, db.journal(), 'A')
+      const b = await db.open({ owner: 'B' })
+      expect(await writing).toMatchObject({ operation: 'lease' })
+      const written = resolved.flatMap((n) => ids(range(`n${n}-`, 5)))
+      expect(ids(b.recovered().messages)).toEqual(written)
+      expect(await owners(db.admin, db.journal())).toEqual(Object.fromEntries(written.map((id) => [id, 'B'])))
+    })
+
     it('hands the rows a closed store left to the next store at once', async () => {
       const a = await db.open({ owner: 'A' })
       await a.commit(batch({ messages: range('a', 2) }))
@@ -157,6 +179,31 @@ describePostgres('PostgresStore leases', () => {
       await heir.commit(batch({ removed: ids(got.messages) }))
       expect(await owners(db.admin, db.journal())).toEqual({})
       await expect(dead.commit(batch({ messages: [record('d5')] }))).rejects.toMatchObject({ operation: 'lease' })
+    })
+
+    it('hands each row of owners dying one after another to exactly one of several watching stores', async () => {
+      const heirs = await Promise.all(
+        [0, 1, 2, 3].map((i) => db.open({ owner: `h${i}`, leaseMs: 2_000, renewEveryMs: 15 })),
+      )
+      const adopted = new Map<string, string[]>()
+      for (const heir of heirs) {
+        heir.watch((contents) =>
+          adopted.set(heir.owner, [...(adopted.get(heir.owner) ?? []), ...ids(contents.messages)]),
+        )
+      }
+      for (let d = 0; d < 10; d++) {
+        const dead = await db.open({ owner: `d${d}` })
+        await dead.commit(batch({ messages: range(`d${d}-`, 50) }))
+        await expireLease(db.admin, db.journal(), `d${d}`)
+      }
+      const all = await eventually(() => {
+        const got = [...adopted.values()].flat()
+        return got.length >= 500 ? got : undefined
+      })
+      expect(all).toHaveLength(500)
+      expect(new Set(all).size).toBe(500)
+      const byOwner = await owners(db.admin, db.journal())
+      for (const [owner, taken] of adopted) for (const id of taken) expect(byOwner[id]).toBe(owner)
     })
 
     it('takes nothing over while running unless the loop watches', async () => {
