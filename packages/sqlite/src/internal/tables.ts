@@ -48,7 +48,8 @@ function json(store: string, what: string, id: string, value: unknown): string {
   try {
     return JSON.stringify(value)
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error)
+    // The first line: V8's message for a cycle goes on with an ASCII drawing of it.
+    const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0]
     throw new StoreError(
       store,
       'commit',
