@@ -74,7 +74,7 @@ describe('sqliteStore() open failures', () => {
     expect((e.cause as { code: string }).code).toBe('SQLITE_NOTADB')
   })
 
-  it('a journal whose pages were overwritten: corrupt, found while reading it back', () => {
+  it('a journal whose pages were overwritten: corrupt, found while reading it back at open', () => {
     const path = tempJournal()
     const store = sqliteStore({ path })
     store.commit(batch({ messages: Array.from({ length: 2000 }, (_, i) => record(`m${i}`)) }))
@@ -82,10 +82,10 @@ describe('sqliteStore() open failures', () => {
     const fd = openSync(path, 'r+')
     writeSync(fd, Buffer.alloc(8 * 4096, 0xff), 0, 8 * 4096, 4096 * 4) // pages 5–12: the messages b-tree
     closeSync(fd)
-    const e = thrown(() => sqliteStore({ path })) as StoreError
-    expect(e).toBeInstanceOf(StoreError)
-    expect(['open', 'recover']).toContain(e.operation)
-    expect(e.message).toMatch(/corrupt.*\(SQLITE_CORRUPT/)
+    const e = storeError(() => sqliteStore({ path }), path, 'open')
+    expect(e.message).toContain(
+      'the database file is corrupt; restore it from a backup (see the README) (SQLITE_CORRUPT',
+    )
   })
 
   it('a directory, a missing directory, a file where a directory should be', () => {
