@@ -145,9 +145,10 @@ describePostgres('PostgresStore leases', () => {
 
   describe('renewal', () => {
     it('keeps an idle store its lease well past leaseMs', async () => {
-      const a = await db.open({ owner: 'A', leaseMs: 200, renewEveryMs: 40 })
+      // Generous margins: a loaded 2-core machine (CI runs the suites in parallel) delays the timers.
+      const a = await db.open({ owner: 'A', leaseMs: 1_500, renewEveryMs: 100 })
       await a.commit(batch({ messages: [record('a')] }))
-      await new Promise((resolve) => setTimeout(resolve, 700)) // real time: the lease runs on the server's clock
+      await new Promise((resolve) => setTimeout(resolve, 4_000)) // real time: the lease runs on the server's clock
       const b = await db.open({ owner: 'B' })
       expect(b.recovered().messages).toEqual([])
       await a.commit(batch({ removed: ['a'] }))
