@@ -23,6 +23,7 @@ export default defineConfig({
         test: { name: 'backpressure', root: 'packages/backpressure', include: ['test/**/*.test.ts'] },
       },
       { extends: true, test: { name: 'watchdog', root: 'packages/watchdog', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'sqlite', root: 'packages/sqlite', include: ['test/**/*.test.ts'] } },
       {
         extends: true,
         test: {

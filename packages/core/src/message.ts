@@ -126,12 +126,13 @@ export interface PostRefused {
   /**
    * `full`: the queue is at capacity; `stopped`: `stop()` was called; `shed` / `reject`: watermark
    * backpressure refused it (level shed and not urgent enough / level reject or breaker open);
-   * `duplicate`: its idempotency key is in flight or done.
+   * `duplicate`: its idempotency key is in flight or done; `not-durable`: the loop's journal store
+   * cannot take it now (its last commit failed, or `start()` has not recovered the journal yet).
    */
-  readonly status: 'full' | 'stopped' | 'shed' | 'reject' | 'duplicate'
+  readonly status: 'full' | 'stopped' | 'shed' | 'reject' | 'duplicate' | 'not-durable'
   /**
-   * The error `post` would have thrown (`QueueFullError`, `LoopStoppedError`, `BackpressureError` or
-   * `DuplicateMessageError`).
+   * The error `post` would have thrown (`QueueFullError`, `LoopStoppedError`, `BackpressureError`,
+   * `DuplicateMessageError` or `StoreError`).
    */
   readonly error: Error
 }

@@ -33,6 +33,7 @@ import type { LedgerSlot } from '../idempotency/ledger.js'
 import { Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import * as check from '../internal/validate.js'
+import { Journal } from '../journal/journal.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap, MessageType, OverflowPolicy, PostOptions, PostResult } from '../message.js'
@@ -60,6 +61,7 @@ export interface AdmissionParts<M extends MessageMap> {
   readonly pressure: LoopPressure | undefined
   readonly metrics: LoopMetrics
   readonly events: LoopEmitter<M>
+  readonly journal: Journal<M> | undefined
 }
 
 /** Where {@link Admission.place} put a message. */
@@ -134,6 +136,13 @@ export class Admission<M extends MessageMap> {
         return this.refuse(type, status, pressure.refusal(type, priority, decision, queued), throws)
       }
     }
+    const journal = p.journal
+    let json: string | undefined
+    if (journal !== undefined) {
+      const refusal = journal.refusal
+      if (refusal !== undefined) return this.refuse(type, 'not-durable', () => refusal, throws)
+      json = this.#payloadJson(type, payload)
+    }
     const m = this.stamp(type, payload, options, hops, trace)
     if (options !== undefined) {
       p.extras.keep(m, options)
@@ -145,6 +154,7 @@ export class Admission<M extends MessageMap> {
     }
     const placed = this.place(m, options?.overflow ?? p.options.overflow, true)
     if (placed === 'full') this.#unclaim(m)
+    else journal?.admitted(m, json)
     return this.#answer(m, placed, throws)
   }
 
@@ -165,6 +175,10 @@ export class Admission<M extends MessageMap> {
     if (delayed.length >= o.maxDelayed) {
       this.refuseInput(type, new DelayedFullError(type, delayed.length, o.maxDelayed))
     }
+    const journal = this.#p.journal
+    const refusal = journal?.refusal
+    if (refusal !== undefined) this.refuseInput(type, refusal)
+    const json = journal === undefined ? undefined : this.#payloadJson(type, payload)
     const m = this.stamp(type, payload, options, 0, undefined)
     this.#p.extras.keep(m, options)
     const holder = this.#claimKey(m, options)
@@ -178,6 +192,7 @@ export class Admission<M extends MessageMap> {
       return this.refuseInput(type, error as Error)
     }
     metrics.accepted++
+    journal?.admitted(m, json)
     traces.note(m, 'delayed', clock.now(), undefined, `due at ${due}`)
     events.emit('scheduled', m as unknown as Message<M>, due)
     return handle
@@ -275,6 +290,7 @@ export class Admission<M extends MessageMap> {
   insert(m: Envelope, ranBefore = false): void {
     if (ranBefore) this.#p.queue.reenter(m)
     else this.#p.queue.push(m)
+    this.#p.journal?.touch(m) // a delayed message that came due is queued now
     this.queueChanged()
     this.#p.traces.note(m, 'queued', m.postedAt)
   }
@@ -352,6 +368,15 @@ export class Admission<M extends MessageMap> {
     } catch (error) {
       this.#p.extras.forget(m)
       return this.refuseInput(m.type, error as Error) // a store that throws: refused, nothing admitted
+    }
+  }
+
+  // The payload of a post to a loop with a journal, as JSON: a payload JSON cannot keep is refused.
+  #payloadJson(type: string, payload: unknown): string | undefined {
+    try {
+      return Journal.json('payload', payload)
+    } catch (error) {
+      return this.refuseInput(type, error as Error)
     }
   }
 

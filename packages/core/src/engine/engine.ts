@@ -25,6 +25,9 @@ import { Idempotency, LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import { PostExtras } from '../internal/post-extras.js'
 import { ReleasableClock } from '../internal/releasable-clock.js'
+import { Journal } from '../journal/journal.js'
+import { JournaledKeys } from '../journal/keys.js'
+import { recoverJournal } from '../journal/recovery.js'
 import type { LoopEmitter } from '../loop/events.js'
 import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from '../loop/options.js'
 import type { MessageMap } from '../message.js'
@@ -61,6 +64,9 @@ export class Engine<M extends MessageMap> {
   readonly extras = new PostExtras()
   readonly traces: Traces
   readonly ledger: LedgerSlot
+  // The journal store's stage, and the ledger's durable keys (a loop created with `store`).
+  readonly journal: Journal<M> | undefined
+  readonly keys: JournaledKeys | undefined
   readonly wheel: WheelDriver<Envelope | Attempt>
   readonly delayed: DelayedPosts
   readonly outcomes: Outcomes<M>
@@ -104,6 +110,8 @@ export class Engine<M extends MessageMap> {
     this.queue = new RunQueue(o.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency), urgency)
     this.traces = new Traces(o.traces === 'all', o.keepTraces)
     this.lifecycle = new Lifecycle(o.autoStart, (next, previous) => events.emit('state', next, previous))
+    this.journal = o.store === undefined ? undefined : new Journal<M>(o.store, this)
+    this.keys = this.journal !== undefined && o.idempotency?.store === undefined ? this.#newKeys() : undefined
     this.ledger = new LedgerSlot(() => this.#newLedger(), o.idempotency !== undefined)
     this.wheel = this.#newWheel()
     const scheduler = this.wheel as DeadlineScheduler<Envelope>
@@ -113,7 +121,7 @@ export class Engine<M extends MessageMap> {
       o.deadLetters.maxSize,
       (letter) => this.admission.replay(letter, false) as never,
     )
-    this.outcomes = new Outcomes<M>({ ...this.#common(), deadLetters, handBack })
+    this.outcomes = new Outcomes<M>({ ...this.#common(), deadLetters, handBack, journal: this.journal })
     this.delayed = new DelayedPosts(
       scheduler,
       { enterDue: (m) => this.admission.enterDue(m), cancelled: (m) => this.outcomes.cancelled(m) },
@@ -143,7 +151,13 @@ export class Engine<M extends MessageMap> {
       queueHolder(this.queue),
     ]
     this.stopper = new Stopper<M>(this)
+    this.#journalTransitions()
     this.stall?.start()
+  }
+
+  /** Recovers the journal, once, before the first start (see `recoverJournal`). */
+  recover(): void {
+    if (this.journal !== undefined) recoverJournal({ ...this.restoreParts, journal: this.journal, keys: this.keys })
   }
 
   /** What a restore touches. */
@@ -183,6 +197,7 @@ export class Engine<M extends MessageMap> {
         fill: load.queued / load.capacity,
       },
       this.pressure?.stats(),
+      this.journal?.stats(),
     )
   }
 
@@ -221,10 +236,26 @@ export class Engine<M extends MessageMap> {
     )
   }
 
-  // The idempotency ledger (made when first needed).
+  // The idempotency ledger (made when first needed): its finished keys are journaled with a store.
   #newLedger(): Idempotency {
     const onError = (error: unknown, key: string) => this.events.emit('ledger-error', error, key)
-    return new Idempotency(this.options.idempotency ?? {}, this.clock, this.extras, onError)
+    const options = this.options.idempotency ?? {}
+    const keys = this.keys
+    return new Idempotency(keys === undefined ? options : { ...options, store: keys }, this.clock, this.extras, onError)
+  }
+
+  #newKeys(): JournaledKeys {
+    const journal = this.journal as Journal<M>
+    return new JournaledKeys(this.options.idempotency?.maxKeys ?? 100_000, this.clock, journal)
+  }
+
+  // The waits and dead letters a restart must know reach the journal.
+  #journalTransitions(): void {
+    const journal = this.journal
+    if (journal === undefined) return
+    this.delayed.journalTo(journal)
+    this.failures.retries.journalTo(journal)
+    this.failures.deadLetters.watch((id, letter) => journal.letter(id, letter))
   }
 
   // Retries, dead letters, breakers, alerts, the failure exit.

@@ -23,6 +23,8 @@ import type { Traces } from '../failure/trace.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
+import type { Journal } from '../journal/journal.js'
+import { fieldsOf } from '../journal/records.js'
 import type { DropReason, LoopEmitter } from '../loop/events.js'
 import type { Message, MessageMap } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
@@ -46,6 +48,7 @@ export interface OutcomeParts<M extends MessageMap> {
   readonly handBack: HandBack
   readonly events: LoopEmitter<M>
   readonly clock: { now(): number }
+  readonly journal: Journal<M> | undefined
 }
 
 /** The loop's outcomes, and the idle check that follows each. */
@@ -143,13 +146,8 @@ export class Outcomes<M extends MessageMap> {
    */
   snapshotted(m: Envelope, state: SnapshotState, dueAt?: number, holdsKey = false): void {
     const { extras, traces, ledger } = this.#p
-    const entry = {
-      attempts: [...(traces.of(m)?.attempts ?? [])],
-      idempotencyKey: ledger.current?.keyOf(m),
-      checkpoint: extras.checkpointOf(m),
-      retry: extras.retryOf(m),
-      handlerTimeoutMs: extras.timeoutOf(m),
-    }
+    const entry = fieldsOf(this.#p, m)
+    this.#p.journal?.saved(m, state, entry, dueAt) // with a journal, its row stays for the next start
     this.#finish(m, holdsKey)
     this.#p.handBack.write(m, state, entry, dueAt)
     this.#p.metrics.snapshotted++
@@ -207,5 +205,6 @@ export class Outcomes<M extends MessageMap> {
   #finish(m: Envelope, holdsKey: boolean): void {
     m.where = Where.Done
     if (holdsKey && m.key !== undefined) this.#p.queue.release(m.key)
+    this.#p.journal?.touch(m) // its row goes at the next commit
   }
 }

@@ -89,6 +89,8 @@ export class DeadLetterStore implements DeadLetterSink {
   readonly #letters = new Map<string, DeadLetter>()
   readonly #replay: Replayer
   #evicted = 0
+  // Told of every letter that enters or (null) leaves the store: the loop's journal, if it has one.
+  #changed: ((id: string, letter: DeadLetter | null) => void) | undefined
 
   /**
    * @param maxSize - letters kept (0 keeps none: use a sink)
@@ -109,6 +111,11 @@ export class DeadLetterStore implements DeadLetterSink {
     return this.#evicted
   }
 
+  /** Reports every letter that enters or (`null`) leaves the store to `changed` (the journal). */
+  watch(changed: (id: string, letter: DeadLetter | null) => void): void {
+    this.#changed = changed
+  }
+
   /** Stores a letter, evicting the oldest past the bound. */
   add(letter: DeadLetter): void {
     if (this.maxSize === 0) {
@@ -116,9 +123,18 @@ export class DeadLetterStore implements DeadLetterSink {
       return
     }
     this.#letters.set(letter.id, letter)
+    this.#changed?.(letter.id, letter)
     if (this.#letters.size > this.maxSize) {
-      this.#letters.delete(this.#letters.keys().next().value as string)
+      this.#remove(this.#letters.keys().next().value as string)
       this.#evicted++
+    }
+  }
+
+  /** Puts back letters a journal recovered (oldest first), without reporting them as new. */
+  load(letters: readonly DeadLetter[]): void {
+    for (const letter of letters) {
+      this.#letters.set(letter.id, letter)
+      if (this.#letters.size > this.maxSize) this.#remove(this.#letters.keys().next().value as string)
     }
   }
 
@@ -152,7 +168,7 @@ export class DeadLetterStore implements DeadLetterSink {
         continue
       }
       if (result.ok || result.status === 'dropped') {
-        this.#letters.delete(letter.id)
+        this.#remove(letter.id)
         replayed.push(result.message)
       } else refused.push({ letter, error: result.error })
     }
@@ -166,8 +182,13 @@ export class DeadLetterStore implements DeadLetterSink {
    */
   purge(filter?: DeadLetterFilter): number {
     const doomed = this.#select(filter)
-    for (const letter of doomed) this.#letters.delete(letter.id)
+    for (const letter of doomed) this.#remove(letter.id)
     return doomed.length
+  }
+
+  #remove(id: string): void {
+    this.#letters.delete(id)
+    this.#changed?.(id, null)
   }
 
   #select(filter: DeadLetterFilter | undefined): DeadLetter[] {

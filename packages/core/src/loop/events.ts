@@ -5,6 +5,7 @@
  */
 import type { PressureTransition } from '@flowing/backpressure'
 import type { StallReport } from '@flowing/watchdog'
+import type { StoreError } from '../errors.js'
 import type { DeadLetterAlert } from '../failure/alerts.js'
 import type { CircuitChange } from '../failure/circuits.js'
 import type { ErrorInfo } from '../failure/classify.js'
@@ -71,6 +72,13 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   committed: [message: Message<M>, checkpoint: unknown]
   /** An idempotency store call (`set`, `release`, a claim) threw or rejected. */
   'ledger-error': [error: unknown, idempotencyKey: string]
+  /**
+   * A journal store failed (a commit, the final close, a takeover): posts are refused with the error
+   * until a commit succeeds again; nothing accepted is lost.
+   */
+  'store-error': [error: StoreError]
+  /** A commit succeeded again after a `store-error`: posts are accepted again. */
+  'store-recovered': [store: string]
   /** `restore()` re-admitted a snapshot's messages. */
   restored: [count: number, skipped: number]
   /** The failure rate passed the `failureExit` threshold: the loop stops, handing back what is left. */

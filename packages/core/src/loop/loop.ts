@@ -201,9 +201,19 @@ export class Loop<M extends MessageMap = MessageMap> {
     return this.#e.lifecycle.state
   }
 
-  /** Starts dispatching (`created` or `paused` → `running`). */
+  /**
+   * Starts dispatching (`created` or `paused` → `running`). With a journal `store`, the first start
+   * recovers what the store kept — unfinished messages (queued, interrupted, delayed with the time
+   * left, backing off, with their attempts, checkpoints and idempotency keys), dead letters, finished
+   * keys — before anything runs, and posts are accepted from then on.
+   *
+   * @throws StoreError when the store cannot be read; SnapshotError when this loop cannot take what
+   * it recovered (a type not registered yet, no room): nothing is recovered, and `start()` may be
+   * called again
+   */
   start(): this {
     this.#refuseIfStopping('start')
+    this.#e.recover()
     this.#e.lifecycle.run()
     this.#e.schedulePump()
     return this
@@ -219,6 +229,18 @@ export class Loop<M extends MessageMap = MessageMap> {
   /** Same as {@link Loop.start}, for a paused loop. */
   resume(): this {
     return this.start()
+  }
+
+  /**
+   * Resolves once every message accepted so far is committed to the journal `store` — a producer's
+   * durable acknowledgement, like a database commit (at once without a store). The loop commits
+   * within one event-loop turn of a post; `flushed()` only waits for that commit.
+   *
+   * @throws (rejects) StoreError when that commit failed: the messages stay accepted, in memory, and
+   * the loop tries the commit again (a later `flushed()` resolves once one succeeds)
+   */
+  flushed(): Promise<void> {
+    return this.#e.journal?.flushed() ?? Promise.resolve()
   }
 
   /** Resolves when nothing is queued and nothing runs (a paused loop resolves only once resumed). */

@@ -15,6 +15,7 @@ import type { FailureExitOptions, FailureLogger } from '../failure/failure-types
 import { checkRetryOptions, mergeRetry, type RetryOptions } from '../failure/retry-policy.js'
 import type { IdempotencyOptions } from '../idempotency/ledger.js'
 import * as check from '../internal/validate.js'
+import type { Store } from '../journal/store.js'
 import type { OverflowPolicy } from '../message.js'
 import { Priority, type PriorityLevel } from '../priority.js'
 import { checkStall, type StallOptions } from './stall-option.js'
@@ -216,12 +217,20 @@ export interface LoopOptions {
    * @defaultValue false
    */
   readonly failureExit?: false | FailureExitOptions
+  /**
+   * A journal (`sqliteStore()` of `@flowing/sqlite`, `postgresStore()` of `@flowing/postgres`): every
+   * accepted message is committed to it within one event-loop turn, and `start()` recovers what a
+   * crashed or stopped predecessor left there. A loop with a store starts only when told (`autoStart`
+   * must not be `true`) and accepts posts from `start()` on, after what it recovered.
+   */
+  readonly store?: Store
 }
 
 /** Options with defaults applied. */
 export type ResolvedLoopOptions = Required<
-  Omit<LoopOptions, 'classify' | 'breaker' | 'deadLetters' | 'alerts' | 'logger' | 'idempotency'>
+  Omit<LoopOptions, 'classify' | 'breaker' | 'deadLetters' | 'alerts' | 'logger' | 'idempotency' | 'store'>
 > & {
+  readonly store: Store | undefined
   readonly idempotency: IdempotencyOptions | undefined
   readonly classify: Classifier | undefined
   readonly breaker: CircuitPolicy | false
@@ -263,6 +272,7 @@ export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
   'keepTraces',
   'idempotency',
   'failureExit',
+  'store',
 ]
 
 /** The overflow policies, for validation and docs. */
@@ -300,7 +310,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     dispatchBudget: pick('dispatchBudget', 1024, (n, v) => check.positiveInteger(n, v)),
     dispatchBudgetMs: pick('dispatchBudgetMs', 10, (n, v) => check.nonNegativeNumber(n, v, true)),
     clock: pick('clock', systemClock, checkClock),
-    autoStart: pick('autoStart', true, check.boolean),
+    autoStart: pick('autoStart', o['store'] === undefined, check.boolean),
     queue: pick('queue', 'levels' as const, (n, v) => check.oneOf(n, v, ['levels', 'heap'] as const)),
     idPrefix: pick('idPrefix', nanoid(10), checkIdPrefix),
     retry: pick('retry', {} as RetryOptions, (n, v) => {
@@ -318,6 +328,14 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     keepTraces: pick('keepTraces', 1000, check.nonNegativeInteger),
     idempotency: pick('idempotency', undefined as IdempotencyOptions | undefined, checkIdempotency),
     failureExit: pick('failureExit', false as false | FailureExitOptions, checkFailureExit),
+    store: pick('store', undefined as Store | undefined, checkStore),
+  }
+  if (resolved.store !== undefined && o['autoStart'] === true) {
+    throw new InvalidArgumentError(
+      'options.autoStart',
+      'false or absent with a `store` (start() recovers the journal first)',
+      true,
+    )
   }
   return resolved.maxZombies >= 0 ? resolved : { ...resolved, maxZombies: resolved.workers }
 }
@@ -415,4 +433,14 @@ function checkFailureExit(name: string, value: unknown): false | FailureExitOpti
   if (o.deadlineMs !== undefined) check.nonNegativeNumber(`${name}.deadlineMs`, o.deadlineMs, true)
   if (o.onSnapshot !== undefined) check.fn(`${name}.onSnapshot`, o.onSnapshot)
   return o as FailureExitOptions
+}
+
+function checkStore(name: string, value: unknown): Store {
+  if (value === null || typeof value !== 'object') throw new InvalidArgumentError(name, 'a journal store', value)
+  const s = value as Record<string, unknown>
+  if (typeof s['name'] !== 'string' || s['name'] === '')
+    throw new InvalidArgumentError(`${name}.name`, 'a non-empty string', s['name'])
+  for (const method of ['recovered', 'commit', 'close']) check.fn(`${name}.${method}`, s[method])
+  if (s['watch'] !== undefined) check.fn(`${name}.watch`, s['watch'])
+  return value as Store
 }

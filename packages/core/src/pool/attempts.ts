@@ -25,6 +25,7 @@ import { DuplicateSkip, type LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import { isInstance } from '../internal/total.js'
+import { Journal } from '../journal/journal.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
@@ -55,6 +56,7 @@ export interface AttemptParts<M extends MessageMap> {
   readonly extras: PostExtras
   readonly metrics: LoopMetrics
   readonly events: LoopEmitter<M>
+  readonly journal: Journal<M> | undefined
 }
 
 /** Begins, runs and ends attempts for the worker pool; also `ctx.post` and `ctx.commit`. */
@@ -200,6 +202,11 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     const { extras, failures, ledger, clock, events } = this.#p
     if (m.where !== Where.Running || attempt !== failures.attemptOf(m)) {
       throw new FencedError(`${m.type} ${m.id}`, attempt, 'not running', 'ctx.commit')
+    }
+    const journal = this.#p.journal
+    if (journal !== undefined) {
+      Journal.json('checkpoint', checkpoint) // throws InvalidArgumentError: JSON cannot keep it
+      journal.touch(m)
     }
     extras.commit(m, checkpoint)
     const value = extras.checkpointOf(m)

@@ -14,6 +14,7 @@ import type { Failures } from '../failure/failures.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
+import { Journal } from '../journal/journal.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap, PostOptions } from '../message.js'
@@ -35,14 +36,20 @@ export interface RestoreParts<M extends MessageMap> {
   readonly metrics: LoopMetrics
   readonly events: LoopEmitter<M>
   readonly ledger: LedgerSlot
+  readonly journal: Journal<M> | undefined
 }
 
 /**
  * Re-admits every message of `snapshot` (see `Loop.restore`).
+ * @param elapsedMs - time since it was taken, when the snapshot's waits are not counted from `takenAt`
  * @returns how many were re-admitted (messages whose key is done since are skipped)
  * @throws SnapshotError, and nothing changed
  */
-export function restoreSnapshot<M extends MessageMap>(host: RestoreParts<M>, snapshot: LoopSnapshot): number {
+export function restoreSnapshot<M extends MessageMap>(
+  host: RestoreParts<M>,
+  snapshot: LoopSnapshot,
+  elapsedMs?: number,
+): number {
   const s = checkSnapshot(snapshot)
   checkFits(s, {
     resolve: (sm) => host.registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
@@ -50,17 +57,29 @@ export function restoreSnapshot<M extends MessageMap>(host: RestoreParts<M>, sna
     freeQueue: host.options.capacity - host.queue.length,
     freeDelayed: host.options.maxDelayed - host.delayed.length,
   })
+  const payloads = host.journal === undefined ? undefined : payloadsOf(s)
   const admit = claimKeys(host, s)
   const now = host.clock.now()
-  const elapsed = Math.max(0, Date.now() - s.takenAt)
+  const elapsed = elapsedMs ?? Math.max(0, Date.now() - s.takenAt)
   const announce: (() => void)[] = []
   for (const [i, sm] of s.messages.entries()) {
-    if (admit[i] === true) announce.push(readmit(host, sm, now, elapsed))
+    if (admit[i] === true) announce.push(readmit(host, sm, now, elapsed, payloads?.[i]))
     else host.metrics.duplicates++
   }
   for (const emit of announce) emit() // everything is in place before any listener runs
   host.events.emit('restored', announce.length, s.messages.length - announce.length)
   return announce.length
+}
+
+// A loop with a journal keeps payloads as JSON: one JSON cannot represent fails the restore whole.
+function payloadsOf(s: LoopSnapshot): (string | undefined)[] {
+  return s.messages.map((sm, i) => {
+    try {
+      return Journal.json('payload', sm.payload)
+    } catch (error) {
+      throw new SnapshotError(`messages[${i}].payload`, (error as Error).message)
+    }
+  })
 }
 
 // The ledger's say on each restored key, all before anything is admitted: a store that fails undoes
@@ -93,8 +112,9 @@ function readmit<M extends MessageMap>(
   sm: SnapshotMessage,
   now: number,
   elapsed: number,
+  payloadJson: string | undefined,
 ): () => void {
-  const { admission, extras, failures, queue, metrics, events } = host
+  const { admission, extras, failures, queue, metrics, events, journal } = host
   const options: PostOptions = { key: sm.key, priority: sm.priority }
   const m: Envelope = admission.stamp(sm.type, sm.payload, options, sm.hops, sm.traceId)
   extras.keep(m, { handlerTimeoutMs: sm.handlerTimeoutMs, retry: sm.retry, idempotencyKey: sm.idempotencyKey })
@@ -104,6 +124,7 @@ function readmit<M extends MessageMap>(
   metrics.posted++
   metrics.accepted++
   metrics.restored++
+  journal?.admitted(m, payloadJson)
   const dueAt = now + Math.max(0, (sm.dueInMs ?? 0) - elapsed)
   const message = m as unknown as Message<M>
   if (sm.state === 'delayed') {

@@ -69,6 +69,7 @@ export interface StopParts<M extends MessageMap> {
   /** Every stage that holds accepted messages outside the pool. */
   readonly holders: readonly Holder[]
   readonly stall: { stop(): void } | undefined
+  readonly journal: { close(): Promise<void> } | undefined
   /** Schedules the pool's pump. */
   schedulePump(): void
 }
@@ -103,7 +104,10 @@ export class Stopper<M extends MessageMap> {
     else if (drain) this.#cancelDelayed()
     if (!drain) this.#escalate()
     this.#p.schedulePump()
-    this.#stopping = this.#p.outcomes.drain().then(() => this.#finish())
+    this.#stopping = this.#p.outcomes
+      .drain()
+      .then(() => this.#finish())
+      .then((snapshot) => this.#closeJournal(snapshot))
     this.#arm(deadlineMs, signal)
     return this.#stopping
   }
@@ -136,6 +140,12 @@ export class Stopper<M extends MessageMap> {
     lifecycle.stopped()
     this.#p.lingering.release() // a zombie's grace timer, a compensation deadline: none keeps the process alive
     return this.#p.handBack.take()
+  }
+
+  // The journal's last batch (what the stop handed back stays in it), then the store closes.
+  async #closeJournal(snapshot: LoopSnapshot): Promise<LoopSnapshot> {
+    await this.#p.journal?.close()
+    return snapshot
   }
 
   #arm(deadlineMs: number | undefined, signal: AbortSignal | undefined): void {

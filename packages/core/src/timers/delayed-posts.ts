@@ -81,6 +81,8 @@ export class DelayedPosts {
   #overdueLive = 0
   // What a pending message's `where` says: `Delayed` (postDelayed) or `Backoff` (a retry).
   readonly #pendingAs: Where.Delayed | Where.Backoff
+  // The loop's journal, told of every wait (a restart keeps the due time).
+  #journal: { timed(m: Envelope, dueAt: number): void } | undefined
 
   /**
    * @param wheel - the loop's shared timing wheel; it hands due messages back through {@link DelayedPosts.due}
@@ -91,6 +93,11 @@ export class DelayedPosts {
     this.#wheel = wheel
     this.#host = host
     this.#pendingAs = pendingAs
+  }
+
+  /** Tells `journal` of every message scheduled from now on. */
+  journalTo(journal: { timed(m: Envelope, dueAt: number): void }): void {
+    this.#journal = journal
   }
 
   /** Scheduled and not yet due. */
@@ -113,6 +120,7 @@ export class DelayedPosts {
     m.where = this.#pendingAs
     const handle = new DelayedHandle(this, m, this.#wheel.add(dueAt, m), dueAt)
     this.#timers.set(m, handle)
+    this.#journal?.timed(m, dueAt)
     return handle as unknown as DelayedMessage<M, T>
   }
 
