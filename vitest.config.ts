@@ -19,6 +19,7 @@ export default defineConfig({
         test: { name: 'backpressure', root: 'packages/backpressure', include: ['test/**/*.test.ts'] },
       },
       { extends: true, test: { name: 'watchdog', root: 'packages/watchdog', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'sqlite', root: 'packages/sqlite', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'errors', root: 'packages/errors', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'] } },
       { extends: true, test: { name: 'benchmarks', root: 'benchmarks', include: ['test/**/*.test.ts'] } },

@@ -1,0 +1,147 @@
+/**
+ * The journal's rows: one prepared statement per write, the batch encoded to JSON before the
+ * transaction starts (a value JSON cannot take fails the batch before anything is written), and the
+ * whole contents read back in first-journaled order.
+ *
+ * @internal
+ * @module
+ */
+import type { DeadLetter, JournalBatch, JournalRecord, KeyRecord, StoreContents } from '@flowing/core'
+import { StoreError } from '@flowing/core'
+import type Database from 'better-sqlite3'
+
+type Row = readonly unknown[]
+
+/** A batch as bound parameters: every row's JSON already made. */
+export interface EncodedBatch {
+  readonly messages: readonly Row[]
+  readonly removed: readonly string[]
+  readonly deadLetters: readonly Row[]
+  readonly deadLettersRemoved: readonly string[]
+  readonly keys: readonly Row[]
+  readonly keysRemoved: readonly string[]
+}
+
+/**
+ * Encodes a batch; every JSON text is made here, outside the transaction.
+ *
+ * @throws StoreError (`commit`) naming the row that JSON cannot take (a BigInt, a cycle)
+ */
+export function encodeBatch(store: string, batch: JournalBatch): EncodedBatch {
+  return {
+    messages: batch.messages.map((r) => [
+      r.id,
+      r.type,
+      r.state,
+      r.dueAtEpochMs ?? null,
+      json(store, 'message', r.id, r),
+    ]),
+    removed: batch.removed,
+    deadLetters: batch.deadLetters.map((l) => [l.id, l.type, l.atEpochMs, json(store, 'dead letter', l.id, l)]),
+    deadLettersRemoved: batch.deadLettersRemoved,
+    keys: batch.keys.map((k) => [k.key, k.expiresAtEpochMs, json(store, 'key', k.key, k)]),
+    keysRemoved: batch.keysRemoved,
+  }
+}
+
+function json(store: string, what: string, id: string, value: unknown): string {
+  try {
+    return JSON.stringify(value)
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new StoreError(
+      store,
+      'commit',
+      `${what} \`${id}\` cannot be stored as JSON (${reason}); nothing of the batch was written`,
+      error,
+    )
+  }
+}
+
+/** The prepared statements of one connection, and the transaction that applies a batch. */
+export class Tables {
+  /** Applies an encoded batch in one `BEGIN IMMEDIATE` transaction (rolled back if any row fails). */
+  readonly write: (batch: EncodedBatch) => void
+  readonly #db: Database.Database
+  // The sweep of expired keys: a range scan of `keys_by_expiry`, cheap when nothing expired.
+  readonly #expire: Database.Statement<[number]>
+
+  constructor(db: Database.Database) {
+    this.#db = db
+    this.#expire = db.prepare('DELETE FROM keys WHERE expires_at <= ?')
+    const apply = upserts(db)
+    this.write = db.transaction(apply).immediate
+  }
+
+  /** Deletes the keys that expired at `now`; returns how many. */
+  expireKeys(now: number): number {
+    return this.#expire.run(now).changes
+  }
+
+  /**
+   * Everything the journal holds, keys expired at `now` left out.
+   *
+   * @throws StoreError (`recover`) for a row that is not valid JSON (an edited or damaged journal)
+   */
+  read(store: string, now: number): StoreContents {
+    const db = this.#db
+    const messages = db.prepare('SELECT id, record FROM messages ORDER BY seq').raw().all() as [string, string][]
+    const letters = db.prepare('SELECT id, letter FROM dead_letters ORDER BY seq').raw().all() as [string, string][]
+    const keys = db.prepare('SELECT key, record FROM keys WHERE expires_at > ? ORDER BY seq').raw().all(now) as [
+      string,
+      string,
+    ][]
+    return {
+      messages: parseAll<JournalRecord>(store, 'messages', messages),
+      deadLetters: parseAll<DeadLetter>(store, 'dead_letters', letters),
+      keys: parseAll<KeyRecord>(store, 'keys', keys),
+    }
+  }
+}
+
+/** The body of the batch transaction: removals first, then the upserts (an id is in one or the other). */
+function upserts(db: Database.Database): (batch: EncodedBatch) => void {
+  // ON CONFLICT … DO UPDATE keeps the row's seq (its first-journaled place); INSERT OR REPLACE would
+  // delete the row and give it a new one at the end.
+  const putMessage = db.prepare(
+    `INSERT INTO messages (id, type, state, due_at, record) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET type = excluded.type, state = excluded.state, due_at = excluded.due_at, record = excluded.record`,
+  )
+  const putLetter = db.prepare(
+    `INSERT INTO dead_letters (id, type, at, letter) VALUES (?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET type = excluded.type, at = excluded.at, letter = excluded.letter`,
+  )
+  const putKey = db.prepare(
+    `INSERT INTO keys (key, expires_at, record) VALUES (?, ?, ?)
+     ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at, record = excluded.record`,
+  )
+  const removeMessage = db.prepare('DELETE FROM messages WHERE id = ?')
+  const removeLetter = db.prepare('DELETE FROM dead_letters WHERE id = ?')
+  const removeKey = db.prepare('DELETE FROM keys WHERE key = ?')
+  return (batch) => {
+    for (const id of batch.removed) removeMessage.run(id)
+    for (const id of batch.deadLettersRemoved) removeLetter.run(id)
+    for (const key of batch.keysRemoved) removeKey.run(key)
+    for (const row of batch.messages) putMessage.run(row)
+    for (const row of batch.deadLetters) putLetter.run(row)
+    for (const row of batch.keys) putKey.run(row)
+  }
+}
+
+function parseAll<T>(store: string, table: string, rows: readonly [string, string][]): T[] {
+  const out: T[] = new Array(rows.length)
+  for (let i = 0; i < rows.length; i++) {
+    const [id, text] = rows[i] as [string, string]
+    try {
+      out[i] = JSON.parse(text) as T
+    } catch (error) {
+      throw new StoreError(
+        store,
+        'recover',
+        `row \`${id}\` of table ${table} is not valid JSON; the journal was edited or damaged`,
+        error,
+      )
+    }
+  }
+  return out
+}

@@ -1,0 +1,157 @@
+/**
+ * The options of {@link sqliteStore}, and their one validator: every rule is checked before a file is
+ * touched, so a typo or a wrong type is an `InvalidArgumentError` naming the option, never a half-open
+ * journal.
+ *
+ * @module
+ */
+import { InvalidArgumentError } from '@flowing/core'
+
+/**
+ * How hard a commit waits for the disk (SQLite's `PRAGMA synchronous`, in WAL mode):
+ *
+ * - `normal` — a commit returns once its pages are in the write-ahead log in the operating system's
+ *   cache; the log is fsync'ed at each checkpoint. Survives any crash of the process (`kill -9`, an
+ *   OOM kill, an uncaught exception); a power loss or a kernel panic may lose the last batches before
+ *   the latest checkpoint, never corrupt the file.
+ * - `full` — every commit also fsyncs the log: a batch whose commit returned survives a power loss
+ *   too, at the cost of one fsync per batch.
+ */
+export type SynchronousMode = 'normal' | 'full'
+
+/** The modes {@link SqliteStoreOptions.synchronous} accepts. */
+export const SYNCHRONOUS_MODES: readonly SynchronousMode[] = ['normal', 'full']
+
+/** The options of {@link sqliteStore}. */
+export interface SqliteStoreOptions {
+  /**
+   * The journal file. Relative paths resolve against `process.cwd()`; the directory must exist. The
+   * file is created on first open, with its `-wal` and `-shm` companions beside it.
+   *
+   * @example `'/var/lib/orders/journal.db'`
+   */
+  readonly path: string
+  /**
+   * What a committed batch survives: a process crash (`normal`) or a power loss too (`full`).
+   *
+   * @defaultValue 'normal'
+   */
+  readonly synchronous?: SynchronousMode
+  /**
+   * How long a commit waits for a lock another connection holds (a backup, the `sqlite3` shell in a
+   * write transaction) before it fails with `SQLITE_BUSY`, in ms: an integer ≥ 0.
+   *
+   * @defaultValue 5000
+   */
+  readonly busyTimeoutMs?: number
+  /**
+   * A quota on the database file, in bytes (an integer ≥ 64 KiB): past it a commit that adds rows
+   * fails with a `StoreError` (`SQLITE_FULL`) — the loop refuses posts until rows drain — instead of
+   * filling the disk. A batch that only removes rows always fits.
+   *
+   * @defaultValue no quota (the disk's size)
+   */
+  readonly maxBytes?: number
+  /**
+   * The wall clock that expires finished idempotency keys, in ms since the Unix epoch (tests pass a
+   * fake one).
+   *
+   * @defaultValue Date.now
+   */
+  readonly wallNow?: () => number
+}
+
+/** {@link SqliteStoreOptions} with every default applied. */
+export interface ResolvedSqliteOptions {
+  readonly path: string
+  readonly synchronous: SynchronousMode
+  readonly busyTimeoutMs: number
+  readonly maxBytes: number | undefined
+  readonly wallNow: () => number
+}
+
+const KNOWN = ['path', 'synchronous', 'busyTimeoutMs', 'maxBytes', 'wallNow'] as const
+const MIN_MAX_BYTES = 65_536
+
+/**
+ * Checks `options` and applies the defaults.
+ *
+ * @throws InvalidArgumentError naming the first option that breaks its rule (an unknown key included,
+ *   with a suggestion for a near miss such as `synchronus`)
+ */
+export function resolveOptions(options: unknown): ResolvedSqliteOptions {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidArgumentError('options', 'an object with a `path`', options)
+  }
+  const o = options as Partial<Record<(typeof KNOWN)[number], unknown>>
+  for (const key of Object.keys(options)) {
+    if ((KNOWN as readonly string[]).includes(key)) continue
+    const near = closest(key, KNOWN)
+    const hint = near === undefined ? undefined : { hint: `did you mean \`${near}\`?` }
+    throw new InvalidArgumentError(
+      `options.${key}`,
+      `one of the known options (${KNOWN.join(', ')})`,
+      (options as Record<string, unknown>)[key],
+      hint,
+    )
+  }
+  if (typeof o.path !== 'string' || o.path.trim() === '' || o.path.includes('\0')) {
+    throw new InvalidArgumentError('options.path', 'a non-empty file path', o.path)
+  }
+  if (o.path === ':memory:' || o.path.startsWith('file:')) {
+    throw new InvalidArgumentError('options.path', 'a file path (not `:memory:` nor a `file:` URI)', o.path)
+  }
+  return {
+    path: o.path,
+    synchronous: synchronous(o.synchronous),
+    busyTimeoutMs: integer('options.busyTimeoutMs', o.busyTimeoutMs, 0, 5000),
+    maxBytes: o.maxBytes === undefined ? undefined : integer('options.maxBytes', o.maxBytes, MIN_MAX_BYTES, 0),
+    wallNow: wallNow(o.wallNow),
+  }
+}
+
+function synchronous(value: unknown): SynchronousMode {
+  if (value === undefined) return 'normal'
+  if (typeof value === 'string' && (SYNCHRONOUS_MODES as readonly string[]).includes(value)) {
+    return value as SynchronousMode
+  }
+  throw new InvalidArgumentError('options.synchronous', "one of 'normal', 'full'", value)
+}
+
+function integer(name: string, value: unknown, min: number, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new InvalidArgumentError(name, `an integer ≥ ${min}`, value)
+  }
+  return value
+}
+
+function wallNow(value: unknown): () => number {
+  if (value === undefined) return Date.now
+  if (typeof value !== 'function') throw new InvalidArgumentError('options.wallNow', 'a function', value)
+  return value as () => number
+}
+
+/** The known key within two edits of `key` (Levenshtein), if one is. */
+function closest(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = 3
+  for (const candidate of known) {
+    const d = distance(key.toLowerCase(), candidate.toLowerCase())
+    if (d < bestDistance) [best, bestDistance] = [candidate, d]
+  }
+  return best
+}
+
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)
+      row.push(Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, substitution))
+    }
+    previous = row
+  }
+  return previous[b.length] ?? 0
+}
