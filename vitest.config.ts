@@ -3,10 +3,14 @@ import { defineConfig } from 'vitest/config'
 // One project per package; every project resolves @flowing/* to source through the private
 // `@flowing/source` export condition, so tests never need a build.
 const conditions = ['@flowing/source', 'import', 'module', 'node', 'default']
+// Vitest passes the SSR conditions to its workers as `node --conditions`, which `require()` honours
+// too: with `import` among them, a CommonJS dependency requiring a dual package (pg → pg-pool) would
+// get its ESM build. Node adds `import` or `require` by itself, per kind of load.
+const nodeConditions = ['@flowing/source', 'node', 'default']
 
 export default defineConfig({
   resolve: { conditions },
-  ssr: { resolve: { conditions, externalConditions: conditions } },
+  ssr: { resolve: { conditions: nodeConditions, externalConditions: nodeConditions } },
   test: {
     projects: [
       { extends: true, test: { name: 'core', root: 'packages/core', include: ['test/**/*.test.ts'] } },
@@ -20,6 +24,18 @@ export default defineConfig({
       },
       { extends: true, test: { name: 'watchdog', root: 'packages/watchdog', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'sqlite', root: 'packages/sqlite', include: ['test/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          root: 'packages/postgres',
+          include: ['test/**/*.test.ts'],
+          // One initdb for the run; each file copies it and starts its own server.
+          globalSetup: ['test/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
       { extends: true, test: { name: 'errors', root: 'packages/errors', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'] } },
       { extends: true, test: { name: 'benchmarks', root: 'benchmarks', include: ['test/**/*.test.ts'] } },

@@ -1,0 +1,19 @@
+/**
+ * `@flowing/postgres`: a journal store for Flowing in PostgreSQL — one statement per batch, several
+ * processes sharing one journal under leases with fencing tokens, and takeover of the messages of a
+ * process that died.
+ *
+ * @example
+ * ```ts no-run
+ * import { createLoop } from '@flowing/core'
+ * import { postgresStore } from '@flowing/postgres'
+ *
+ * const store = await postgresStore({ connectionString: 'postgres://app@db/orders' })
+ * const loop = createLoop<{ 'order.paid': { id: string } }>({ store })
+ * ```
+ *
+ * @module
+ */
+export type { LeaseState } from './internal/lease.js'
+export type { PostgresStoreOptions } from './options.js'
+export { PostgresStore, postgresStore } from './postgres-store.js'

@@ -1,0 +1,60 @@
+/**
+ * A batch as the commit statement's parameters `$5`–`$14`: ids and JSON bodies in parallel arrays
+ * (sent as `text[]` / `json[]`, unnested by the server), so a batch of any size is one statement.
+ *
+ * @module
+ */
+import type { DeadLetter, JournalBatch, JournalRecord, KeyRecord } from '@flowing/core'
+
+/**
+ * The parameters of one batch.
+ *
+ * @remarks
+ * A batch names an id at most once (the contract); a repeated id is tolerated anyway — the last
+ * record wins, and an id both written and removed is written (its row keeps its place) — because the
+ * statement could not write one row twice.
+ *
+ * @throws Error when a record cannot be written as JSON (a BigInt or a cycle in a checkpoint)
+ */
+export function batchParams(batch: JournalBatch): unknown[] {
+  const messages = lastById(batch.messages, (r: JournalRecord) => r.id)
+  const letters = lastById(batch.deadLetters, (l: DeadLetter) => l.id)
+  const keys = lastById(batch.keys, (k: KeyRecord) => k.key)
+  return [
+    batch.removed.filter((id) => !messages.has(id)),
+    [...messages.keys()],
+    json(messages.values()),
+    batch.deadLettersRemoved.filter((id) => !letters.has(id)),
+    [...letters.keys()],
+    json(letters.values()),
+    batch.keysRemoved.filter((k) => !keys.has(k)).map(keyColumn),
+    [...keys.keys()].map(keyColumn),
+    [...keys.values()].map((k) => k.expiresAtEpochMs),
+    json(keys.values()),
+  ]
+}
+
+/**
+ * The `keys.key` column of an idempotency key: the key itself — unless it holds what a `text` column
+ * cannot (NUL, a lone surrogate) or starts with the escape `\`; those are stored as `\` and their JSON,
+ * so every key has its own row.
+ */
+export function keyColumn(key: string): string {
+  if (!UNSTORABLE.test(key) && !key.startsWith('\\')) return key
+  return `\\${JSON.stringify(key)}`
+}
+
+// NUL, or a surrogate without its pair: what UTF-8 text cannot hold.
+const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+function lastById<T>(rows: readonly T[], id: (row: T) => string): Map<string, T> {
+  const byId = new Map<string, T>()
+  for (const row of rows) byId.set(id(row), row)
+  return byId
+}
+
+function json(rows: Iterable<unknown>): string[] {
+  const texts: string[] = []
+  for (const row of rows) texts.push(JSON.stringify(row))
+  return texts
+}

@@ -1,0 +1,53 @@
+/**
+ * What a failed call to the server means, in words an operator can act on: the `StoreError`s of the
+ * store, with the driver's error as their `cause`.
+ *
+ * @module
+ */
+import { StoreError, type StoreOperation } from '@flowing/core'
+
+// SQLSTATE classes and codes worth a sentence (https://www.postgresql.org/docs/current/errcodes-appendix.html).
+const CODES: Readonly<Record<string, string>> = {
+  '08000': 'the connection failed',
+  '08001': 'the server refused the connection',
+  '08003': 'the connection is gone',
+  '08006': 'the connection failed',
+  '28000': 'the server refused the credentials',
+  '28P01': 'the password was refused',
+  '3D000': 'the database does not exist',
+  '42501': 'the role lacks a privilege it needs (CREATE on the database for the schema, or on the tables)',
+  '53100': 'the server is out of disk space',
+  '53200': 'the server is out of memory',
+  '53300': 'the server has too many connections',
+  '57014': 'the statement was cancelled (statement_timeout or a cancel request)',
+  '57P01': 'the server is shutting down',
+  '57P02': 'the server crashed',
+  '57P03': 'the server is not accepting connections yet (starting up or in recovery)',
+  '25006': 'the server is read-only (a standby, or default_transaction_read_only)',
+  '40001': 'a serialization failure',
+  '40P01': 'a deadlock (the server aborted this transaction)',
+}
+
+const NODE_CODES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'the server refused the connection (is it running?)',
+  ECONNRESET: 'the connection was reset',
+  ETIMEDOUT: 'the connection timed out',
+  ENOTFOUND: 'the host name does not resolve',
+  EPIPE: 'the connection was closed',
+}
+
+/** A sentence saying what `error` means, followed by the driver's message. */
+export function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code !== 'string') return message || 'the connection failed'
+  const meaning = CODES[code] ?? NODE_CODES[code]
+  return meaning === undefined ? `${message} (${code})` : `${meaning}: ${message} (${code})`
+}
+
+/** `error` as a `StoreError` of `operation` (kept as is if it already is one). */
+export function storeFailure(store: string, operation: StoreOperation, error: unknown, doing?: string): StoreError {
+  if (error instanceof StoreError) return error
+  const problem = doing === undefined ? describe(error) : `${doing}: ${describe(error)}`
+  return new StoreError(store, operation, problem, error)
+}

@@ -1,0 +1,177 @@
+/**
+ * Every SQL text the store sends, built once per schema. Each is one statement with positional
+ * parameters, sent as a named prepared statement (planned once per connection).
+ *
+ * Parameters shared by all: `$1` the journal, `$2` the owner, `$3` the lease token (where the lease is
+ * checked), `$4` the lease length in ms (where it is extended).
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto'
+
+/** One statement: its text and the prepared-statement name derived from it. */
+export interface Statement {
+  readonly name: string
+  readonly text: string
+}
+
+/** The statements of one schema. */
+export interface Statements {
+  /** The schema, quoted. */
+  readonly schema: string
+  readonly readVersion: Statement
+  readonly acquire: Statement
+  readonly renew: Statement
+  readonly release: Statement
+  readonly lockJournal: Statement
+  readonly tryLockJournal: Statement
+  readonly takeOver: Statement
+  readonly commit: Statement
+  readonly ownMessages: Statement
+  readonly deadLetters: Statement
+  readonly liveKeys: Statement
+  readonly pruneKeys: Statement
+}
+
+/** The schema version these statements expect (the `meta` table's `version` row). */
+export const SCHEMA_VERSION = '1'
+
+/** How many expired keys one pruning deletes at most (a bounded, cheap statement). */
+export const PRUNE_LIMIT = 10_000
+
+const LEASE_LIVE = 'journal = $1 AND owner = $2 AND token = $3 AND expires_at > now()'
+const EXTEND = "expires_at = now() + $4 * interval '1 millisecond'"
+// Data-modifying CTEs run whether or not they are read; this guard (an InitPlan, evaluated before any
+// row is touched) makes each of them write nothing unless the lease check found the lease.
+const HELD = 'EXISTS (SELECT FROM lease)'
+
+/** The DDL of schema version 1: idempotent (`IF NOT EXISTS` throughout). */
+export function schemaDdl(schema: string): string {
+  const s = quote(schema)
+  return `
+CREATE SCHEMA IF NOT EXISTS ${s};
+CREATE TABLE IF NOT EXISTS ${s}.meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS ${s}.messages (
+  journal text NOT NULL,
+  id text NOT NULL,
+  seq bigserial NOT NULL,
+  owner text NOT NULL,
+  body json NOT NULL,
+  PRIMARY KEY (journal, id)
+);
+CREATE INDEX IF NOT EXISTS messages_by_owner ON ${s}.messages (journal, owner, seq);
+CREATE TABLE IF NOT EXISTS ${s}.dead_letters (
+  journal text NOT NULL,
+  id text NOT NULL,
+  seq bigserial NOT NULL,
+  body json NOT NULL,
+  PRIMARY KEY (journal, id)
+);
+CREATE INDEX IF NOT EXISTS dead_letters_by_seq ON ${s}.dead_letters (journal, seq);
+CREATE TABLE IF NOT EXISTS ${s}.keys (
+  journal text NOT NULL,
+  key text NOT NULL,
+  expires_at timestamptz NOT NULL,
+  body json NOT NULL,
+  PRIMARY KEY (journal, key)
+);
+CREATE INDEX IF NOT EXISTS keys_by_expiry ON ${s}.keys (journal, expires_at);
+CREATE SEQUENCE IF NOT EXISTS ${s}.lease_tokens;
+CREATE TABLE IF NOT EXISTS ${s}.leases (
+  journal text NOT NULL,
+  owner text NOT NULL,
+  token bigint NOT NULL,
+  acquired_at timestamptz NOT NULL DEFAULT now(),
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (journal, owner)
+);
+INSERT INTO ${s}.meta (key, value) VALUES ('version', '${SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING;
+`
+}
+
+/** The statements over `schema` (a validated identifier). */
+export function statements(schema: string): Statements {
+  const s = quote(schema)
+  return {
+    schema: s,
+    readVersion: statement(`SELECT value FROM ${s}.meta WHERE key = 'version'`),
+    acquire: statement(
+      `INSERT INTO ${s}.leases (journal, owner, token, expires_at)
+       VALUES ($1, $2, nextval('${s}.lease_tokens'), now() + $3 * interval '1 millisecond')
+       ON CONFLICT (journal, owner) DO UPDATE
+         SET token = excluded.token, acquired_at = now(), expires_at = excluded.expires_at
+       RETURNING token::text AS token`,
+    ),
+    renew: statement(`UPDATE ${s}.leases SET ${EXTEND} WHERE ${LEASE_LIVE} RETURNING token`),
+    release: statement(`DELETE FROM ${s}.leases WHERE journal = $1 AND owner = $2 AND token = $3`),
+    lockJournal: statement('SELECT pg_advisory_xact_lock(hashtext($1))'),
+    tryLockJournal: statement('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked'),
+    takeOver: statement(takeOverText(s)),
+    commit: statement(commitText(s)),
+    ownMessages: statement(`SELECT body FROM ${s}.messages WHERE journal = $1 AND owner = $2 ORDER BY seq`),
+    deadLetters: statement(`SELECT body FROM ${s}.dead_letters WHERE journal = $1 ORDER BY seq`),
+    liveKeys: statement(`SELECT body FROM ${s}.keys WHERE journal = $1 AND expires_at > to_timestamp($2 / 1000.0)`),
+    pruneKeys: statement(
+      `DELETE FROM ${s}.keys WHERE ctid IN (
+         SELECT ctid FROM ${s}.keys WHERE journal = $1 AND expires_at <= to_timestamp($2 / 1000.0) LIMIT ${PRUNE_LIMIT})`,
+    ),
+  }
+}
+
+// Run under the journal's advisory lock, after this owner's lease was renewed in the same transaction.
+// The expired leases are deleted, which locks them: a commit of their owner that is checking its lease
+// at this moment either renewed it first (the row no longer matches `expires_at <= now()` on recheck)
+// or finds it gone. Rows whose owner has no lease row at all (closed stores) are taken as well.
+function takeOverText(s: string): string {
+  return `WITH dead AS (
+  DELETE FROM ${s}.leases WHERE journal = $1 AND owner <> $2 AND expires_at <= now() RETURNING owner
+), taken AS (
+  UPDATE ${s}.messages m SET owner = $2
+  WHERE m.journal = $1 AND m.owner <> $2
+    AND (m.owner IN (SELECT owner FROM dead)
+      OR NOT EXISTS (SELECT FROM ${s}.leases l WHERE l.journal = $1 AND l.owner = m.owner))
+  RETURNING m.seq, m.body
+)
+SELECT body FROM taken ORDER BY seq`
+}
+
+// One statement, so one round trip and its own transaction: the lease check first, then every table.
+// $5 removed ids; $6, $7 message ids and bodies; $8 letters removed; $9, $10 letter ids and bodies;
+// $11 keys removed; $12, $13, $14 keys, expiry (ms since the epoch) and bodies.
+function commitText(s: string): string {
+  return `WITH lease AS (
+  UPDATE ${s}.leases SET ${EXTEND} WHERE ${LEASE_LIVE} RETURNING token
+), gone AS (
+  DELETE FROM ${s}.messages WHERE journal = $1 AND owner = $2 AND id = ANY($5::text[]) AND ${HELD}
+), put AS (
+  INSERT INTO ${s}.messages (journal, id, owner, body)
+  SELECT $1, r.id, $2, r.body FROM unnest($6::text[], $7::json[]) WITH ORDINALITY AS r(id, body, n)
+  WHERE ${HELD} ORDER BY r.n
+  ON CONFLICT (journal, id) DO UPDATE SET owner = excluded.owner, body = excluded.body
+), letters_gone AS (
+  DELETE FROM ${s}.dead_letters WHERE journal = $1 AND id = ANY($8::text[]) AND ${HELD}
+), letters_put AS (
+  INSERT INTO ${s}.dead_letters (journal, id, body)
+  SELECT $1, r.id, r.body FROM unnest($9::text[], $10::json[]) WITH ORDINALITY AS r(id, body, n)
+  WHERE ${HELD} ORDER BY r.n
+  ON CONFLICT (journal, id) DO UPDATE SET body = excluded.body
+), keys_gone AS (
+  DELETE FROM ${s}.keys WHERE journal = $1 AND key = ANY($11::text[]) AND ${HELD}
+), keys_put AS (
+  INSERT INTO ${s}.keys (journal, key, expires_at, body)
+  SELECT $1, r.key, to_timestamp(r.ms / 1000.0), r.body FROM unnest($12::text[], $13::float8[], $14::json[]) AS r(key, ms, body)
+  WHERE ${HELD}
+  ON CONFLICT (journal, key) DO UPDATE SET expires_at = excluded.expires_at, body = excluded.body
+)
+SELECT count(*)::int AS held FROM lease`
+}
+
+function statement(text: string): Statement {
+  const hash = createHash('sha256').update(text).digest('hex').slice(0, 16)
+  return { name: `flowing_${hash}`, text }
+}
+
+/** `name` as a quoted identifier. */
+export function quote(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}

@@ -1,0 +1,54 @@
+/**
+ * Takeover: the messages of every owner whose lease has expired (or who holds none — a closed store)
+ * become this store's, in one transaction under the journal's advisory lock. The lock makes takeovers
+ * of one journal run one at a time, and each statement starts after the previous takeover committed,
+ * so no row is ever taken by two stores. The owner's own lease is renewed in the same transaction: a
+ * store that lost its lease takes nothing.
+ *
+ * @module
+ */
+import type { JournalRecord } from '@flowing/core'
+import type pg from 'pg'
+import { run, transaction } from './db.js'
+import type { Lease } from './lease.js'
+import type { Statements } from './sql.js'
+
+/** What one takeover did. */
+export type TakeOver =
+  /** The rows taken over, oldest first (by their first-journaled order). */
+  | { readonly outcome: 'taken'; readonly records: readonly JournalRecord[] }
+  /** Another store of the journal was taking over (only when not waiting for it). */
+  | { readonly outcome: 'busy' }
+  /** This store's lease is gone: nothing was taken, the lease is fenced. */
+  | { readonly outcome: 'lost' }
+
+/** The key of a journal's advisory lock (hashed by the server). */
+export function lockKey(schema: string, journal: string): string {
+  return `flowing:${schema}:${journal}`
+}
+
+/**
+ * Takes over the rows of dead owners. With `wait` false, a takeover already running elsewhere makes
+ * this one give up at once (`busy`: the periodic one does not queue behind another store's).
+ */
+export async function takeOver(
+  pool: pg.Pool,
+  sql: Statements,
+  lease: Lease,
+  key: string,
+  wait: boolean,
+): Promise<TakeOver> {
+  const result = await transaction<TakeOver>(pool, async (client) => {
+    if (wait) await run(client, sql.lockJournal, [key])
+    else {
+      const locked = await run<{ locked: boolean }>(client, sql.tryLockJournal, [key])
+      if (locked.rows[0]?.locked !== true) return { value: { outcome: 'busy' }, rollback: true }
+    }
+    const renewed = await run(client, sql.renew, lease.params)
+    if (renewed.rowCount !== 1) return { value: { outcome: 'lost' }, rollback: true }
+    const taken = await run<{ body: JournalRecord }>(client, sql.takeOver, lease.params.slice(0, 2))
+    return { value: { outcome: 'taken', records: taken.rows.map((r) => r.body) } }
+  })
+  if (result.outcome === 'lost') await lease.fence(pool)
+  return result
+}

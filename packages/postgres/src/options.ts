@@ -1,0 +1,219 @@
+/**
+ * The options of {@link postgresStore}, and their one validator: every rule is checked before a
+ * connection is made, so a typo or a wrong type is an `InvalidArgumentError` naming the option, never
+ * a half-open store.
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import { InvalidArgumentError } from '@flowing/core'
+import type pg from 'pg'
+
+/** The options of {@link postgresStore}. */
+export interface PostgresStoreOptions {
+  /**
+   * Where the database is, as a `postgres://` URL; the store creates its own pool (and ends it at
+   * `close()`). Give this or {@link PostgresStoreOptions.pool}, not both; with neither, the pool reads
+   * the `PG*` environment variables (`PGHOST`, `PGDATABASE` …).
+   *
+   * @example `'postgres://app@db.internal:5432/orders'`
+   */
+  readonly connectionString?: string | undefined
+  /**
+   * Your own pool (its size, TLS, timeouts are yours). The store never ends it; give it an `'error'`
+   * listener, as `pg` asks of every pool, or an idle connection the server drops ends the process.
+   */
+  readonly pool?: pg.Pool | undefined
+  /**
+   * The PostgreSQL schema that holds the tables, created if missing: a plain identifier (letters,
+   * digits, `_`, `$`; not starting with a digit; ≤ 63 characters).
+   *
+   * @defaultValue 'flowing'
+   */
+  readonly schema?: string | undefined
+  /**
+   * The journal's name: several loops or apps share one database (and one schema) with separate
+   * journals; processes that give the same name share one journal, each owning the messages it
+   * journaled. Any non-empty string of at most 200 characters.
+   *
+   * @defaultValue 'default'
+   */
+  readonly journal?: string | undefined
+  /**
+   * This process's id in the journal: the owner of the rows it writes and of its lease. Unique among
+   * the live processes sharing a journal. A stable id (a pod name) lets a restarted process recover
+   * its own rows at once, without waiting for its old lease to expire; the default is new on every
+   * start. Any non-empty string of at most 200 characters.
+   *
+   * @defaultValue `${hostname}:${pid}:${random}`
+   */
+  readonly owner?: string | undefined
+  /**
+   * How long the lease lasts without a renewal, in ms (an integer ≥ 10), by the database server's
+   * clock: once it has passed, another process may take this one's messages over, and this store may
+   * not write any more.
+   *
+   * @defaultValue 15000
+   */
+  readonly leaseMs?: number | undefined
+  /**
+   * How often the lease is renewed (and, for a loop that watches, dead processes' rows taken over), in
+   * ms: an integer ≥ 1 and below `leaseMs`. Every commit renews it too.
+   *
+   * @defaultValue leaseMs / 3, rounded down
+   */
+  readonly renewEveryMs?: number | undefined
+  /**
+   * The wall clock that says which finished idempotency keys have expired, in ms since the Unix epoch
+   * (tests pass a fake one).
+   *
+   * @defaultValue Date.now
+   */
+  readonly wallNow?: (() => number) | undefined
+}
+
+/** {@link PostgresStoreOptions} with every default applied. */
+export interface ResolvedPostgresOptions {
+  readonly connectionString: string | undefined
+  readonly pool: pg.Pool | undefined
+  readonly schema: string
+  readonly journal: string
+  readonly owner: string
+  readonly leaseMs: number
+  readonly renewEveryMs: number
+  readonly wallNow: () => number
+}
+
+const KNOWN = ['connectionString', 'pool', 'schema', 'journal', 'owner', 'leaseMs', 'renewEveryMs', 'wallNow'] as const
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/
+const MIN_LEASE_MS = 10
+const MAX_NAME = 200
+// NUL, or a surrogate without its pair: what a UTF-8 text column cannot hold.
+const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * Checks `options` and applies the defaults.
+ *
+ * @throws InvalidArgumentError naming the first option that breaks its rule (an unknown key included,
+ *   with a suggestion for a near miss such as `leaseMS`)
+ */
+export function resolveOptions(options: unknown): ResolvedPostgresOptions {
+  if (options === undefined) options = {}
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidArgumentError('options', 'an object', options)
+  }
+  const o = options as Partial<Record<(typeof KNOWN)[number], unknown>>
+  refuseUnknown(options)
+  if (o.connectionString !== undefined && o.pool !== undefined) {
+    throw new InvalidArgumentError('options.pool', 'absent when `connectionString` is given (one or the other)', o.pool)
+  }
+  const leaseMs = integer('options.leaseMs', o.leaseMs, MIN_LEASE_MS, 15_000)
+  const renewEveryMs = integer('options.renewEveryMs', o.renewEveryMs, 1, Math.max(1, Math.floor(leaseMs / 3)))
+  if (renewEveryMs >= leaseMs) {
+    throw new InvalidArgumentError('options.renewEveryMs', `below \`leaseMs\` (${leaseMs})`, renewEveryMs)
+  }
+  return {
+    connectionString: connectionString(o.connectionString),
+    pool: pool(o.pool),
+    schema: schema(o.schema),
+    journal: name('options.journal', o.journal) ?? 'default',
+    owner: name('options.owner', o.owner) ?? defaultOwner(),
+    leaseMs,
+    renewEveryMs,
+    wallNow: wallNow(o.wallNow),
+  }
+}
+
+function refuseUnknown(options: object): void {
+  for (const key of Object.keys(options)) {
+    if ((KNOWN as readonly string[]).includes(key)) continue
+    const near = closest(key, KNOWN)
+    throw new InvalidArgumentError(
+      `options.${key}`,
+      `one of the known options (${KNOWN.join(', ')})`,
+      (options as Record<string, unknown>)[key],
+      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
+    )
+  }
+}
+
+function connectionString(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new InvalidArgumentError('options.connectionString', 'a non-empty string (a postgres:// URL)', value)
+  }
+  return value
+}
+
+function pool(value: unknown): pg.Pool | undefined {
+  if (value === undefined) return undefined
+  const p = value as { query?: unknown; connect?: unknown }
+  if (value === null || typeof value !== 'object' || typeof p.query !== 'function' || typeof p.connect !== 'function') {
+    throw new InvalidArgumentError('options.pool', 'a pg.Pool (with query() and connect())', value)
+  }
+  return value as pg.Pool
+}
+
+function schema(value: unknown): string {
+  if (value === undefined) return 'flowing'
+  if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
+    throw new InvalidArgumentError(
+      'options.schema',
+      'a plain identifier (letters, digits, `_`, `$`; not starting with a digit; at most 63 characters)',
+      value,
+    )
+  }
+  return value
+}
+
+function name(option: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || value === '' || value.length > MAX_NAME || UNSTORABLE.test(value)) {
+    const rule = `a non-empty string of at most ${MAX_NAME} characters (no NUL, no unpaired surrogate)`
+    throw new InvalidArgumentError(option, rule, value)
+  }
+  return value
+}
+
+function integer(option: string, value: unknown, min: number, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new InvalidArgumentError(option, `an integer ≥ ${min}`, value)
+  }
+  return value
+}
+
+function wallNow(value: unknown): () => number {
+  if (value === undefined) return Date.now
+  if (typeof value !== 'function') throw new InvalidArgumentError('options.wallNow', 'a function', value)
+  return value as () => number
+}
+
+function defaultOwner(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
+}
+
+/** The known key within two edits of `key` (Levenshtein, case ignored), if one is. */
+function closest(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = 3
+  for (const candidate of known) {
+    const d = distance(key.toLowerCase(), candidate.toLowerCase())
+    if (d < bestDistance) [best, bestDistance] = [candidate, d]
+  }
+  return best
+}
+
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)
+      row.push(Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, substitution))
+    }
+    previous = row
+  }
+  return previous[b.length] ?? 0
+}

@@ -1,0 +1,252 @@
+/**
+ * The PostgreSQL journal store: one statement per batch, a lease with a fencing token per process,
+ * and takeover of the messages of processes that died.
+ *
+ * @module
+ */
+import { type JournalBatch, type Store, type StoreContents, StoreError } from '@flowing/core'
+import type pg from 'pg'
+import { batchParams } from './internal/batch.js'
+import { run } from './internal/db.js'
+import { storeFailure } from './internal/failure.js'
+import type { Lease, LeaseState } from './internal/lease.js'
+import { type Opened, openStore } from './internal/open.js'
+import { takeOver } from './internal/takeover.js'
+import { Ticker } from './internal/ticker.js'
+import { type PostgresStoreOptions, resolveOptions } from './options.js'
+
+// Expired keys are deleted at open and then at most this often (one bounded DELETE on an index).
+const PRUNE_EVERY_MS = 60_000
+
+/**
+ * A {@link Store} in PostgreSQL, shareable by several processes. Open one with {@link postgresStore}.
+ *
+ * @remarks
+ * **Atomicity.** {@link PostgresStore.commit} is one SQL statement — the lease check, then the
+ * messages, dead letters and keys, each table written by one multi-row statement over arrays — so it
+ * is its own transaction and one round trip, whatever the batch's size. A batch is in the database
+ * whole or not at all.
+ *
+ * **Ownership.** Each message row belongs to the store that wrote it (its `owner`); a store recovers,
+ * replaces and removes its own rows only. Dead letters and finished keys belong to the journal: every
+ * store of the journal recovers them all.
+ *
+ * **Leases and fencing.** Each store holds a lease (owner, a token that grows with every acquisition,
+ * an expiry by the server's clock), renewed every `renewEveryMs` and by every commit. Every commit
+ * checks owner, token and expiry in the statement that writes: once the lease has expired, or another
+ * store took it over, the commit writes nothing and fails with a `StoreError` of operation `lease` —
+ * and so does every later one (the store is fenced for good).
+ *
+ * **Takeover.** At open, and then on every renewal if the loop called {@link PostgresStore.watch}, the
+ * store takes over the rows of every owner whose lease expired or who holds none (a closed store), in
+ * one transaction under the journal's advisory lock: no row is taken by two stores.
+ *
+ * **Cost.** A commit is one round trip, O(rows in the batch) on the server; opening reads every row of
+ * the owner, the journal's dead letters and live keys once.
+ */
+export class PostgresStore implements Store {
+  /** `postgres:`, host, port and database, then `#schema.journal`: `postgres:db:5432/app#flowing.orders`. */
+  readonly name: string
+  /** The journal's name. */
+  readonly journal: string
+  /** The schema that holds the tables. */
+  readonly schema: string
+  readonly #pool: pg.Pool
+  readonly #ownsPool: boolean
+  readonly #parts: Opened
+  readonly #lease: Lease
+  readonly #wallNow: () => number
+  readonly #ticker: Ticker
+  // What the store held at open, kept for recovered(): the loop reads it once, at start().
+  readonly #contents: StoreContents
+  #adopt: ((contents: StoreContents) => void) | undefined
+  #closed: Promise<void> | undefined
+  #commits = 0
+  #adopted = 0
+  #lastPrune: number
+  #backgroundError: StoreError | undefined
+
+  private constructor(parts: Opened, options: { renewEveryMs: number; wallNow: () => number; schema: string }) {
+    this.#parts = parts
+    this.name = parts.name
+    this.#pool = parts.pool
+    this.#ownsPool = parts.ownsPool
+    this.#lease = parts.lease
+    this.journal = parts.lease.journal
+    this.schema = options.schema
+    this.#contents = parts.contents
+    this.#wallNow = options.wallNow
+    this.#lastPrune = options.wallNow()
+    this.#ticker = new Ticker(options.renewEveryMs, () => this.#tick())
+  }
+
+  /**
+   * Opens a store; {@link postgresStore} does the same.
+   *
+   * @throws InvalidArgumentError for an option that breaks its rule
+   * @throws StoreError (`open`) when the server cannot be reached, the schema cannot be created or has
+   *   another version, or the lease cannot be taken; (`recover`) when the rows cannot be read back
+   */
+  static async open(options?: PostgresStoreOptions): Promise<PostgresStore> {
+    const o = resolveOptions(options)
+    const parts = await openStore(o)
+    return new PostgresStore(parts, o)
+  }
+
+  /** The owner this store writes as. */
+  get owner(): string {
+    return this.#lease.owner
+  }
+
+  /** Its lease: the owner, the fencing token, and why it was lost if it was. */
+  get lease(): LeaseState {
+    return this.#lease.state
+  }
+
+  /** Batches committed. */
+  get commits(): number {
+    return this.#commits
+  }
+
+  /** Messages taken over from dead owners while running, and handed to the loop by `watch`. */
+  get adopted(): number {
+    return this.#adopted
+  }
+
+  /**
+   * The failure of the last background renewal, takeover or key pruning (a server that is down), if
+   * it failed; `undefined` once one succeeds. Commits report their own failures.
+   */
+  get backgroundError(): StoreError | undefined {
+    return this.#backgroundError
+  }
+
+  /** Whether {@link PostgresStore.close} was called. */
+  get closed(): boolean {
+    return this.#closed !== undefined
+  }
+
+  recovered(): StoreContents {
+    return this.#contents
+  }
+
+  /**
+   * Writes one batch atomically, as the committing owner.
+   *
+   * @throws StoreError (`lease`) when the lease was lost: nothing is written, now or later;
+   *   (`commit`) when the server fails or cannot be reached (the batch may be tried again), or a record
+   *   cannot be written as JSON, or the store is closed
+   */
+  async commit(batch: JournalBatch): Promise<void> {
+    if (this.#closed !== undefined) throw new StoreError(this.name, 'commit', 'the store is closed')
+    const lost = this.#lease.lost
+    if (lost !== undefined) throw new StoreError(this.name, 'lease', lost)
+    let params: unknown[]
+    try {
+      params = batchParams(batch)
+    } catch (error) {
+      throw storeFailure(this.name, 'commit', error, 'a record cannot be written as JSON')
+    }
+    let held: number | undefined
+    try {
+      const result = await run<{ held: number }>(this.#pool, this.#parts.sql.commit, [...this.#lease.params, ...params])
+      held = result.rows[0]?.held
+    } catch (error) {
+      throw storeFailure(this.name, 'commit', error)
+    }
+    if (held !== 1) {
+      await this.#lease.fence(this.#pool)
+      throw new StoreError(this.name, 'lease', this.#lease.lost ?? 'the lease is lost')
+    }
+    this.#commits++
+  }
+
+  /**
+   * Hands the rows this store takes over while running (from processes whose lease expired) to
+   * `adopt`; the loop calls it once, at `start()`. Without it the store takes over only at open.
+   */
+  watch(adopt: (contents: StoreContents) => void): void {
+    this.#adopt = adopt
+  }
+
+  /**
+   * Stops the renewals, releases the lease (the rows left — messages a stop handed back — can be
+   * taken over at once by another process, or recovered by the next store with this owner) and ends
+   * the pool if the store created it. Idempotent.
+   *
+   * @throws StoreError (`close`) when the lease cannot be released (it then expires on its own)
+   */
+  close(): Promise<void> {
+    this.#closed ??= this.#close()
+    return this.#closed
+  }
+
+  async #close(): Promise<void> {
+    await this.#ticker.stop()
+    let failure: StoreError | undefined
+    if (this.#lease.lost === undefined) {
+      try {
+        await this.#lease.release(this.#pool)
+      } catch (error) {
+        failure = storeFailure(this.name, 'close', error, 'the lease could not be released (it expires on its own)')
+      }
+    }
+    if (this.#ownsPool) await this.#pool.end().catch(() => {})
+    if (failure !== undefined) throw failure
+  }
+
+  // Renew (taking over dead owners' rows if the loop watches), and now and then prune expired keys.
+  async #tick(): Promise<void> {
+    if (this.#lease.lost !== undefined || this.#closed !== undefined) return
+    try {
+      if (this.#adopt === undefined) await this.#lease.renew(this.#pool)
+      else await this.#takeOver(this.#adopt)
+      const now = this.#wallNow()
+      if (now - this.#lastPrune >= PRUNE_EVERY_MS) {
+        await run(this.#pool, this.#parts.sql.pruneKeys, [this.journal, now])
+        this.#lastPrune = now
+      }
+      this.#backgroundError = undefined
+    } catch (error) {
+      this.#backgroundError = storeFailure(this.name, 'lease', error, 'a background renewal failed')
+    }
+  }
+
+  async #takeOver(adopt: (contents: StoreContents) => void): Promise<void> {
+    const result = await takeOver(this.#pool, this.#parts.sql, this.#lease, this.#parts.lockKey, false)
+    if (result.outcome === 'busy') await this.#lease.renew(this.#pool)
+    if (result.outcome !== 'taken' || result.records.length === 0) return
+    // Closing: the rows stay this owner's, and its released lease hands them to the next store.
+    if (this.#closed !== undefined) return
+    this.#adopted += result.records.length
+    try {
+      adopt({ messages: result.records, deadLetters: [], keys: [] })
+    } catch (error) {
+      // The rows are this owner's now: the next store with this owner recovers them.
+      const problem = `the loop refused ${result.records.length} taken-over messages`
+      throw storeFailure(this.name, 'recover', error, problem)
+    }
+  }
+}
+
+/**
+ * Opens a PostgreSQL journal store: connects, creates the schema if it is missing, takes the lease,
+ * takes over the messages of dead owners and reads everything back — so the store's `recovered()` is
+ * ready when the promise resolves.
+ *
+ * @param options - where the database is and which journal; see {@link PostgresStoreOptions}
+ * @throws InvalidArgumentError for an option that breaks its rule
+ * @throws StoreError (`open`, `recover`) when the store cannot be opened or read
+ *
+ * @example
+ * ```ts no-run
+ * import { createLoop } from '@flowing/core'
+ * import { postgresStore } from '@flowing/postgres'
+ *
+ * const store = await postgresStore({ connectionString: process.env['DATABASE_URL'], journal: 'orders' })
+ * const loop = createLoop<{ 'order.paid': { id: string } }>({ store })
+ * ```
+ */
+export function postgresStore(options?: PostgresStoreOptions): Promise<PostgresStore> {
+  return PostgresStore.open(options)
+}
