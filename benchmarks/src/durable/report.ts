@@ -58,18 +58,18 @@ function size(r: RowResult): string {
   return peak > end ? `${formatBytes(end)} (peak ${formatBytes(peak)})` : formatBytes(end)
 }
 
-/** `✔ 0.16× ≥ 0.1×`-style verdict of a row against its target. */
+/** A row against its target, each part with its own mark: `≥ 100k/s ✘ (29.3k), ≥ 0.1× in-memory ✔ (0.11×)`. */
 export function verdict(r: RowResult, baseline: number): string {
   const t = r.target
   if (t === undefined) return ''
   const perSec = rate(r)
-  const parts = [`≥ ${formatPerSec(t.msgsPerSec)}/s`]
-  let ok = perSec >= t.msgsPerSec
+  const mark = (ok: boolean) => (ok ? '✔' : '✘')
+  const parts = [`≥ ${formatPerSec(t.msgsPerSec)}/s ${mark(perSec >= t.msgsPerSec)} (${formatPerSec(perSec)})`]
   if (t.ofInMemory !== undefined) {
-    parts.push(`≥ ${t.ofInMemory}× in-memory`)
-    ok &&= perSec >= t.ofInMemory * baseline
+    const ratio = perSec / baseline
+    parts.push(`≥ ${t.ofInMemory}× in-memory ${mark(ratio >= t.ofInMemory)} (${formatRatio(ratio)})`)
   }
-  return `${parts.join(' and ')}: ${ok ? '✔ met' : '✘ not met'}`
+  return parts.join(', ')
 }
 
 /** The main table: every row of the batched and one-at-a-time modes. */

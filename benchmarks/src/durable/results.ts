@@ -59,6 +59,7 @@ plain no-op handler, which finishes a burst within the turn it was posted in, is
 - **journal at the end**: SQLite: database + \`-wal\` once everything finished (peak: the largest seen after an acknowledgement); PostgreSQL: the tables' \`pg_total_relation_size\` (heap, indexes, TOAST; dead rows stay until vacuumed); BullMQ: Redis \`used_memory\` (nothing on disk).
 - **commits/s**: store commits per second of the batched run. The loop commits once per event-loop turn in which something changed; a synchronous store (SQLite, MemoryStore) returns within the turn, so a turn that finishes 8 messages is a commit of 8 removals, while an asynchronous one (PostgreSQL) commits once per round trip, with everything that changed meanwhile.
 - The checks that passed: every message handled exactly once (a per-message tally), the loop's counters at rest (\`accepted = succeeded\`, nothing rejected, failed, dropped or dead-lettered), and the journal empty after the stop (SQLite: \`inspectJournal\`; PostgreSQL: \`count(*)\` of its messages; BullMQ: every job count 0).
+- **in-memory**: without a store \`flushed()\` resolves at once, so this producer never yields to the event loop — it admits every burst before the first handler's turn comes, and the queue grows to all ${n}; a store's producer waits a turn per burst. The ratios (and the issue's \`≥ 0.1× in-memory\`) are against this row.
 - BullMQ keeps no per-key order (groups are BullMQ Pro) where every Flowing row does, and its Redis here runs with \`--save '' --appendonly no\`: its acknowledgement means *in Redis's memory*, not on a disk.
 
 ${d.tables.main}
@@ -68,7 +69,9 @@ ${d.tables.main}
 The same workload with \`async () => {}\`: a burst of ${w.burst.toLocaleString('en-US')} runs to its end in the
 microtasks of the turn it was posted in, so by the next turn's commit those messages are gone — the
 journal writes (almost) nothing for them (**rows written per message**: rows put plus rows removed, per
-message). This is group commit's best case, not a journal's cost.
+message). This is group commit's best case, not a journal's cost. Here the store rows beat the in-memory
+row: their producer waits one turn per burst for the commit, so each burst is handled before the next
+is posted and the queue stays one burst deep, while the in-memory producer piles all ${n} up first.
 
 ${d.tables.microtask}
 
