@@ -69,9 +69,10 @@ ${d.tables.main}
 The same workload with \`async () => {}\`: a burst of ${w.burst.toLocaleString('en-US')} runs to its end in the
 microtasks of the turn it was posted in, so by the next turn's commit those messages are gone — the
 journal writes (almost) nothing for them (**rows written per message**: rows put plus rows removed, per
-message). This is group commit's best case, not a journal's cost. Here the store rows beat the in-memory
-row: their producer waits one turn per burst for the commit, so each burst is handled before the next
-is posted and the queue stays one burst deep, while the in-memory producer piles all ${n} up first.
+message). This is group commit's best case, not a journal's cost. Store rows come close to the
+in-memory row here, or pass it: their producer waits one turn per burst for the commit, so each burst
+is handled before the next is posted and the queue stays one burst deep, while the in-memory producer
+piles all ${n} up first.
 
 ${d.tables.microtask}
 
