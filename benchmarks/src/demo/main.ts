@@ -7,12 +7,15 @@
  * hangs is timed out, fenced and compensated, and the stall detector reports one that never yields;
  * last, a flaky downstream with an outage: retries with back-off, dead letters, de-noised alerts and a
  * circuit breaker that holds records until the downstream recovers; and a restart: a stop with a
- * deadline hands back a snapshot that the next loop restores, every payment charged exactly once.
+ * deadline hands back a snapshot that the next loop restores, every payment charged exactly once;
+ * and a crash: a process on an SQLite journal is killed with `kill -9` under load, and the next one
+ * recovers and finishes what it had acknowledged.
  */
 import { createLoop, Priority } from '@flowing/core'
 import { runFlood } from '../flood/scenario.js'
 import { floodSummary, timelineTable } from '../flood/timeline.js'
 import { mulberry32 } from '../lib/random.js'
+import { runCrashDemo } from './crash.js'
 import { runFailuresDemo } from './failures.js'
 import { type OrderMessages, PAYMENT_TIMEOUT_MS, registerOrderHandlers } from './orders.js'
 import { closingReport, liveLine } from './report.js'
@@ -120,3 +123,7 @@ await runFailuresDemo((line) => console.log(line))
 // 8. A restart: stop with a deadline, snapshot, restore in a fresh loop — every payment charged once.
 console.log('\nRestart — 3,000 captures, stop with a 100 ms deadline under load, restore in a fresh loop:\n')
 await runRestartDemo((line) => console.log(line))
+
+// 9. A crash: kill -9 a process on an SQLite journal mid-load; the next process recovers its journal.
+console.log('\nCrash — a child process on an SQLite journal, kill -9 under load, a second process on the same file:\n')
+await runCrashDemo((line) => console.log(line))

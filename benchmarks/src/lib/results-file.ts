@@ -32,8 +32,8 @@ export function renderResults(doc: ResultsDocument): string {
 
 Generated file: do not edit by hand; re-run the command below to refresh it. How to read it:
 [README.md](./README.md). Figures drift 10–30 % run to run — compare the **ratios** within this
-file, never absolute figures across machines or runs. The timing-wheel suite, the backpressure flood, the workload shapes, the watchdog and the shutdown suite write their own files:
-[RESULTS-timing-wheel.md](./RESULTS-timing-wheel.md), [RESULTS-flood.md](./RESULTS-flood.md), [RESULTS-workloads.md](./RESULTS-workloads.md), [RESULTS-watchdog.md](./RESULTS-watchdog.md), [RESULTS-shutdown.md](./RESULTS-shutdown.md).
+file, never absolute figures across machines or runs. The timing-wheel suite, the backpressure flood, the workload shapes, the watchdog, the shutdown and the durable suites write their own files:
+[RESULTS-timing-wheel.md](./RESULTS-timing-wheel.md), [RESULTS-flood.md](./RESULTS-flood.md), [RESULTS-workloads.md](./RESULTS-workloads.md), [RESULTS-watchdog.md](./RESULTS-watchdog.md), [RESULTS-shutdown.md](./RESULTS-shutdown.md), [RESULTS-durable.md](./RESULTS-durable.md).
 
 - **Command:** ${doc.command}
 - **Code:** commit ${doc.revision}
