@@ -31,6 +31,10 @@ export interface JournalParts<M extends MessageMap> extends RecordParts {
 
 /** A commit that has not answered after this long is reported as a `StoreError` (posts are refused meanwhile). */
 export const SLOW_COMMIT_MS = 10_000
+// A batch commits when it has GATHER_ROWS changes, has waited GATHER_TURNS turns, or is GATHER_MS old.
+const GATHER_ROWS = 256
+const GATHER_TURNS = 16
+const GATHER_MS = 2
 const FIRST_RETRY_MS = 50
 const MAX_RETRY_MS = 5_000
 
@@ -82,8 +86,17 @@ export class Journal<M extends MessageMap> {
   // close() began: what is left is committed at once, and a failure is not retried.
   #closing = false
   #ended = false
+  // Turns a small batch has waited to gather more, and when its first change was made.
+  #gathered = 0
+  #since = 0
   readonly #flushNow = (): void => {
     this.#scheduled = false
+    if (this.#gathers()) {
+      this.#gathered++
+      this.#wake()
+      return
+    }
+    this.#gathered = 0
     this.#flush()
   }
 
@@ -228,9 +241,18 @@ export class Journal<M extends MessageMap> {
 
   #wake(): void {
     if (!this.#scheduled && this.#inFlight === undefined) {
+      if (this.#gathered === 0) this.#since = this.#p.clock.now()
       this.#scheduled = true
       this.#p.clock.setImmediate(this.#flushNow)
     }
+  }
+
+  // Group commit: a batch too small to pay for its transaction waits a few more turns (a handler that
+  // awaits I/O finishes a message per turn), never past GATHER_MS after its first change.
+  #gathers(): boolean {
+    if (this.#closing || this.#gathered >= GATHER_TURNS) return false
+    if (this.#dirty.size + this.#removed.length >= GATHER_ROWS) return false
+    return this.#p.clock.now() - this.#since < GATHER_MS
   }
 
   #hasChanges(): boolean {
