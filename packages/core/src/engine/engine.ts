@@ -157,7 +157,8 @@ export class Engine<M extends MessageMap> {
 
   /** Recovers the journal, once, before the first start (see `recoverJournal`). */
   recover(): void {
-    if (this.journal !== undefined) recoverJournal({ ...this.restoreParts, journal: this.journal, keys: this.keys })
+    if (this.journal !== undefined)
+      recoverJournal({ ...this.restoreParts, lifecycle: this.lifecycle, journal: this.journal, keys: this.keys })
   }
 
   /** What a restore touches. */

@@ -110,9 +110,10 @@ export class Outcomes<M extends MessageMap> {
     this.#p.metrics.deadLettered++
     this.#p.ledger.current?.ended(m, 'failed')
     this.#p.extras.forget(m)
-    this.#p.deadLetters.add(full)
+    const kept = this.#p.journal?.letterOf(m, full) ?? full // as it was posted and committed
+    this.#p.deadLetters.add(kept)
     this.#p.traces.note(m, 'dead-lettered', letter.at, undefined, full.reason)
-    return full
+    return kept
   }
 
   /**

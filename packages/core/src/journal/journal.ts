@@ -20,8 +20,9 @@ import type { LoopEmitter } from '../loop/events.js'
 import type { MessageMap } from '../message.js'
 import { Histogram } from '../metrics/histogram.js'
 import type { SnapshotState } from '../shutdown/snapshot.js'
+import { clearTimer, describe, type Pending, toBatch, type Waiter } from './batch.js'
 import { type RecordParts, recordOf, type SavedFields } from './records.js'
-import type { JournalBatch, JournalRecord, JournalStats, KeyRecord, Store } from './store.js'
+import type { JournalRecord, JournalStats, KeyRecord, Store } from './store.js'
 
 /** The parts the journal reads records from. */
 export interface JournalParts<M extends MessageMap> extends RecordParts {
@@ -38,22 +39,6 @@ const GATHER_MS = 2
 const FIRST_RETRY_MS = 50
 const MAX_RETRY_MS = 5_000
 
-interface Waiter {
-  readonly batch: number
-  readonly resolve: () => void
-  readonly reject: (error: StoreError) => void
-}
-
-// One batch in the making, or in flight: what it changes, and the envelopes behind it.
-interface Pending {
-  readonly puts: Envelope[]
-  readonly records: JournalRecord[]
-  readonly gone: Envelope[]
-  readonly removed: string[]
-  readonly letters: Map<string, DeadLetter | null>
-  readonly keys: Map<string, KeyRecord | null>
-}
-
 /** One loop's journal over its store. */
 export class Journal<M extends MessageMap> {
   readonly store: Store
@@ -64,6 +49,8 @@ export class Journal<M extends MessageMap> {
   readonly #onDisk = new Set<Envelope>()
   // Payload JSON taken at admission (a durable message is what was posted, whatever happens to the object).
   readonly #payloads = new Map<Envelope, string | undefined>()
+  // Checkpoint JSON taken at `ctx.commit()` (the object may change afterwards).
+  readonly #checkpoints = new Map<Envelope, string | undefined>()
   // Clock due times of delayed and backing-off messages.
   readonly #due = new Map<Envelope, number>()
   // Records of messages handed back by a stop: they stay in the store for the next start.
@@ -171,6 +158,25 @@ export class Journal<M extends MessageMap> {
     this.#wake()
   }
 
+  /** `m` committed `checkpointJson` (`ctx.commit()`). */
+  committed(m: Envelope, checkpointJson: string | undefined): void {
+    this.#checkpoints.set(m, checkpointJson)
+    this.touch(m)
+  }
+
+  /**
+   * A dead letter of `m` as the journal keeps it: its payload and checkpoint as they were taken at
+   * post and at commit (a handler may have changed the objects since, even into something JSON
+   * cannot represent).
+   */
+  letterOf(m: Envelope, letter: DeadLetter): DeadLetter {
+    const payloadJson = this.#payloads.get(m)
+    const payload = payloadJson === undefined ? undefined : JSON.parse(payloadJson)
+    if (!this.#checkpoints.has(m)) return { ...letter, payload }
+    const checkpoint = this.#checkpoints.get(m)
+    return { ...letter, payload, checkpoint: checkpoint === undefined ? true : JSON.parse(checkpoint) }
+  }
+
   /** `m` waits on the wheel until `dueAt` (clock time): delayed, or backing off. */
   timed(m: Envelope, dueAt: number): void {
     this.#due.set(m, dueAt)
@@ -180,7 +186,7 @@ export class Journal<M extends MessageMap> {
   /** A stop handed `m` back: its row stays, in the state the snapshot records. */
   saved(m: Envelope, state: SnapshotState, fields: SavedFields, dueAt?: number): void {
     const due = dueAt === undefined ? undefined : this.#epochOf(dueAt)
-    this.#saved.set(m, recordOf(this.#p, m, this.#payloads.get(m), state, due, fields))
+    this.#saved.set(m, this.#record(m, state, due, fields))
     this.touch(m)
   }
 
@@ -207,6 +213,11 @@ export class Journal<M extends MessageMap> {
    * the commit that was to include it (what it held is kept and tried again).
    */
   flushed(): Promise<void> {
+    if (this.#ended) {
+      if (!this.#hasChanges()) return Promise.resolve()
+      const problem = 'the loop stopped and closed its store: changes made since were not committed'
+      return Promise.reject(new StoreError(this.store.name, 'commit', problem))
+    }
     const target = this.#hasChanges() ? this.#built + 1 : this.#inFlight === undefined ? 0 : this.#built
     if (target <= this.#committed) return Promise.resolve()
     return new Promise((resolve, reject) => this.#waiters.push({ batch: target, resolve, reject }))
@@ -221,6 +232,7 @@ export class Journal<M extends MessageMap> {
   async #closeOnce(): Promise<void> {
     this.#closing = true
     clearTimer(this.#p.clock, this.#retryTimer)
+    this.#retryTimer = undefined
     for (let tries = 0; tries < 2; tries++) {
       const done = this.flushed()
       this.#flush() // now, not at the next turn: a stop on a virtual clock needs no one to drive it
@@ -240,7 +252,8 @@ export class Journal<M extends MessageMap> {
   }
 
   #wake(): void {
-    if (!this.#scheduled && this.#inFlight === undefined) {
+    // While a failed commit waits for its retry, changes gather for it (the back-off holds).
+    if (!this.#scheduled && this.#inFlight === undefined && this.#retryTimer === undefined) {
       if (this.#gathered === 0) this.#since = this.#p.clock.now()
       this.#scheduled = true
       this.#p.clock.setImmediate(this.#flushNow)
@@ -327,6 +340,7 @@ export class Journal<M extends MessageMap> {
       pending.records.push(saved)
     } else if (m.where === Where.Done) {
       this.#payloads.delete(m)
+      this.#checkpoints.delete(m)
       this.#due.delete(m)
       if (this.#onDisk.has(m)) {
         pending.gone.push(m)
@@ -335,10 +349,18 @@ export class Journal<M extends MessageMap> {
     } else if (m.where !== Where.HandedOver) {
       const { state, due } = this.#stateOf(m)
       pending.puts.push(m)
-      pending.records.push(recordOf(this.#p, m, this.#payloads.get(m), state, due))
+      pending.records.push(this.#record(m, state, due))
     } else {
       this.#dirty.add(m) // its outcome is being written: the next batch has it
     }
+  }
+
+  // The record of `m`, with the payload and checkpoint JSON taken when they were given.
+  #record(m: Envelope, state: SnapshotState, due: number | undefined, fields?: SavedFields): JournalRecord {
+    const r = recordOf(this.#p, m, this.#payloads.get(m), state, due, fields)
+    if (!this.#checkpoints.has(m)) return r
+    const text = this.#checkpoints.get(m)
+    return { ...r, checkpoint: text === undefined ? true : JSON.parse(text) }
   }
 
   #stateOf(m: Envelope): { state: SnapshotState; due: number | undefined } {
@@ -384,8 +406,8 @@ export class Journal<M extends MessageMap> {
     this.#failedCommits++
     this.#inFlight = undefined
     this.#built = batch - 1 // the next batch takes its number: waiters keep their place
-    for (const m of pending.puts) this.#dirty.add(m)
-    for (const m of pending.gone) this.#dirty.add(m)
+    // In front of what changed since: new rows go to the store in first-journaled (post) order.
+    this.#dirty = new Set([...pending.puts, ...pending.gone, ...this.#dirty])
     const gone = new Set(pending.gone.map((m) => m.id)) // rebuilt from their envelopes
     for (const id of pending.removed) if (!gone.has(id)) this.#removed.push(id)
     for (const [id, letter] of pending.letters) if (!this.#letters.has(id)) this.#letters.set(id, letter)
@@ -413,29 +435,4 @@ export class Journal<M extends MessageMap> {
     this.#failure = error
     this.#p.events.emit('store-error', error)
   }
-}
-
-function toBatch(p: Pending): JournalBatch {
-  const letters: DeadLetter[] = []
-  const lettersRemoved: string[] = []
-  for (const [id, l] of p.letters) l === null ? lettersRemoved.push(id) : letters.push(l)
-  const keys: KeyRecord[] = []
-  const keysRemoved: string[] = []
-  for (const [key, k] of p.keys) k === null ? keysRemoved.push(key) : keys.push(k)
-  return {
-    messages: p.records,
-    removed: p.removed,
-    deadLetters: letters,
-    deadLettersRemoved: lettersRemoved,
-    keys,
-    keysRemoved,
-  }
-}
-
-function clearTimer(clock: Clock, timer: unknown): void {
-  if (timer !== undefined) clock.clearTimeout(timer as never)
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Lifecycle } from '../engine/lifecycle.js'
 import { StoreError } from '../errors.js'
 import type { MessageMap } from '../message.js'
 import { type RestoreParts, restoreSnapshot } from '../shutdown/restore.js'
@@ -17,6 +18,7 @@ const ADOPT_RETRY_MS = 1_000
 
 /** What recovery touches. */
 export interface RecoveryParts<M extends MessageMap> extends RestoreParts<M> {
+  readonly lifecycle: Lifecycle
   readonly journal: Journal<M>
   readonly keys: JournaledKeys | undefined
 }
@@ -44,7 +46,9 @@ export function recoverJournal<M extends MessageMap>(parts: RecoveryParts<M>): v
 // The messages first (all or nothing: a restore that throws leaves the loop as it was), then letters and keys.
 function take<M extends MessageMap>(parts: RecoveryParts<M>, contents: StoreContents): void {
   if (contents.messages.length > 0) {
-    restoreSnapshot(parts, snapshotOf(contents, parts.clock), 0) // waits counted from the wall clock's now
+    // Waits count from the wall clock's now; the messages a crash interrupted (up to one per worker)
+    // were accepted with a full queue, so they may take places beyond the capacity until they start.
+    restoreSnapshot(parts, readable(parts, contents), 0, parts.options.workers)
     parts.journal.forgetIds(contents.messages.map((r) => r.id)) // they live under new ids now
   }
   parts.failures.deadLetters.load(contents.deadLetters)
@@ -54,8 +58,20 @@ function take<M extends MessageMap>(parts: RecoveryParts<M>, contents: StoreCont
   }
 }
 
+// The recovered rows as a snapshot; a row JSON cannot read is a StoreError naming it.
+function readable<M extends MessageMap>(parts: RecoveryParts<M>, contents: StoreContents) {
+  try {
+    return snapshotOf(contents, parts.clock)
+  } catch (error) {
+    const problem = `a journaled payload is not JSON: ${(error as Error).message}`
+    throw new StoreError(parts.journal.store.name, 'recover', problem, error)
+  }
+}
+
 // Rows taken over while running: re-admitted now, or (no room yet, a type not registered) retried.
+// A stopping loop takes none: they stay in the store, for whoever holds its lease next.
 function adopt<M extends MessageMap>(parts: RecoveryParts<M>, contents: StoreContents): void {
+  if (parts.lifecycle.stopping) return
   try {
     take(parts, contents)
   } catch (error) {

@@ -277,6 +277,8 @@ export class Loop<M extends MessageMap = MessageMap> {
    */
   restore(snapshot: LoopSnapshot): number {
     this.#refuseIfStopping('restore a snapshot')
+    const refusal = this.#e.journal?.refusal // before start(), or while the store fails: as a post
+    if (refusal !== undefined) throw refusal
     return restoreSnapshot(this.#e.restoreParts, snapshot)
   }
 

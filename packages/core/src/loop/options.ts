@@ -221,7 +221,8 @@ export interface LoopOptions {
    * A journal (`sqliteStore()` of `@flowing/sqlite`, `postgresStore()` of `@flowing/postgres`): every
    * accepted message is committed to it within one event-loop turn, and `start()` recovers what a
    * crashed or stopped predecessor left there. A loop with a store starts only when told (`autoStart`
-   * must not be `true`) and accepts posts from `start()` on, after what it recovered.
+   * must not be `true`) and accepts posts from `start()` on, after what it recovered. A fixed `idPrefix`
+   * gets a per-process suffix (`orders.x1Yz2Q`), so no id repeats across restarts.
    */
   readonly store?: Store
 }
@@ -330,14 +331,15 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     failureExit: pick('failureExit', false as false | FailureExitOptions, checkFailureExit),
     store: pick('store', undefined as Store | undefined, checkStore),
   }
-  if (resolved.store !== undefined && o['autoStart'] === true) {
-    throw new InvalidArgumentError(
-      'options.autoStart',
-      'false or absent with a `store` (start() recovers the journal first)',
-      true,
-    )
-  }
-  return resolved.maxZombies >= 0 ? resolved : { ...resolved, maxZombies: resolved.workers }
+  return withStore({ ...resolved, maxZombies: resolved.maxZombies >= 0 ? resolved.maxZombies : resolved.workers }, o)
+}
+
+// A loop with a journal starts when told; a fixed id prefix gets a per-process suffix (ids never repeat).
+function withStore(r: ResolvedLoopOptions, o: Readonly<Record<string, unknown>>): ResolvedLoopOptions {
+  if (r.store === undefined) return r
+  const rule = 'false or absent with a `store` (start() recovers the journal first)'
+  if (o['autoStart'] === true) throw new InvalidArgumentError('options.autoStart', rule, true)
+  return o['idPrefix'] === undefined ? r : { ...r, idPrefix: `${r.idPrefix}.${nanoid(6)}` }
 }
 
 function checkTimeoutMs(name: string, value: unknown): number {

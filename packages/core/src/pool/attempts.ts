@@ -205,8 +205,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     }
     const journal = this.#p.journal
     if (journal !== undefined) {
-      Journal.json('checkpoint', checkpoint) // throws InvalidArgumentError: JSON cannot keep it
-      journal.touch(m)
+      journal.committed(m, Journal.json('checkpoint', checkpoint)) // throws InvalidArgumentError: JSON cannot keep it
     }
     extras.commit(m, checkpoint)
     const value = extras.checkpointOf(m)

@@ -42,6 +42,7 @@ export interface RestoreParts<M extends MessageMap> {
 /**
  * Re-admits every message of `snapshot` (see `Loop.restore`).
  * @param elapsedMs - time since it was taken, when the snapshot's waits are not counted from `takenAt`
+ * @param extraRoom - places beyond the capacity it may take (a journal's interrupted messages)
  * @returns how many were re-admitted (messages whose key is done since are skipped)
  * @throws SnapshotError, and nothing changed
  */
@@ -49,12 +50,13 @@ export function restoreSnapshot<M extends MessageMap>(
   host: RestoreParts<M>,
   snapshot: LoopSnapshot,
   elapsedMs?: number,
+  extraRoom = 0,
 ): number {
   const s = checkSnapshot(snapshot)
   checkFits(s, {
     resolve: (sm) => host.registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
     holds: (key) => host.ledger.current?.holds(key) === true,
-    freeQueue: host.options.capacity - host.queue.length,
+    freeQueue: host.options.capacity - host.queue.length + extraRoom,
     freeDelayed: host.options.maxDelayed - host.delayed.length,
   })
   const payloads = host.journal === undefined ? undefined : payloadsOf(s)

@@ -100,7 +100,8 @@ export class Stopper<M extends MessageMap> {
     this.#p.stall?.stop()
     lifecycle.beginStop(drain, deadlineMs !== undefined || signal !== undefined)
     this.#p.pacing.stop()
-    if (lifecycle.handsBack) this.#handBackDelayed()
+    // A draining stop of a loop with a journal keeps its delayed messages there for the next start.
+    if (lifecycle.handsBack || (drain && this.#p.journal !== undefined)) this.#handBackDelayed()
     else if (drain) this.#cancelDelayed()
     if (!drain) this.#escalate()
     this.#p.schedulePump()

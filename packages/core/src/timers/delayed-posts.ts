@@ -82,7 +82,7 @@ export class DelayedPosts {
   // What a pending message's `where` says: `Delayed` (postDelayed) or `Backoff` (a retry).
   readonly #pendingAs: Where.Delayed | Where.Backoff
   // The loop's journal, told of every wait (a restart keeps the due time).
-  #journal: { timed(m: Envelope, dueAt: number): void } | undefined
+  #journal: { timed(m: Envelope, dueAt: number): void; touch(m: Envelope): void } | undefined
 
   /**
    * @param wheel - the loop's shared timing wheel; it hands due messages back through {@link DelayedPosts.due}
@@ -96,7 +96,7 @@ export class DelayedPosts {
   }
 
   /** Tells `journal` of every message scheduled from now on. */
-  journalTo(journal: { timed(m: Envelope, dueAt: number): void }): void {
+  journalTo(journal: { timed(m: Envelope, dueAt: number): void; touch(m: Envelope): void }): void {
     this.#journal = journal
   }
 
@@ -180,5 +180,6 @@ export class DelayedPosts {
       this.#overdue.push(m)
       this.#overdueLive++
     }
+    this.#journal?.touch(m) // no longer waiting: queued (or overdue, still delayed)
   }
 }

@@ -111,5 +111,5 @@ describe('a crash under load (virtual time, the reference store)', () => {
       }),
       { numRuns: 150 },
     )
-  })
+  }, 60_000)
 })
