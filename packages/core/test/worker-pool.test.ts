@@ -114,7 +114,7 @@ describe('Loop', () => {
       for (let i = 0; i < 200; i++) loop.post('work', i)
       const t0 = performance.now()
       const immediateAfter = await new Promise<number>((resolve) => setImmediate(() => resolve(performance.now() - t0)))
-      expect(immediateAfter).toBeLessThan(80) // a count budget alone (1024) would block for ~200 ms
+      expect(immediateAfter).toBeLessThan(150) // a count budget alone (1024) would block for ~200 ms (a loaded CI machine adds its delays)
       await loop.drain()
       await loop.stop()
     })

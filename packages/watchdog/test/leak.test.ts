@@ -19,7 +19,7 @@ describe('Watchdog leaks', () => {
     // The handlers finally settle: every zombie is removed and counted once.
     for (const zombie of watchdog.zombies()) zombie.attempt.done()
     expect([watchdog.zombieCount, watchdog.lateCompletions, driver.size, clock.pending]).toEqual([0, N, 0, 0])
-  })
+  }, 30_000) // 10^5 attempts: seconds on a loaded CI machine
 
   it('standalone: 10^5 timeouts leave the own driver empty and no timer armed', () => {
     const clock = new ManualClock()
@@ -27,7 +27,7 @@ describe('Watchdog leaks', () => {
     for (let i = 0; i < N; i++) watchdog.guard({ timeoutMs: 5 })
     clock.advance(5)
     expect([watchdog.stats().timedOut, watchdog.pendingTimers, clock.pending]).toEqual([N, 0, 0])
-  })
+  }, 30_000) // 10^5 attempts: seconds on a loaded CI machine
 
   it.skipIf(gc === undefined)('heap returns near baseline after 10^5 timed-out attempts (--expose-gc)', () => {
     const run = gc as () => void
