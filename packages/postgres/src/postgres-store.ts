@@ -126,6 +126,10 @@ export class PostgresStore implements Store {
     return this.#closed !== undefined
   }
 
+  /**
+   * What the store held for its owner when it was opened: its own messages and those it took over
+   * (oldest first), the journal's dead letters and its live keys. The same object every call.
+   */
   recovered(): StoreContents {
     return this.#contents
   }
