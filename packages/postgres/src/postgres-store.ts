@@ -114,8 +114,8 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * The failure of the last background renewal, takeover or key pruning (a server that is down), if
-   * it failed; `undefined` once one succeeds. Commits report their own failures.
+   * The failure of the last background renewal, takeover or key pruning (a server that is down, a
+   * lease found lost), if it failed; `undefined` once one succeeds. Commits report their own failures.
    */
   get backgroundError(): StoreError | undefined {
     return this.#backgroundError
@@ -126,6 +126,10 @@ export class PostgresStore implements Store {
     return this.#closed !== undefined
   }
 
+  /**
+   * What the store held for its owner when it was opened: its own messages and those it took over
+   * (oldest first), the journal's dead letters and its live keys. The same object every call.
+   */
   recovered(): StoreContents {
     return this.#contents
   }
@@ -212,6 +216,11 @@ export class PostgresStore implements Store {
     try {
       if (this.#adopt === undefined) await this.#lease.renew(this.#pool)
       else await this.#takeOver(this.#adopt)
+      const lost = this.#lease.lost
+      if (lost !== undefined) {
+        this.#backgroundError = new StoreError(this.name, 'lease', lost)
+        return
+      }
       const now = this.#wallNow()
       if (now - this.#lastPrune >= PRUNE_EVERY_MS) {
         await run(this.#pool, this.#parts.sql.pruneKeys, [this.journal, now])

@@ -157,6 +157,37 @@ describePostgres('PostgresStore leases', () => {
     })
   })
 
+  describe('backgroundError', () => {
+    it('says the lease is lost once a renewal finds it expired', async () => {
+      const a = await db.open({ owner: 'A', leaseMs: 1_000, renewEveryMs: 20 })
+      expect(a.backgroundError).toBeUndefined()
+      await expireLease(db.admin, db.journal(), 'A')
+      const error = await eventually(() => a.backgroundError)
+      expect(error).toMatchObject({
+        name: 'StoreError',
+        operation: 'lease',
+        message: expect.stringContaining('it expired'),
+      })
+      expect(a.lease.lost).toMatch(/is lost: it expired/)
+    })
+
+    it('reports a loop that refuses the rows it was handed, which stay with this owner', async () => {
+      const heir = await db.open({ owner: 'heir', leaseMs: 1_000, renewEveryMs: 20 })
+      heir.watch(() => {
+        throw new Error('no room')
+      })
+      const dead = await db.open({ owner: 'dead' })
+      await dead.commit(batch({ messages: [record('d')] }))
+      await expireLease(db.admin, db.journal(), 'dead')
+      const error = await eventually(() => heir.backgroundError)
+      expect(error).toMatchObject({
+        operation: 'recover',
+        message: expect.stringContaining('the loop refused 1 taken-over messages: no room'),
+      })
+      expect(await owners(db.admin, db.journal())).toEqual({ d: 'heir' })
+    })
+  })
+
   describe('watch()', () => {
     it('hands the rows it takes over while running to the loop', async () => {
       const heir = await db.open({ owner: 'heir', leaseMs: 1_000, renewEveryMs: 30 })

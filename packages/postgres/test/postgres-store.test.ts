@@ -2,7 +2,7 @@ import { StoreError } from '@flowing/core'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { PostgresStore, postgresStore } from '../src/index.js'
-import { batch, describePostgres, ids, key, letter, record, useDatabase } from './fixtures.js'
+import { batch, describePostgres, eventually, ids, key, letter, record, useDatabase } from './fixtures.js'
 
 describePostgres('PostgresStore', () => {
   const db = useDatabase()
@@ -125,6 +125,20 @@ describePostgres('PostgresStore', () => {
       expect(reopened.recovered().keys.map((k) => k.key)).toEqual(['young'])
       const rows = await db.admin.query('SELECT key FROM flowing.keys WHERE journal = $1', [db.journal()])
       expect(rows.rows).toEqual([{ key: 'young' }])
+    })
+
+    it('deletes expired keys now and then while running, by its wall clock', async () => {
+      let now = 1_700_000_000_000
+      const store = await db.open({ owner: 'me', wallNow: () => now, renewEveryMs: 20 })
+      await store.commit(batch({ keys: [key('short', now + 1_000), key('long', now + 3_600_000)] }))
+      const keys = async () =>
+        (await db.admin.query('SELECT key FROM flowing.keys WHERE journal = $1 ORDER BY key', [db.journal()])).rows
+      now += 30_000 // expired, but the last sweep (at open) was less than a minute ago
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(await keys()).toEqual([{ key: 'long' }, { key: 'short' }])
+      now += 31_000
+      await eventually(async () => ((await keys()).length === 1 ? true : undefined))
+      expect(await keys()).toEqual([{ key: 'long' }])
     })
 
     it('replaces and removes dead letters and keys by id', async () => {

@@ -1,7 +1,7 @@
 import { StoreError } from '@flowing/core'
 import { describe, expect, it } from 'vitest'
 import { postgresStore } from '../src/index.js'
-import { batch, describePostgres, ids, record, useDatabase } from './fixtures.js'
+import { batch, describePostgres, eventually, ids, record, useDatabase } from './fixtures.js'
 import { freePort } from './server.js'
 
 describePostgres('PostgresStore when the server goes away', () => {
@@ -30,6 +30,26 @@ describePostgres('PostgresStore when the server goes away', () => {
         expect(ids((await db.open({ owner: 'A' })).recovered().messages)).toEqual(['after'])
       })
     }
+  })
+
+  describe('backgroundError', () => {
+    it('shows a renewal that failed while the server was down, and clears once one succeeds', async () => {
+      const store = await db.open({ owner: 'A', renewEveryMs: 20 })
+      await db.server.halt('fast')
+      try {
+        const error = await eventually(() => store.backgroundError)
+        expect(error).toMatchObject({
+          name: 'StoreError',
+          operation: 'lease',
+          message: expect.stringContaining('a background renewal failed: the server refused the connection'),
+        })
+      } finally {
+        await db.server.resume()
+      }
+      await eventually(() => (store.backgroundError === undefined ? true : undefined))
+      expect(store.lease.lost).toBeUndefined()
+      await store.commit(batch({ messages: [record('after')] }))
+    })
   })
 
   describe('close()', () => {

@@ -27,8 +27,9 @@ export interface Opened {
 }
 
 // A pool of our own: few connections (one commit at a time, one tick, the reads at open), a bounded
-// wait for a connection, keep-alives so a silent network drop is noticed.
-const OWN_POOL = { max: 4, connectionTimeoutMillis: 10_000, keepAlive: true } as const
+// wait for a connection, keep-alives so a silent network drop is noticed, and idle connections that do
+// not keep the process alive (a script that forgets close() still exits).
+const OWN_POOL = { max: 4, connectionTimeoutMillis: 10_000, keepAlive: true, allowExitOnIdle: true } as const
 
 /**
  * Opens the store `o` describes, on one connection (a new connection costs more than the dozen round
