@@ -109,6 +109,7 @@ export type {
   JournalBatch,
   JournalRecord,
   JournalState,
+  JournalStats,
   KeyRecord,
   Store,
   StoreContents,

@@ -46,7 +46,7 @@ const openPaths = new Set<string>()
  * **One owner.** One loop per file: a second store over a file already open in this process is
  * refused; across processes nothing stops it, and both would run the same recovered messages.
  *
- * **Cost.** `commit` is O(rows in the batch) — well above 100k records/s batched; opening reads every
+ * **Cost.** `commit` is O(rows in the batch) — over 130k row writes/s batched; opening reads every
  * row once, O(rows held).
  *
  * @example
@@ -83,8 +83,8 @@ export class SqliteStore implements Store {
    *
    * @param options - the file and its settings
    * @throws InvalidArgumentError for an option that breaks its rule
-   * @throws StoreError (`open`) for a file that cannot be opened or is not a journal, (`recover`) for a
-   *   row that cannot be read back
+   * @throws StoreError (`open`) for a file that cannot be opened or read or is not a journal,
+   *   (`recover`) for a row that is not valid JSON
    */
   constructor(options: SqliteStoreOptions) {
     const o = resolveOptions(options)
@@ -182,9 +182,9 @@ export class SqliteStore implements Store {
  * @param options - `path` (required), `synchronous` (`'normal'`), `busyTimeoutMs` (5000), `maxBytes`
  * @returns the open store; its {@link SqliteStore.recovered} holds what the file held
  * @throws InvalidArgumentError for an option that breaks its rule, e.g.
- *   ``Expected `options.synchronus` to be one of the known options (…), got `'full'` (string); did you mean `synchronous`?``
+ *   ``Expected `options.synchronus` to be one of the known options (…), got `"full"` (string); did you mean `synchronous`?``
  * @throws StoreError (`open`) for a file that cannot be opened (missing or read-only directory, a
- *   directory, a corrupt or non-SQLite file, another schema), (`recover`) for a row that cannot be read
+ *   directory, a corrupt or non-SQLite file, another schema), (`recover`) for a row that is not valid JSON
  *
  * @example
  * ```ts no-run

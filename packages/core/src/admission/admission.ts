@@ -374,10 +374,9 @@ export class Admission<M extends MessageMap> {
   // The payload of a post to a loop with a journal, as JSON: a payload JSON cannot keep is refused.
   #payloadJson(type: string, payload: unknown): string | undefined {
     try {
-      return Journal.payloadJson(payload)
+      return Journal.json('payload', payload)
     } catch (error) {
-      const rule = `JSON-serializable (the loop journals it): ${(error as Error).message}`
-      return this.refuseInput(type, new InvalidArgumentError('payload', rule, payload))
+      return this.refuseInput(type, error as Error)
     }
   }
 

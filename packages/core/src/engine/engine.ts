@@ -197,6 +197,7 @@ export class Engine<M extends MessageMap> {
         fill: load.queued / load.capacity,
       },
       this.pressure?.stats(),
+      this.journal?.stats(),
     )
   }
 

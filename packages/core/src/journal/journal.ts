@@ -13,14 +13,15 @@
  * @module
  */
 import { type Clock, wallNow } from '../clock.js'
-import { StoreError } from '../errors.js'
+import { InvalidArgumentError, StoreError } from '../errors.js'
 import type { DeadLetter } from '../failure/dead-letters.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { MessageMap } from '../message.js'
+import { Histogram } from '../metrics/histogram.js'
 import type { SnapshotState } from '../shutdown/snapshot.js'
 import { type RecordParts, recordOf, type SavedFields } from './records.js'
-import type { JournalBatch, JournalRecord, KeyRecord, Store } from './store.js'
+import type { JournalBatch, JournalRecord, JournalStats, KeyRecord, Store } from './store.js'
 
 /** The parts the journal reads records from. */
 export interface JournalParts<M extends MessageMap> extends RecordParts {
@@ -28,6 +29,8 @@ export interface JournalParts<M extends MessageMap> extends RecordParts {
   readonly events: LoopEmitter<M>
 }
 
+/** A commit that has not answered after this long is reported as a `StoreError` (posts are refused meanwhile). */
+export const SLOW_COMMIT_MS = 10_000
 const FIRST_RETRY_MS = 50
 const MAX_RETRY_MS = 5_000
 
@@ -68,11 +71,17 @@ export class Journal<M extends MessageMap> {
   #inFlight: Pending | undefined
   #built = 0
   #committed = 0
+  #commits = 0
+  #failedCommits = 0
+  readonly #commitTime = new Histogram()
   #waiters: Waiter[] = []
   #failure: StoreError | undefined
   #retryMs = FIRST_RETRY_MS
   #retryTimer: unknown
   #closed: Promise<void> | undefined
+  // close() began: what is left is committed at once, and a failure is not retried.
+  #closing = false
+  #ended = false
   readonly #flushNow = (): void => {
     this.#scheduled = false
     this.#flush()
@@ -106,18 +115,34 @@ export class Journal<M extends MessageMap> {
   /** Whether `start()` recovered the journal (posts are accepted from then on). */
   recovered = false
 
-  /** Messages with a row in the store. */
-  get rows(): number {
-    return this.#onDisk.size
+  /** The journal's figures now. */
+  stats(): JournalStats {
+    return {
+      store: this.store.name,
+      rows: this.#onDisk.size,
+      pending: this.#dirty.size,
+      commits: this.#commits,
+      failedCommits: this.#failedCommits,
+      failing: this.#failure !== undefined,
+      commitTime: this.#commitTime.snapshot(),
+    }
   }
 
   /**
-   * The JSON text a message's payload is journaled as.
-   * @throws Error when JSON cannot represent it (a cycle, a BigInt, a throwing `toJSON`)
+   * The JSON text a payload or checkpoint is journaled as.
+   * @param name - what it is, for the error (`payload`, `checkpoint`)
+   * @throws InvalidArgumentError when JSON cannot represent it (a cycle, a BigInt, a throwing `toJSON`)
    */
-  static payloadJson(payload: unknown): string | undefined {
-    const text = JSON.stringify(payload)
-    if (text === undefined && payload !== undefined) throw new Error('JSON.stringify returns nothing for it')
+  static json(name: string, value: unknown): string | undefined {
+    let text: string | undefined
+    try {
+      text = JSON.stringify(value)
+    } catch (error) {
+      throw new InvalidArgumentError(name, `JSON-serializable (the loop journals it): ${describe(error)}`, value)
+    }
+    if (text === undefined && value !== undefined) {
+      throw new InvalidArgumentError(name, 'JSON-serializable (the loop journals it)', value)
+    }
     return text
   }
 
@@ -181,16 +206,19 @@ export class Journal<M extends MessageMap> {
   }
 
   async #closeOnce(): Promise<void> {
+    this.#closing = true
     clearTimer(this.#p.clock, this.#retryTimer)
     for (let tries = 0; tries < 2; tries++) {
+      const done = this.flushed()
+      this.#flush() // now, not at the next turn: a stop on a virtual clock needs no one to drive it
       try {
-        this.#flush() // now, not at the next turn: a stop on a virtual clock needs no one to drive it
-        await this.flushed()
+        await done
         break
       } catch {
         // reported as `store-error`; one more try, then the store is closed with the batch unwritten
       }
     }
+    this.#ended = true // a flush scheduled before the close finds nothing to do
     try {
       await this.store.close()
     } catch (error) {
@@ -210,25 +238,45 @@ export class Journal<M extends MessageMap> {
   }
 
   #flush(): void {
-    if (this.#inFlight !== undefined || !this.#hasChanges()) return
+    if (this.#ended || this.#inFlight !== undefined || !this.#hasChanges()) return
     const pending = this.#build()
     this.#inFlight = pending
     const batch = ++this.#built
-    let result: void | PromiseLike<void>
-    try {
-      result = this.store.commit(toBatch(pending))
-    } catch (error) {
+    const started = this.#p.clock.now()
+    let settled = false // a thenable that answers twice, or both ways, counts once
+    const ok = () => {
+      if (settled) return
+      settled = true
+      this.#succeeded(pending, batch, started)
+    }
+    const failed = (error: unknown) => {
+      if (settled) return
+      settled = true
       this.#failed(pending, batch, error)
-      return
     }
-    if (result === undefined || typeof (result as PromiseLike<void>).then !== 'function') {
-      this.#succeeded(pending, batch)
-      return
+    try {
+      const result = this.store.commit(toBatch(pending)) as unknown
+      const then = (result as { then?: unknown } | null | undefined)?.then
+      if (typeof then !== 'function') {
+        ok()
+        return
+      }
+      this.#watchSlow(batch, () => settled)
+      then.call(result, ok, failed)
+    } catch (error) {
+      failed(error) // the commit, or its thenable's `then`, threw
     }
-    ;(result as PromiseLike<void>).then(
-      () => this.#succeeded(pending, batch),
-      (error: unknown) => this.#failed(pending, batch, error),
-    )
+  }
+
+  // A commit that does not answer within SLOW_COMMIT_MS is reported, and posts are refused until it does.
+  #watchSlow(batch: number, settled: () => boolean): void {
+    const { clock } = this.#p
+    const timer = clock.setTimeout(() => {
+      if (settled() || this.#built !== batch) return
+      const problem = `the commit has not answered in ${SLOW_COMMIT_MS} ms (it is still awaited)`
+      this.#report(new StoreError(this.store.name, 'commit', problem))
+    }, SLOW_COMMIT_MS)
+    ;(timer as { unref?: () => void }).unref?.()
   }
 
   // Every marked message becomes its record as it stands now, or its row's removal.
@@ -286,7 +334,9 @@ export class Journal<M extends MessageMap> {
     return wallNow(clock) + Math.max(0, dueAt - clock.now())
   }
 
-  #succeeded(pending: Pending, batch: number): void {
+  #succeeded(pending: Pending, batch: number, started: number): void {
+    this.#commits++
+    this.#commitTime.record(this.#p.clock.now() - started)
     for (const m of pending.puts) {
       this.#onDisk.add(m)
       this.#saved.delete(m)
@@ -302,11 +352,14 @@ export class Journal<M extends MessageMap> {
       this.#retryMs = FIRST_RETRY_MS
       this.#p.events.emit('store-recovered', this.store.name)
     }
-    if (this.#hasChanges()) this.#wake()
+    if (!this.#hasChanges()) return
+    if (this.#closing) this.#flush()
+    else this.#wake()
   }
 
   // The batch's changes go back to be written again (later changes of the same rows win).
   #failed(pending: Pending, batch: number, cause: unknown): void {
+    this.#failedCommits++
     this.#inFlight = undefined
     this.#built = batch - 1 // the next batch takes its number: waiters keep their place
     for (const m of pending.puts) this.#dirty.add(m)
@@ -321,7 +374,7 @@ export class Journal<M extends MessageMap> {
     this.#waiters = []
     for (const w of waiters) w.reject(error)
     this.#report(error)
-    if (this.#closed === undefined) this.#retryLater()
+    if (!this.#closing) this.#retryLater()
   }
 
   #retryLater(): void {

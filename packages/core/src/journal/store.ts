@@ -14,6 +14,7 @@ import type { RetryOptions } from '../failure/retry-options.js'
 import type { AttemptRecord } from '../failure/trace.js'
 import type { LedgerEntry } from '../idempotency/store.js'
 import type { MessageKey } from '../message.js'
+import type { HistogramSnapshot } from '../metrics/histogram.js'
 import type { PriorityLevel } from '../priority.js'
 
 /**
@@ -131,4 +132,22 @@ export interface Store {
    * whose lease expired). Rows handed to `adopt` belong to this store from then on.
    */
   watch?(adopt: (contents: StoreContents) => void): void
+}
+
+/** The journal's figures, in `loop.metrics().journal`. */
+export interface JournalStats {
+  /** The store's name. */
+  readonly store: string
+  /** Messages with a row in the store (committed, unfinished). */
+  readonly rows: number
+  /** Messages whose latest transition waits for the next commit. */
+  readonly pending: number
+  /** Batches committed. */
+  readonly commits: number
+  /** Commits that failed (each was tried again). */
+  readonly failedCommits: number
+  /** Whether the last commit failed (posts are refused until one succeeds). */
+  readonly failing: boolean
+  /** Time per commit, from the call to its return or resolution (ms). */
+  readonly commitTime: HistogramSnapshot
 }

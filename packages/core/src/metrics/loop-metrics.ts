@@ -4,6 +4,7 @@
  * @module
  */
 import type { PressureLevel, WatermarkStats } from '@flowing/backpressure'
+import type { JournalStats } from '../journal/store.js'
 import { MAX_PRIORITY } from '../priority.js'
 import { Histogram, type HistogramSnapshot } from './histogram.js'
 
@@ -96,6 +97,8 @@ export interface MetricsSnapshot {
   readonly handlerTime: HistogramSnapshot
   /** Watermark backpressure: time per level, transitions, decisions per level (`undefined` when off). */
   readonly backpressure: WatermarkStats | undefined
+  /** The journal store: rows, pending changes, commits and their time (`undefined` without a store). */
+  readonly journal: JournalStats | undefined
 }
 
 /** Mutable counters and histograms; the loop writes, `snapshot()` reads. */
@@ -135,7 +138,11 @@ export class LoopMetrics {
   }
 
   /** A consistent copy of everything. */
-  snapshot(gauges: LoopGauges, backpressure: WatermarkStats | undefined): MetricsSnapshot {
+  snapshot(
+    gauges: LoopGauges,
+    backpressure: WatermarkStats | undefined,
+    journal: JournalStats | undefined,
+  ): MetricsSnapshot {
     const all = new Histogram()
     for (const h of this.#waitByPriority) all.merge(h)
     const { posted, accepted, rejected, succeeded, deadLettered, failed, retried, held, alerts } = this
@@ -165,6 +172,7 @@ export class LoopMetrics {
       queueWaitByPriority: this.#waitByPriority.map((h) => h.snapshot()),
       handlerTime: this.#handlerTime.snapshot(),
       backpressure,
+      journal,
     }
   }
 }

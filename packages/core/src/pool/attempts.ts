@@ -19,7 +19,7 @@ import type { Clock } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import type { Outcomes } from '../engine/outcomes.js'
-import { HopLimitError, InvalidArgumentError, LoopAbortedError } from '../errors.js'
+import { HopLimitError, LoopAbortedError } from '../errors.js'
 import type { Failures } from '../failure/failures.js'
 import { DuplicateSkip, type LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
@@ -205,12 +205,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     }
     const journal = this.#p.journal
     if (journal !== undefined) {
-      try {
-        Journal.payloadJson(checkpoint)
-      } catch (error) {
-        const rule = `JSON-serializable (the loop journals it): ${(error as Error).message}`
-        throw new InvalidArgumentError('checkpoint', rule, checkpoint)
-      }
+      Journal.json('checkpoint', checkpoint) // throws InvalidArgumentError: JSON cannot keep it
       journal.touch(m)
     }
     extras.commit(m, checkpoint)

@@ -75,9 +75,9 @@ export function restoreSnapshot<M extends MessageMap>(
 function payloadsOf(s: LoopSnapshot): (string | undefined)[] {
   return s.messages.map((sm, i) => {
     try {
-      return Journal.payloadJson(sm.payload)
+      return Journal.json('payload', sm.payload)
     } catch (error) {
-      throw new SnapshotError(`messages[${i}].payload`, `must be JSON-serializable: ${(error as Error).message}`)
+      throw new SnapshotError(`messages[${i}].payload`, (error as Error).message)
     }
   })
 }

@@ -5,12 +5,11 @@ import {
   type JournalBatch,
   type LoopOptions,
   MemoryStore,
-  NonRetryableError,
-  RetryableError,
   type Store,
   StoreError,
   VirtualClock,
 } from '../../src/index.js'
+import { describeDurableLoop } from '../contract/loop-contract.js'
 import { thrown } from '../fixtures.js'
 
 interface Jobs {
@@ -81,6 +80,9 @@ describe('a loop with a journal store', () => {
     await settle(clock)
     expect(ran).toHaveLength(1000)
     expect(store.commits).toBeLessThanOrEqual(2)
+    const stats = loop.metrics().journal
+    expect(stats).toMatchObject({ store: 'memory', rows: 0, pending: 0, commits: store.commits, failing: false })
+    expect(stats?.commitTime.count).toBe(store.commits)
     expect(store.rows.messages).toBe(0)
     await loop.flushed()
   })
@@ -104,100 +106,6 @@ describe('a loop with a journal store', () => {
       ['delayed', undefined, '{"n":2}'],
     ])
     expect(recovered.messages[1]?.dueAtEpochMs).toBe(clock.wallNow() + 5_000)
-  })
-
-  it('recovers after a crash: queued, delayed (never early), backing off with its attempts, committed, keyed', async () => {
-    const clock = new VirtualClock()
-    const store = new MemoryStore('memory', () => clock.wallNow()) // keys expire on the virtual wall clock
-    const loop = createLoop<Jobs>({ clock, logger: false, store, retry: { maxAttempts: 3, baseMs: 1000, jitter: 0 } })
-    let calls = 0
-    loop.on('job', async (m, ctx) => {
-      if (m.payload.n === 3) {
-        ctx.commit({ charged: true })
-        calls++
-        throw new RetryableError('downstream 503')
-      }
-      await clock.sleep(10_000) // running when the process dies
-    })
-    loop.start()
-    loop.post('job', { n: 1 }, { key: 'k', idempotencyKey: 'job-1' })
-    loop.post('job', { n: 2 }, { key: 'k' })
-    loop.postDelayed('job', { n: 4 }, 3_000)
-    loop.post('job', { n: 3 })
-    await settle(clock, 1)
-    await loop.flushed()
-    expect(calls).toBe(1)
-    // kill -9: the loop is abandoned mid-flight; a new process opens the same journal 0.5 s later.
-    const reopened = store.reopen()
-    const clock2 = new VirtualClock(0, clock.wallNow() + 500)
-    const started: [number, number, unknown][] = []
-    const loop2 = createLoop<Jobs>({ clock: clock2, logger: false, store: reopened })
-    loop2.on('job', (m, ctx) => {
-      started.push([m.payload.n, clock2.wallNow(), ctx.committed])
-    })
-    loop2.start()
-    expect(loop2.metrics().counters.restored).toBe(4)
-    await settle(clock2)
-    expect(started.map((s) => s[0])).toEqual([1, 2]) // key order kept; 3 backs off, 4 is delayed
-    await clock2.run()
-    await loop2.drain()
-    const at = new Map(started.map(([n, wall, committed]) => [n, { wall, committed }]))
-    expect(at.get(3)?.committed).toEqual({ charged: true }) // the retry resumes after its commit point
-    expect(at.get(4)?.wall).toBeGreaterThanOrEqual(clock.wallNow() - 1 + 3_000) // never early
-    expect(loop2.trace(loop2.deadLetters.list()[0]?.id ?? '')).toBeUndefined()
-    await settle(clock2)
-    expect(reopened.rows.messages).toBe(0)
-    // The finished key is durable: a duplicate after another restart still runs nothing.
-    await loop2.stop()
-    const { loop: loop3 } = durable(reopened.reopen())
-    loop3.start()
-    expect(loop3.tryPost('job', { n: 1 }, { idempotencyKey: 'job-1' }).status).toBe('duplicate')
-  })
-
-  it('keeps dead letters across a restart; replaying or purging one removes it from the store', async () => {
-    const store = new MemoryStore()
-    const clock = new VirtualClock()
-    const loop = createLoop<Jobs>({ clock, logger: false, store })
-    loop.on('job', () => {
-      throw new NonRetryableError('card declined')
-    })
-    loop.start()
-    loop.post('job', { n: 1 })
-    loop.post('job', { n: 2 })
-    await settle(clock)
-    await settle(clock)
-    expect(store.rows).toEqual({ messages: 0, deadLetters: 2, keys: 0 })
-    await loop.stop()
-    const next = store.reopen()
-    const { loop: loop2, clock: clock2, ran } = durable(next)
-    loop2.start()
-    const letters = loop2.deadLetters.list()
-    expect(letters.map((l) => [l.payload, l.error.message])).toEqual([
-      [{ n: 1 }, 'card declined'],
-      [{ n: 2 }, 'card declined'],
-    ])
-    loop2.deadLetters.replay({ ids: [letters[0]?.id ?? ''] })
-    loop2.deadLetters.purge({ ids: [letters[1]?.id ?? ''] })
-    await settle(clock2)
-    await settle(clock2)
-    expect(ran).toEqual([1])
-    expect(next.rows).toEqual({ messages: 0, deadLetters: 0, keys: 0 })
-  })
-
-  it('keeps what a stop hands back in the store, and the next start recovers it', async () => {
-    const store = new MemoryStore()
-    const { loop, clock } = durable(store)
-    loop.start()
-    loop.pause()
-    for (let n = 0; n < 5; n++) loop.post('job', { n }, { key: 'k' })
-    const snapshot = await loop.stop({ deadlineMs: 0 })
-    expect(snapshot.messages).toHaveLength(5)
-    await settle(clock)
-    const { loop: loop2, clock: clock2, ran } = durable(store.reopen())
-    loop2.start()
-    await settle(clock2)
-    await loop2.drain()
-    expect(ran).toEqual([0, 1, 2, 3, 4])
   })
 
   it('reports a failing commit, refuses posts meanwhile, loses nothing, and recovers when the store does', async () => {
@@ -291,4 +199,164 @@ describe('a loop with a journal store', () => {
     expect(seen[0]).toBeInstanceOf(InvalidArgumentError)
     expect((seen[0] as Error).message).toMatch(/`checkpoint` to be JSON-serializable/)
   })
+
+  it('re-admits rows a shared store takes over while the loop runs (watch)', async () => {
+    const inner = new MemoryStore()
+    let adopt: ((contents: ReturnType<Store['recovered']>) => void) | undefined
+    const store: Store = {
+      name: 'shared',
+      recovered: () => inner.recovered(),
+      commit: (batch) => inner.commit(batch),
+      close: () => inner.close(),
+      watch: (fn) => {
+        adopt = fn
+      },
+    }
+    const { loop, clock, ran } = durable(store)
+    loop.start()
+    expect(adopt).toBeTypeOf('function')
+    const orphan = {
+      id: 'dead:1',
+      type: 'job',
+      payloadJson: '{"n":7}',
+      priority: 5 as const,
+      traceId: 'dead:1',
+      hops: 0,
+    }
+    adopt?.({ messages: [{ ...orphan, state: 'queued', attempts: [] }], deadLetters: [], keys: [] })
+    await settle(clock)
+    await loop.drain()
+    expect(ran).toEqual([7])
+    expect(loop.metrics().counters.restored).toBe(1)
+  })
+
+  it('fails start() with a StoreError when the store cannot be read, and recovers on a later start()', () => {
+    let broken = true
+    const inner = new MemoryStore()
+    const store: Store = {
+      name: 'unreadable',
+      recovered: () => {
+        if (broken) throw new Error('SQLITE_CORRUPT: database disk image is malformed')
+        return inner.recovered()
+      },
+      commit: (batch) => inner.commit(batch),
+      close: () => inner.close(),
+    }
+    const { loop } = durable(store)
+    const error = thrown(() => loop.start())
+    expect(error).toBeInstanceOf(StoreError)
+    expect(error.message).toBe(
+      'Journal store unreadable failed to recover: SQLITE_CORRUPT: database disk image is malformed',
+    )
+    expect(loop.state).toBe('created')
+    broken = false
+    loop.start()
+    expect(loop.state).toBe('running')
+    expect(loop.tryPost('job', { n: 1 }).ok).toBe(true)
+  })
+
+  it('resolves stop() even when the last commit and the close fail, reporting both', async () => {
+    const store = new FlakyStore('dying')
+    store.close = () => {
+      throw new Error('EIO: i/o error, close')
+    }
+    const { loop, clock } = durable(store)
+    const operations: string[] = []
+    loop.events.on('store-error', (e) => operations.push(e.operation))
+    loop.start()
+    loop.pause()
+    loop.post('job', { n: 1 })
+    store.failing = true
+    const snapshot = await loop.stop({ deadlineMs: 0 })
+    expect(snapshot.messages).toHaveLength(1) // nothing is lost: the snapshot still has it
+    expect(operations).toEqual(['commit', 'commit', 'close'])
+    await settle(clock, 10_000)
+    expect(operations).toHaveLength(3) // no retry after the stop
+  })
+})
+
+describe('a loop whose store misbehaves', () => {
+  // A store whose commit returns whatever `answer` makes of the batch's real commit.
+  function wrapped(answer: (commit: () => void) => unknown) {
+    const inner = new MemoryStore('odd')
+    const store = {
+      name: 'odd',
+      recovered: () => inner.recovered(),
+      close: () => inner.close(),
+      commit: (batch: JournalBatch) => answer(() => inner.commit(batch)),
+    } as Store
+    return { inner, store }
+  }
+
+  it('treats a thenable whose then throws as a failed commit', async () => {
+    const { store } = wrapped(() => ({
+      // biome-ignore lint/suspicious/noThenProperty: a thenable whose then getter throws
+      get then() {
+        throw new Error('then getter exploded')
+      },
+    }))
+    const { loop, clock } = durable(store)
+    const errors: StoreError[] = []
+    loop.events.on('store-error', (e) => errors.push(e))
+    loop.start()
+    loop.post('job', { n: 1 })
+    await settle(clock)
+    expect(errors[0]?.message).toBe('Journal store odd failed to commit: then getter exploded')
+  })
+
+  it('counts a thenable that answers twice, and both ways, once', async () => {
+    const { inner, store } = wrapped((commit) => ({
+      // biome-ignore lint/suspicious/noThenProperty: a thenable that answers twice and both ways
+      then(ok: () => void, fail: (e: unknown) => void) {
+        commit()
+        ok()
+        ok()
+        fail(new Error('late rejection'))
+      },
+    }))
+    const { loop, clock } = durable(store)
+    const errors: StoreError[] = []
+    loop.events.on('store-error', (e) => errors.push(e))
+    loop.start()
+    loop.pause()
+    loop.post('job', { n: 1 })
+    await settle(clock)
+    await loop.flushed()
+    expect(errors).toEqual([])
+    expect(loop.metrics().journal?.commits).toBe(1)
+    expect(inner.rows.messages).toBe(1)
+  })
+
+  it('reports a commit that never answers, refuses posts meanwhile, and recovers when it answers', async () => {
+    let answer: (() => void) | undefined
+    const { store } = wrapped(
+      (commit) =>
+        new Promise<void>((resolve) => {
+          answer = () => {
+            commit()
+            resolve()
+          }
+        }),
+    )
+    const { loop, clock } = durable(store)
+    const errors: StoreError[] = []
+    loop.events.on('store-error', (e) => errors.push(e))
+    loop.start()
+    loop.pause()
+    loop.post('job', { n: 1 })
+    await settle(clock)
+    await settle(clock, 10_000)
+    expect(errors.map((e) => e.message)).toEqual([
+      'Journal store odd failed to commit: the commit has not answered in 10000 ms (it is still awaited)',
+    ])
+    expect(loop.tryPost('job', { n: 2 }).status).toBe('not-durable')
+    answer?.()
+    await settle(clock)
+    expect(loop.tryPost('job', { n: 3 }).ok).toBe(true)
+  })
+})
+
+describeDurableLoop('the reference store', {
+  open: () => new MemoryStore(),
+  reopen: (previous) => (previous as MemoryStore).reopen(),
 })

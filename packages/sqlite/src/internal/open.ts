@@ -37,24 +37,24 @@ export interface OpenRequest extends Pragmas {
 /**
  * Opens (creating if need be) the journal at `request.path` and reads it.
  *
- * @throws StoreError (`open`) if the file cannot be opened, is not a journal or has another schema;
- *   (`recover`) if a row cannot be read back
+ * @throws StoreError (`open`) if the file cannot be opened or read, is not a journal or has another
+ *   schema; (`recover`) if a row is not valid JSON
  */
 export function openJournal(request: OpenRequest): OpenJournal {
   checkPath(request.name, request.path)
   let db: Database.Database | undefined
-  let operation: 'open' | 'recover' = 'open'
   try {
     db = new Database(request.path, { timeout: request.busyTimeoutMs })
     prepareConnection(db, request.name, request, request.now)
     const tables = new Tables(db)
     tables.expireKeys(request.now)
-    operation = 'recover'
     const contents = tables.read(request.name, request.now)
     return { db, tables, contents }
   } catch (error) {
     db?.close()
-    throw storeFailure(request.name, operation, error)
+    // A driver error while reading (a corrupt page) fails the open: the file is not a readable journal.
+    // A row that is not JSON fails with `recover` (thrown as such by Tables.read): the file is fine.
+    throw storeFailure(request.name, 'open', error)
   }
 }
 

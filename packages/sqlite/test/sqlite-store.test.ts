@@ -1,0 +1,184 @@
+import { statSync } from 'node:fs'
+import { relative } from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, it } from 'vitest'
+import { batch, EXPIRED_AT, key, letter, record } from '../../core/test/contract/store-fixtures.js'
+import { inspectJournal, SqliteStore, sqliteStore } from '../src/index.js'
+import { removeTempDirs, tempJournal } from './fixtures.js'
+
+afterEach(removeTempDirs)
+
+/** A second, read-only connection: what the `sqlite3` shell would see. */
+function peek<T>(path: string, read: (db: Database.Database) => T): T {
+  const db = new Database(path, { readonly: true })
+  try {
+    return read(db)
+  } finally {
+    db.close()
+  }
+}
+
+const walBytes = (path: string) => statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0
+
+describe('SqliteStore', () => {
+  describe('sqliteStore()', () => {
+    it('names the store by its absolute path, whatever path it was given', () => {
+      const path = tempJournal()
+      const store = sqliteStore({ path: relative(process.cwd(), path) })
+      expect([store.name, store.path, store.synchronous]).toEqual([`sqlite:${path}`, path, 'normal'])
+      store.close()
+    })
+
+    it('creates a WAL journal with incremental auto-vacuum, its application id and schema version', () => {
+      const path = tempJournal()
+      sqliteStore({ path, synchronous: 'full' }).close()
+      const got = peek(path, (db) => ({
+        journalMode: db.pragma('journal_mode', { simple: true }),
+        autoVacuum: db.pragma('auto_vacuum', { simple: true }),
+        applicationId: db.pragma('application_id', { simple: true }),
+        meta: db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get(),
+        tables: db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all(),
+      }))
+      expect(got).toEqual({
+        journalMode: 'wal',
+        autoVacuum: 2, // INCREMENTAL
+        applicationId: 0x464c4f57,
+        meta: '1',
+        tables: ['dead_letters', 'keys', 'messages', 'meta'],
+      })
+    })
+
+    it('reopens an existing journal as it is (no second schema, same rows)', () => {
+      const path = tempJournal()
+      const first = sqliteStore({ path })
+      first.commit(batch({ messages: [record('a')] }))
+      first.close()
+      const second = sqliteStore({ path })
+      expect(second.recovered().messages.map((r) => r.id)).toEqual(['a'])
+      expect(second.recovered()).toBe(second.recovered())
+      second.close()
+    })
+  })
+
+  describe('commit()', () => {
+    it('keeps a replaced row under its seq (ON CONFLICT DO UPDATE, not INSERT OR REPLACE)', () => {
+      const path = tempJournal()
+      const store = sqliteStore({ path })
+      store.commit(batch({ messages: [record('a'), record('b')] }))
+      const before = peek(path, (db) => db.prepare('SELECT seq, id FROM messages ORDER BY seq').raw().all())
+      store.commit(batch({ messages: [record('a', { state: 'delayed', dueAtEpochMs: 99 })] }))
+      const after = peek(path, (db) =>
+        db.prepare('SELECT seq, id, state, due_at FROM messages ORDER BY seq').raw().all(),
+      )
+      expect(after).toEqual([
+        [...(before[0] as unknown[]), 'delayed', 99],
+        [...(before[1] as unknown[]), 'queued', null],
+      ])
+      expect(store.commits).toBe(2)
+      store.close()
+    })
+
+    it('stores each row as JSON text the sqlite3 shell can query', () => {
+      const path = tempJournal()
+      const store = sqliteStore({ path })
+      store.commit(batch({ messages: [record('a', { hops: 2 })], deadLetters: [letter('d')], keys: [key('k')] }))
+      const got = peek(path, (db) => [
+        db.prepare("SELECT json_extract(record, '$.hops') FROM messages WHERE id = 'a'").pluck().get(),
+        db.prepare("SELECT json_extract(letter, '$.reason') FROM dead_letters").pluck().get(),
+        db.prepare("SELECT json_extract(record, '$.entry.state') FROM keys").pluck().get(),
+      ])
+      expect(got).toEqual([2, 'exhausted', 'done'])
+      store.close()
+    })
+  })
+
+  describe('expired keys', () => {
+    it('are deleted from the file at open, and swept after commits once 30 s passed', () => {
+      let now = 1_000_000
+      const path = tempJournal()
+      const store = sqliteStore({ path, wallNow: () => now })
+      store.commit(batch({ keys: [key('old', EXPIRED_AT), key('a', now + 10_000), key('b', now + 100_000)] }))
+      const count = () => peek(path, (db) => db.prepare('SELECT key FROM keys ORDER BY key').pluck().all())
+      expect(count()).toEqual(['a', 'b', 'old']) // a commit does not sweep before its time
+      now += 30_000
+      store.commit(batch())
+      expect(count()).toEqual(['b'])
+      store.commit(batch({ keys: [key('c', now + 1)] }))
+      store.close()
+      now += 2
+      const reopened = sqliteStore({ path, wallNow: () => now })
+      expect(reopened.recovered().keys.map((k) => k.key)).toEqual(['b'])
+      expect(count()).toEqual(['b'])
+      reopened.close()
+    })
+  })
+
+  describe('compact()', () => {
+    it('gives the pages of a drained backlog back and truncates the -wal file', () => {
+      const path = tempJournal()
+      const store = sqliteStore({ path })
+      const ids = Array.from({ length: 20_000 }, (_, i) => `m${i}`)
+      store.commit(batch({ messages: ids.map((id) => record(id)) }))
+      store.commit(batch({ removed: ids.slice(0, 19_000) }))
+      const full = statSync(path).size
+      const report = store.compact()
+      expect(report.checkpointed).toBe(true)
+      expect(report.freedPages).toBeGreaterThan(0)
+      expect(walBytes(path)).toBe(0)
+      expect(statSync(path).size).toBeLessThan(full / 4)
+      expect(store.compactionError).toBeUndefined()
+      store.close()
+      const reopened = sqliteStore({ path })
+      expect(reopened.recovered().messages.length).toBe(1000)
+      reopened.close()
+    })
+  })
+
+  describe('close()', () => {
+    it('checkpoints and removes the -wal file; is idempotent', () => {
+      const path = tempJournal()
+      const store = sqliteStore({ path })
+      store.commit(batch({ messages: [record('a')] }))
+      expect(walBytes(path)).toBeGreaterThan(0)
+      store.close()
+      store.close()
+      expect([store.closed, walBytes(path)]).toEqual([true, 0])
+    })
+  })
+})
+
+describe('inspectJournal()', () => {
+  it('counts what a restart would recover, beside the store that writes it', () => {
+    const path = tempJournal()
+    const store = new SqliteStore({ path })
+    store.commit(
+      batch({
+        messages: [
+          record('a'),
+          record('b', { state: 'delayed' }),
+          record('c', { state: 'retry-scheduled' }),
+          record('d'),
+        ],
+        deadLetters: [letter('x')],
+        keys: [key('live'), key('old', EXPIRED_AT)],
+      }),
+    )
+    const summary = inspectJournal(path)
+    expect(summary).toMatchObject({
+      path,
+      schemaVersion: 1,
+      messages: { queued: 2, delayed: 1, 'retry-scheduled': 1 },
+      deadLetters: 1,
+      keys: 1,
+      expiredKeys: 1,
+    })
+    expect(summary.bytes.database).toBeGreaterThan(0)
+    expect(summary.bytes.wal).toBeGreaterThan(0)
+    store.close()
+  })
+
+  it('refuses a missing file or a file that is not a journal', () => {
+    const path = tempJournal()
+    expect(() => inspectJournal(path)).toThrow(`Journal store sqlite:${path} failed to open: the file cannot be opened`)
+  })
+})
