@@ -8,7 +8,7 @@ import { type JournalBatch, type Store, type StoreContents, StoreError } from '@
 import type pg from 'pg'
 import { batchParams } from './internal/batch.js'
 import { run } from './internal/db.js'
-import { storeFailure } from './internal/failure.js'
+import { isConnectionLoss, storeFailure } from './internal/failure.js'
 import type { Lease, LeaseState } from './internal/lease.js'
 import { type Opened, openStore } from './internal/open.js'
 import { takeOver } from './internal/takeover.js'
@@ -147,18 +147,29 @@ export class PostgresStore implements Store {
     } catch (error) {
       throw storeFailure(this.name, 'commit', error, 'a record cannot be written as JSON')
     }
-    let held: number | undefined
-    try {
-      const result = await run<{ held: number }>(this.#pool, this.#parts.sql.commit, [...this.#lease.params, ...params])
-      held = result.rows[0]?.held
-    } catch (error) {
-      throw storeFailure(this.name, 'commit', error)
-    }
+    const held = await this.#send([...this.#lease.params, ...params])
     if (held !== 1) {
       await this.#lease.fence(this.#pool)
       throw new StoreError(this.name, 'lease', this.#lease.lost ?? 'the lease is lost')
     }
     this.#commits++
+  }
+
+  // The commit statement; sent a second time if the connection was lost (a pooled connection the server
+  // dropped): a batch applied twice leaves the rows as applied once (upserts of the same bodies, deletes
+  // of gone rows, the lease extended again), so the retry is safe even if the first one got through.
+  async #send(values: unknown[]): Promise<number | undefined> {
+    const commit = this.#parts.sql.commit
+    try {
+      try {
+        return (await run<{ held: number }>(this.#pool, commit, values)).rows[0]?.held
+      } catch (error) {
+        if (!isConnectionLoss(error)) throw error
+        return (await run<{ held: number }>(this.#pool, commit, values)).rows[0]?.held
+      }
+    } catch (error) {
+      throw storeFailure(this.name, 'commit', error)
+    }
   }
 
   /**

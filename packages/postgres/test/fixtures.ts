@@ -122,3 +122,35 @@ export function batch(parts: Partial<JournalBatch>): JournalBatch {
 export function ids(records: readonly { readonly id: string }[]): string[] {
   return records.map((r) => r.id)
 }
+
+/** Polls `check` every 20 ms until it returns a value other than undefined (real time: a server's clock). */
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (performance.now() > deadline) throw new Error(`not within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** Ends `owner`'s lease now, as if its process had stopped renewing it a lease ago. */
+export async function expireLease(admin: pg.Pool, journal: string, owner: string): Promise<void> {
+  const result = await admin.query(
+    "UPDATE flowing.leases SET expires_at = now() - interval '1 millisecond' WHERE journal = $1 AND owner = $2",
+    [journal, owner],
+  )
+  if (result.rowCount !== 1) throw new Error(`no lease of ${owner} in ${journal}`)
+}
+
+/** Owners of the journal's message rows, by id. */
+export async function owners(admin: pg.Pool, journal: string): Promise<Record<string, string>> {
+  const result = await admin.query<{ id: string; owner: string }>(
+    'SELECT id, owner FROM flowing.messages WHERE journal = $1 ORDER BY seq',
+    [journal],
+  )
+  return Object.fromEntries(result.rows.map((r) => [r.id, r.owner]))
+}

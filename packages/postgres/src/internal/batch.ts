@@ -1,6 +1,6 @@
 /**
- * A batch as the commit statement's parameters `$5`–`$14`: ids and JSON bodies in parallel arrays
- * (sent as `text[]` / `json[]`, unnested by the server), so a batch of any size is one statement.
+ * A batch as the commit statement's parameters `$5`–`$14`: for each table, the ids it removes, the ids
+ * it writes and their rows, each list one JSON array — so a batch of any size is one statement.
  *
  * @module
  */
@@ -16,21 +16,22 @@ import type { DeadLetter, JournalBatch, JournalRecord, KeyRecord } from '@flowin
  *
  * @throws Error when a record cannot be written as JSON (a BigInt or a cycle in a checkpoint)
  */
-export function batchParams(batch: JournalBatch): unknown[] {
+export function batchParams(batch: JournalBatch): string[] {
   const messages = lastById(batch.messages, (r: JournalRecord) => r.id)
   const letters = lastById(batch.deadLetters, (l: DeadLetter) => l.id)
   const keys = lastById(batch.keys, (k: KeyRecord) => k.key)
+  const keyRecords = [...keys.values()]
   return [
-    batch.removed.filter((id) => !messages.has(id)),
-    [...messages.keys()],
-    json(messages.values()),
-    batch.deadLettersRemoved.filter((id) => !letters.has(id)),
-    [...letters.keys()],
-    json(letters.values()),
-    batch.keysRemoved.filter((k) => !keys.has(k)).map(keyColumn),
-    [...keys.keys()].map(keyColumn),
-    [...keys.values()].map((k) => k.expiresAtEpochMs),
-    json(keys.values()),
+    JSON.stringify(batch.removed.filter((id) => !messages.has(id))),
+    JSON.stringify([...messages.keys()]),
+    JSON.stringify([...messages.values()]),
+    JSON.stringify(batch.deadLettersRemoved.filter((id) => !letters.has(id))),
+    JSON.stringify([...letters.keys()]),
+    JSON.stringify([...letters.values()]),
+    JSON.stringify(batch.keysRemoved.filter((k) => !keys.has(k)).map(keyColumn)),
+    JSON.stringify(keyRecords.map((k) => keyColumn(k.key))),
+    JSON.stringify(keyRecords.map((k) => k.expiresAtEpochMs)), // Infinity becomes null: never expires
+    JSON.stringify(keyRecords),
   ]
 }
 
@@ -51,10 +52,4 @@ function lastById<T>(rows: readonly T[], id: (row: T) => string): Map<string, T>
   const byId = new Map<string, T>()
   for (const row of rows) byId.set(id(row), row)
   return byId
-}
-
-function json(rows: Iterable<unknown>): string[] {
-  const texts: string[] = []
-  for (const row of rows) texts.push(JSON.stringify(row))
-  return texts
 }

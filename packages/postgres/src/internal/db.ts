@@ -20,15 +20,16 @@ export function run<R extends pg.QueryResultRow = pg.QueryResultRow>(
 }
 
 /**
- * Runs `body` in a transaction on one connection: `COMMIT` if it resolves, `ROLLBACK` if it throws (or
- * if it returns `rollback: true`). A connection whose rollback fails is destroyed, not returned to the
- * pool.
+ * Runs `body` in a transaction on one connection (`db` itself if it is a client, else one of the
+ * pool's): `COMMIT` if it resolves, `ROLLBACK` if it throws (or if it returns `rollback: true`). A
+ * pooled connection whose rollback fails is destroyed, not returned to the pool.
  */
 export async function transaction<T>(
-  pool: pg.Pool,
+  db: Queryable,
   body: (client: pg.PoolClient) => Promise<{ readonly value: T; readonly rollback?: boolean }>,
 ): Promise<T> {
-  const client = await pool.connect()
+  const pooled = isPool(db)
+  const client = pooled ? await db.connect() : db
   let broken: Error | undefined
   try {
     await client.query('BEGIN')
@@ -36,13 +37,23 @@ export async function transaction<T>(
     await client.query(rollback === true ? 'ROLLBACK' : 'COMMIT')
     return value
   } catch (error) {
-    try {
-      await client.query('ROLLBACK')
-    } catch (rollbackError) {
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError))
-    }
+    broken = await rollBack(client)
     throw error
   } finally {
-    client.release(broken)
+    if (pooled) client.release(broken)
   }
+}
+
+// The rollback after a failure; what made it fail too (a lost connection), if it did.
+async function rollBack(client: pg.PoolClient): Promise<Error | undefined> {
+  try {
+    await client.query('ROLLBACK')
+    return undefined
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error))
+  }
+}
+
+function isPool(db: Queryable): db is pg.Pool {
+  return typeof (db as { release?: unknown }).release !== 'function'
 }

@@ -51,3 +51,18 @@ export function storeFailure(store: string, operation: StoreOperation, error: un
   const problem = doing === undefined ? describe(error) : `${doing}: ${describe(error)}`
   return new StoreError(store, operation, problem, error)
 }
+
+// Connection-level failures: the statement may not have reached the server, or its answer was lost.
+const CONNECTION_LOSS = /^(08|57P0[12])/
+const NODE_LOSS = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT'])
+
+/**
+ * Whether `error` is the loss of a connection (a pooled connection the server dropped while it sat
+ * idle shows it on its next use) rather than the server refusing a statement.
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string') return CONNECTION_LOSS.test(code) || NODE_LOSS.has(code)
+  const message = error instanceof Error ? error.message : ''
+  return /Connection terminated|not queryable|connection error/i.test(message)
+}

@@ -7,7 +7,7 @@
 import type { DeadLetter, JournalRecord, KeyRecord, StoreContents } from '@flowing/core'
 import pg from 'pg'
 import type { ResolvedPostgresOptions } from '../options.js'
-import { run } from './db.js'
+import { type Queryable, run } from './db.js'
 import { storeFailure } from './failure.js'
 import { Lease } from './lease.js'
 import { ensureSchema } from './schema.js'
@@ -31,7 +31,8 @@ export interface Opened {
 const OWN_POOL = { max: 4, connectionTimeoutMillis: 10_000, keepAlive: true } as const
 
 /**
- * Opens the store `o` describes.
+ * Opens the store `o` describes, on one connection (a new connection costs more than the dozen round
+ * trips of an open).
  * @throws StoreError (`open`) when the server, the schema or the lease fails; (`recover`) when the
  *   rows cannot be read back
  */
@@ -39,33 +40,50 @@ export async function openStore(o: ResolvedPostgresOptions): Promise<Opened> {
   const ownsPool = o.pool === undefined
   const pool = o.pool ?? ownPool(o)
   const name = storeName(o, pool)
-  const sql = statements(o.schema)
+  try {
+    const client = await pool.connect().catch((error: unknown) => {
+      throw storeFailure(name, 'open', error)
+    })
+    return await openOn(client, { pool, ownsPool, name, sql: statements(o.schema) }, o)
+  } catch (error) {
+    if (ownsPool) await pool.end().catch(() => {})
+    throw error
+  }
+}
+
+async function openOn(
+  client: pg.PoolClient,
+  parts: Pick<Opened, 'pool' | 'ownsPool' | 'name' | 'sql'>,
+  o: ResolvedPostgresOptions,
+): Promise<Opened> {
+  const { pool, name, sql } = parts
   let lease: Lease | undefined
   let operation: 'open' | 'recover' = 'open'
+  let broken: Error | undefined
   try {
-    await ensureSchema(pool, sql, o.schema, name)
-    lease = await Lease.acquire(pool, sql, o.journal, o.owner, o.leaseMs)
+    await ensureSchema(client, sql, o.schema, name)
+    lease = await Lease.acquire(client, sql, o.journal, o.owner, o.leaseMs)
     const key = lockKey(o.schema, o.journal)
-    const first = await takeOver(pool, sql, lease, key, true)
+    const first = await takeOver(client, sql, lease, key, true)
     if (first.outcome === 'lost') throw new Error(lease.lost ?? 'the lease was lost while opening')
     operation = 'recover'
-    await run(pool, sql.pruneKeys, [o.journal, o.wallNow()])
-    const contents = await readContents(pool, sql, lease, o.wallNow())
-    return { name, pool, ownsPool, sql, lease, lockKey: key, contents }
+    await run(client, sql.pruneKeys, [o.journal, o.wallNow()])
+    const contents = await readContents(client, sql, lease, o.wallNow())
+    return { ...parts, lease, lockKey: key, contents }
   } catch (error) {
-    await lease?.release(pool).catch(() => {})
-    if (ownsPool) await pool.end().catch(() => {})
+    broken = error instanceof Error ? error : new Error(String(error))
+    await lease?.release(pool).catch(() => {}) // on the pool: this connection may be the problem
     throw storeFailure(name, operation, error)
+  } finally {
+    client.release(broken)
   }
 }
 
 /** Everything the store holds for its owner: its messages, the journal's letters and live keys. */
-async function readContents(pool: pg.Pool, sql: Statements, lease: Lease, now: number): Promise<StoreContents> {
-  const [messages, letters, keys] = await Promise.all([
-    run<{ body: JournalRecord }>(pool, sql.ownMessages, [lease.journal, lease.owner]),
-    run<{ body: DeadLetter }>(pool, sql.deadLetters, [lease.journal]),
-    run<{ body: KeyRecord }>(pool, sql.liveKeys, [lease.journal, now]),
-  ])
+async function readContents(db: Queryable, sql: Statements, lease: Lease, now: number): Promise<StoreContents> {
+  const messages = await run<{ body: JournalRecord }>(db, sql.ownMessages, [lease.journal, lease.owner])
+  const letters = await run<{ body: DeadLetter }>(db, sql.deadLetters, [lease.journal])
+  const keys = await run<{ body: KeyRecord }>(db, sql.liveKeys, [lease.journal, now])
   return {
     messages: messages.rows.map((r) => r.body),
     deadLetters: letters.rows.map((r) => r.body),

@@ -6,8 +6,7 @@
  * @module
  */
 import { StoreError } from '@flowing/core'
-import type pg from 'pg'
-import { run, transaction } from './db.js'
+import { type Queryable, run, transaction } from './db.js'
 import { SCHEMA_VERSION, type Statements, schemaDdl } from './sql.js'
 
 // undefined_table, invalid_schema_name: nothing was created yet.
@@ -17,9 +16,9 @@ const ABSENT = new Set(['42P01', '3F000'])
  * Makes sure `schema` holds the tables of {@link SCHEMA_VERSION}.
  * @throws StoreError (`open`) when it holds another version
  */
-export async function ensureSchema(pool: pg.Pool, sql: Statements, schema: string, store: string): Promise<void> {
-  let version = await readVersion(pool, sql)
-  if (version === undefined) version = await create(pool, sql, schema)
+export async function ensureSchema(db: Queryable, sql: Statements, schema: string, store: string): Promise<void> {
+  let version = await readVersion(db, sql)
+  if (version === undefined) version = await create(db, sql, schema)
   if (version !== SCHEMA_VERSION) {
     throw new StoreError(
       store,
@@ -29,7 +28,7 @@ export async function ensureSchema(pool: pg.Pool, sql: Statements, schema: strin
   }
 }
 
-async function readVersion(db: pg.Pool | pg.PoolClient, sql: Statements): Promise<string | undefined> {
+async function readVersion(db: Queryable, sql: Statements): Promise<string | undefined> {
   try {
     const result = await run<{ value: string }>(db, sql.readVersion, [])
     return result.rows[0]?.value
@@ -39,8 +38,8 @@ async function readVersion(db: pg.Pool | pg.PoolClient, sql: Statements): Promis
   }
 }
 
-async function create(pool: pg.Pool, sql: Statements, schema: string): Promise<string | undefined> {
-  return transaction(pool, async (client) => {
+async function create(db: Queryable, sql: Statements, schema: string): Promise<string | undefined> {
+  return transaction(db, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`flowing:schema:${schema}`])
     await client.query(schemaDdl(schema))
     return { value: await readVersion(client, sql) }

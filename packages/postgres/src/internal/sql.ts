@@ -136,30 +136,45 @@ SELECT body FROM taken ORDER BY seq`
 }
 
 // One statement, so one round trip and its own transaction: the lease check first, then every table.
-// $5 removed ids; $6, $7 message ids and bodies; $8 letters removed; $9, $10 letter ids and bodies;
-// $11 keys removed; $12, $13, $14 keys, expiry (ms since the epoch) and bodies.
+// Every list comes as one JSON array, parsed once by the server (far cheaper for the client than
+// `text[]` parameters, whose every element the driver escapes); ids and bodies come in separate
+// arrays zipped by ROWS FROM, because reading a field out of a body (->>) would unescape all of it and
+// fail on a \u0000 in a payload, where json_array_elements keeps each body's text as it is.
+// $5 removed ids; $6, $7 ids and records; $8 letters removed; $9, $10 their ids and letters;
+// $11 keys removed; $12, $13, $14 keys, expiries (ms since the epoch, null for never) and records.
+// The owner test of the delete is written `(owner = $2) IS TRUE` so that it is a filter, never an index
+// condition: the primary key finds the removed rows, where the owner index would make the planner (on
+// a table not analyzed yet, or in a generic plan) scan every row of the owner, live and dead — 30 ms a
+// batch at 35k rows instead of 0.1.
 function commitText(s: string): string {
+  const ids = (param: string) => `ARRAY(SELECT json_array_elements_text(${param}::json))`
+  const rows = (...params: string[]) =>
+    `ROWS FROM (json_array_elements_text(${params[0]}::json), ${params
+      .slice(1)
+      .map((p) => `json_array_elements(${p}::json)`)
+      .join(', ')}) WITH ORDINALITY`
   return `WITH lease AS (
   UPDATE ${s}.leases SET ${EXTEND} WHERE ${LEASE_LIVE} RETURNING token
 ), gone AS (
-  DELETE FROM ${s}.messages WHERE journal = $1 AND owner = $2 AND id = ANY($5::text[]) AND ${HELD}
+  DELETE FROM ${s}.messages WHERE journal = $1 AND id = ANY(${ids('$5')}) AND (owner = $2) IS TRUE AND ${HELD}
 ), put AS (
   INSERT INTO ${s}.messages (journal, id, owner, body)
-  SELECT $1, r.id, $2, r.body FROM unnest($6::text[], $7::json[]) WITH ORDINALITY AS r(id, body, n)
+  SELECT $1, r.id, $2, r.body FROM ${rows('$6', '$7')} AS r(id, body, n)
   WHERE ${HELD} ORDER BY r.n
   ON CONFLICT (journal, id) DO UPDATE SET owner = excluded.owner, body = excluded.body
 ), letters_gone AS (
-  DELETE FROM ${s}.dead_letters WHERE journal = $1 AND id = ANY($8::text[]) AND ${HELD}
+  DELETE FROM ${s}.dead_letters WHERE journal = $1 AND id = ANY(${ids('$8')}) AND ${HELD}
 ), letters_put AS (
   INSERT INTO ${s}.dead_letters (journal, id, body)
-  SELECT $1, r.id, r.body FROM unnest($9::text[], $10::json[]) WITH ORDINALITY AS r(id, body, n)
+  SELECT $1, r.id, r.body FROM ${rows('$9', '$10')} AS r(id, body, n)
   WHERE ${HELD} ORDER BY r.n
   ON CONFLICT (journal, id) DO UPDATE SET body = excluded.body
 ), keys_gone AS (
-  DELETE FROM ${s}.keys WHERE journal = $1 AND key = ANY($11::text[]) AND ${HELD}
+  DELETE FROM ${s}.keys WHERE journal = $1 AND key = ANY(${ids('$11')}) AND ${HELD}
 ), keys_put AS (
   INSERT INTO ${s}.keys (journal, key, expires_at, body)
-  SELECT $1, r.key, to_timestamp(r.ms / 1000.0), r.body FROM unnest($12::text[], $13::float8[], $14::json[]) AS r(key, ms, body)
+  SELECT $1, r.key, to_timestamp(COALESCE(r.ms::text::float8 / 1000, 'infinity')), r.body
+  FROM ${rows('$12', '$13', '$14')} AS r(key, ms, body, n)
   WHERE ${HELD}
   ON CONFLICT (journal, key) DO UPDATE SET expires_at = excluded.expires_at, body = excluded.body
 )

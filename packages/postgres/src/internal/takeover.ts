@@ -8,8 +8,7 @@
  * @module
  */
 import type { JournalRecord } from '@flowing/core'
-import type pg from 'pg'
-import { run, transaction } from './db.js'
+import { type Queryable, run, transaction } from './db.js'
 import type { Lease } from './lease.js'
 import type { Statements } from './sql.js'
 
@@ -32,13 +31,13 @@ export function lockKey(schema: string, journal: string): string {
  * this one give up at once (`busy`: the periodic one does not queue behind another store's).
  */
 export async function takeOver(
-  pool: pg.Pool,
+  db: Queryable,
   sql: Statements,
   lease: Lease,
   key: string,
   wait: boolean,
 ): Promise<TakeOver> {
-  const result = await transaction<TakeOver>(pool, async (client) => {
+  const result = await transaction<TakeOver>(db, async (client) => {
     if (wait) await run(client, sql.lockJournal, [key])
     else {
       const locked = await run<{ locked: boolean }>(client, sql.tryLockJournal, [key])
@@ -49,6 +48,6 @@ export async function takeOver(
     const taken = await run<{ body: JournalRecord }>(client, sql.takeOver, lease.params.slice(0, 2))
     return { value: { outcome: 'taken', records: taken.rows.map((r) => r.body) } }
   })
-  if (result.outcome === 'lost') await lease.fence(pool)
+  if (result.outcome === 'lost') await lease.fence(db)
   return result
 }
