@@ -16,5 +16,6 @@
  * @packageDocumentation
  * @module @flowing/errors
  */
+export { closestName } from './closest-name.js'
 export { describeValue } from './describe-value.js'
 export { errorCode, FlowingError, flowingErrorBrand, isFlowingError } from './flowing-error.js'

@@ -5,9 +5,11 @@
  *
  * @module
  */
+
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { InvalidArgumentError } from '@flowing/core'
+import { closestName } from '@flowing/errors'
 import type pg from 'pg'
 
 /** The options of {@link postgresStore}. */
@@ -128,7 +130,7 @@ export function resolveOptions(options: unknown): ResolvedPostgresOptions {
 function refuseUnknown(options: object): void {
   for (const key of Object.keys(options)) {
     if ((KNOWN as readonly string[]).includes(key)) continue
-    const near = closest(key, KNOWN)
+    const near = closestName(key, KNOWN)
     throw new InvalidArgumentError(
       `options.${key}`,
       `one of the known options (${KNOWN.join(', ')})`,
@@ -192,28 +194,4 @@ function wallNow(value: unknown): () => number {
 
 function defaultOwner(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
-}
-
-/** The known key within two edits of `key` (Levenshtein, case ignored), if one is. */
-function closest(key: string, known: readonly string[]): string | undefined {
-  let best: string | undefined
-  let bestDistance = 3
-  for (const candidate of known) {
-    const d = distance(key.toLowerCase(), candidate.toLowerCase())
-    if (d < bestDistance) [best, bestDistance] = [candidate, d]
-  }
-  return best
-}
-
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)
-      row.push(Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, substitution))
-    }
-    previous = row
-  }
-  return previous[b.length] ?? 0
 }

@@ -5,7 +5,9 @@
  *
  * @module
  */
+
 import { InvalidArgumentError } from '@flowing/core'
+import { closestName } from '@flowing/errors'
 
 /**
  * How hard a commit waits for the disk (SQLite's `PRAGMA synchronous`, in WAL mode):
@@ -86,7 +88,7 @@ export function resolveOptions(options: unknown): ResolvedSqliteOptions {
   const o = options as Partial<Record<(typeof KNOWN)[number], unknown>>
   for (const key of Object.keys(options)) {
     if ((KNOWN as readonly string[]).includes(key)) continue
-    const near = closest(key, KNOWN)
+    const near = closestName(key, KNOWN)
     const hint = near === undefined ? undefined : { hint: `did you mean \`${near}\`?` }
     throw new InvalidArgumentError(
       `options.${key}`,
@@ -130,28 +132,4 @@ function wallNow(value: unknown): () => number {
   if (value === undefined) return Date.now
   if (typeof value !== 'function') throw new InvalidArgumentError('options.wallNow', 'a function', value)
   return value as () => number
-}
-
-/** The known key within two edits of `key` (Levenshtein), if one is. */
-function closest(key: string, known: readonly string[]): string | undefined {
-  let best: string | undefined
-  let bestDistance = 3
-  for (const candidate of known) {
-    const d = distance(key.toLowerCase(), candidate.toLowerCase())
-    if (d < bestDistance) [best, bestDistance] = [candidate, d]
-  }
-  return best
-}
-
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)
-      row.push(Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, substitution))
-    }
-    previous = row
-  }
-  return previous[b.length] ?? 0
 }

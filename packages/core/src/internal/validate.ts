@@ -1,3 +1,4 @@
+import { closestName } from '@flowing/errors'
 import { InvalidArgumentError, isFlowingError } from '../errors.js'
 import { MAX_PRIORITY, MIN_PRIORITY } from '../priority.js'
 
@@ -69,7 +70,7 @@ export function plainObject(name: string, value: unknown): Record<string, unknow
 export function checkKnownKeys(path: string, obj: Record<string, unknown>, known: readonly string[]): void {
   for (const key of Object.keys(obj)) {
     if (known.includes(key)) continue
-    const near = closest(key, known)
+    const near = closestName(key, known)
     throw new InvalidArgumentError(
       `${path}.${key}`,
       `one of the known options (${known.join(', ')})`,
@@ -185,41 +186,6 @@ function unreadable(name: string, thrown: unknown): InvalidArgumentError {
   return new InvalidArgumentError(name, 'a readable option (reading it threw)', thrown, { cause: thrown })
 }
 
-/** The entry of `candidates` within two edits of `word` (the closest, first on ties), if any. */
-export function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined
-  let bestDistance = 3
-  for (const candidate of candidates) {
-    const d = editDistance(word.toLowerCase(), candidate.toLowerCase(), bestDistance)
-    if (d < bestDistance) {
-      best = candidate
-      bestDistance = d
-    }
-  }
-  return best
-}
-
-// Optimal-string-alignment distance (insert, delete, substitute, swap two neighbours), giving up at
-// `limit`: option names are short, so the O(|a|·|b|) table is a few hundred cells.
-function editDistance(a: string, b: string, limit: number): number {
-  if (Math.abs(a.length - b.length) >= limit) return limit
-  let before: number[] = []
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let d = Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        d = Math.min(d, (before[j - 2] as number) + 1)
-      row.push(d)
-    }
-    before = previous
-    previous = row
-  }
-  return previous[b.length] as number
-}
-
 /** A function. */
 export function fn(name: string, value: unknown): (...args: never[]) => unknown {
   if (typeof value !== 'function') throw new InvalidArgumentError(name, 'a function', value)
@@ -234,3 +200,6 @@ function isArray(value: unknown): boolean {
     return false
   }
 }
+
+/** The entry of `candidates` within two edits of `word`, if any (`closestName` of `@flowing/errors`). */
+export const closest = closestName
