@@ -115,7 +115,8 @@ export class PostgresStore implements Store {
 
   /**
    * The failure of the last background renewal, takeover or key pruning (a server that is down, a
-   * lease found lost), if it failed; `undefined` once one succeeds. Commits report their own failures.
+   * lease found lost), if it failed; `undefined` once one succeeds — a takeover the loop refused stays
+   * until a later one is taken. Commits report their own failures.
    */
   get backgroundError(): StoreError | undefined {
     return this.#backgroundError
@@ -226,7 +227,8 @@ export class PostgresStore implements Store {
         await run(this.#pool, this.#parts.sql.pruneKeys, [this.journal, now])
         this.#lastPrune = now
       }
-      this.#backgroundError = undefined
+      // A renewal that works clears a renewal's failure; a refused takeover stays until one is taken.
+      if (this.#backgroundError?.operation !== 'recover') this.#backgroundError = undefined
     } catch (error) {
       this.#backgroundError = storeFailure(this.name, 'lease', error, 'a background renewal failed')
     }
@@ -241,6 +243,7 @@ export class PostgresStore implements Store {
     this.#adopted += result.records.length
     try {
       adopt({ messages: result.records, deadLetters: [], keys: [] })
+      this.#backgroundError = undefined
     } catch (error) {
       // The rows are this owner's now: the next store with this owner recovers them.
       const problem = `the loop refused ${result.records.length} taken-over messages`
