@@ -66,7 +66,8 @@ export function useDatabase(options: { fsync?: boolean } = {}): Database {
       return admin
     },
     async open(extra: PostgresStoreOptions = {}) {
-      const store = await postgresStore({ connectionString: url, journal: current, ...extra })
+      const where = extra.pool === undefined ? { connectionString: url } : {}
+      const store = await postgresStore({ ...where, journal: current, ...extra })
       opened.push(store)
       return store
     },

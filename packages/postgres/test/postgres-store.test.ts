@@ -174,6 +174,27 @@ describePostgres('PostgresStore', () => {
       expect((await db.open({ owner: 'me' })).recovered().messages).toEqual([])
     })
 
+    it('removes 50k rows in one batch after hundreds of small ones on the same connection, in seconds', async () => {
+      // A plan cached while the table was small would filter a scan of 50k rows with 50k ids (minutes).
+      const pool = new pg.Pool({ connectionString: db.url, max: 1 })
+      pool.on('error', () => {})
+      try {
+        const store = await db.open({ pool, owner: 'me' })
+        for (let n = 0; n < 200; n++) {
+          await store.commit(batch({ messages: [record(`s${n}`)], removed: n === 0 ? [] : [`s${n - 1}`] }))
+        }
+        const many = Array.from({ length: 50_000 }, (_, i) => record(`m${i}`))
+        await store.commit(batch({ messages: many }))
+        const started = performance.now()
+        await store.commit(batch({ removed: ids(many) }))
+        expect(performance.now() - started).toBeLessThan(10_000)
+        await store.close()
+        expect(ids((await db.open({ owner: 'me' })).recovered().messages)).toEqual(['s199'])
+      } finally {
+        await pool.end()
+      }
+    }, 60_000)
+
     it('refuses a commit after close()', async () => {
       const store = await db.open()
       await store.close()

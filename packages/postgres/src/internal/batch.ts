@@ -1,6 +1,6 @@
 /**
- * A batch as the commit statement's parameters `$5`–`$14`: for each table, the ids it removes, the ids
- * it writes and their rows, each list one JSON array — so a batch of any size is one statement.
+ * A batch as the commit statement's parameters `$5`–`$14`: for each table, the ids it removes (a
+ * `text[]`), the ids it writes and their rows (JSON arrays) — so a batch of any size is one statement.
  *
  * @module
  */
@@ -16,19 +16,19 @@ import type { DeadLetter, JournalBatch, JournalRecord, KeyRecord } from '@flowin
  *
  * @throws Error when a record cannot be written as JSON (a BigInt or a cycle in a checkpoint)
  */
-export function batchParams(batch: JournalBatch): string[] {
+export function batchParams(batch: JournalBatch): (string | string[])[] {
   const messages = lastById(batch.messages, (r: JournalRecord) => r.id)
   const letters = lastById(batch.deadLetters, (l: DeadLetter) => l.id)
   const keys = lastById(batch.keys, (k: KeyRecord) => k.key)
   const keyRecords = [...keys.values()]
   return [
-    JSON.stringify(batch.removed.filter((id) => !messages.has(id))),
+    batch.removed.filter((id) => !messages.has(id)),
     JSON.stringify([...messages.keys()]),
     JSON.stringify([...messages.values()]),
-    JSON.stringify(batch.deadLettersRemoved.filter((id) => !letters.has(id))),
+    batch.deadLettersRemoved.filter((id) => !letters.has(id)),
     JSON.stringify([...letters.keys()]),
     JSON.stringify([...letters.values()]),
-    JSON.stringify(batch.keysRemoved.filter((k) => !keys.has(k)).map(keyColumn)),
+    batch.keysRemoved.filter((k) => !keys.has(k)).map(keyColumn),
     JSON.stringify(keyRecords.map((k) => keyColumn(k.key))),
     JSON.stringify(keyRecords.map((k) => k.expiresAtEpochMs)), // Infinity becomes null: never expires
     JSON.stringify(keyRecords),

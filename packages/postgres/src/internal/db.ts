@@ -10,13 +10,14 @@ import type { Statement } from './sql.js'
 /** A pool or one of its clients. */
 export type Queryable = pg.Pool | pg.PoolClient
 
-/** Runs `statement` with `values` as a named prepared statement. */
+/** Runs `statement` with `values` (as a named prepared statement if it has a name). */
 export function run<R extends pg.QueryResultRow = pg.QueryResultRow>(
   db: Queryable,
   statement: Statement,
   values: readonly unknown[],
 ): Promise<pg.QueryResult<R>> {
-  return db.query<R>({ name: statement.name, text: statement.text, values: values as unknown[] })
+  const { name, text } = statement
+  return db.query<R>(name === undefined ? { text, values: [...values] } : { name, text, values: [...values] })
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Every SQL text the store sends, built once per schema. Each is one statement with positional
- * parameters, sent as a named prepared statement (planned once per connection).
+ * parameters; the small ones go as named prepared statements (planned once per connection), the
+ * commit and the takeover unnamed (planned at each run, for the rows the journal holds then).
  *
  * Parameters shared by all: `$1` the journal, `$2` the owner, `$3` the lease token (where the lease is
  * checked), `$4` the lease length in ms (where it is extended).
@@ -9,9 +10,9 @@
  */
 import { createHash } from 'node:crypto'
 
-/** One statement: its text and the prepared-statement name derived from it. */
+/** One statement: its text, and the prepared-statement name derived from it if it is prepared. */
 export interface Statement {
-  readonly name: string
+  readonly name: string | undefined
   readonly text: string
 }
 
@@ -106,8 +107,10 @@ export function statements(schema: string): Statements {
     release: statement(`DELETE FROM ${s}.leases WHERE journal = $1 AND owner = $2 AND token = $3`),
     lockJournal: statement('SELECT pg_advisory_xact_lock(hashtext($1))'),
     tryLockJournal: statement('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked'),
-    takeOver: statement(takeOverText(s)),
-    commit: statement(commitText(s)),
+    // Planned at each run with its parameters, not prepared: what they do depends on how many rows
+    // the journal holds now, and a plan cached while it held few would scan it whole.
+    takeOver: { name: undefined, text: takeOverText(s) },
+    commit: { name: undefined, text: commitText(s) },
     ownMessages: statement(`SELECT body FROM ${s}.messages WHERE journal = $1 AND owner = $2 ORDER BY seq`),
     deadLetters: statement(`SELECT body FROM ${s}.dead_letters WHERE journal = $1 ORDER BY seq`),
     liveKeys: statement(`SELECT body FROM ${s}.keys WHERE journal = $1 AND expires_at > to_timestamp($2 / 1000.0)`),
@@ -147,18 +150,20 @@ SELECT body FROM taken ORDER BY seq`
 }
 
 // One statement, so one round trip and its own transaction: the lease check first, then every table.
-// Every list comes as one JSON array, parsed once by the server (far cheaper for the client than
-// `text[]` parameters, whose every element the driver escapes); ids and bodies come in separate
-// arrays zipped by ROWS FROM, because reading a field out of a body (->>) would unescape all of it and
-// fail on a \u0000 in a payload, where json_array_elements keeps each body's text as it is.
+// The rows written come as JSON arrays, parsed once by the server (far cheaper for the client than
+// `text[]` parameters, whose every element the driver escapes); ids and bodies in separate arrays
+// zipped by ROWS FROM, because reading a field out of a body (->>) would unescape all of it and fail on
+// a \u0000 in a payload, where json_array_elements keeps each body's text as it is. The ids removed come
+// as `text[]`: the statement is unnamed, so planned at each commit with its parameters — the array's
+// length known, a large one matched by hashing — never with a generic plan made while the table was
+// small (which filtered a scan with the array, one linear search per row: 100k removals took 84 s).
 // $5 removed ids; $6, $7 ids and records; $8 letters removed; $9, $10 their ids and letters;
 // $11 keys removed; $12, $13, $14 keys, expiries (ms since the epoch, null for never) and records.
 // The owner test of the delete is written `(owner = $2) IS TRUE` so that it is a filter, never an index
 // condition: the primary key finds the removed rows, where the owner index would make the planner (on
-// a table not analyzed yet, or in a generic plan) scan every row of the owner, live and dead — 30 ms a
-// batch at 35k rows instead of 0.1.
+// a table not analyzed yet) scan every row of the owner, live and dead — 30 ms a batch at 35k rows
+// instead of 0.1.
 function commitText(s: string): string {
-  const ids = (param: string) => `ARRAY(SELECT json_array_elements_text(${param}::json))`
   const rows = (...params: string[]) =>
     `ROWS FROM (json_array_elements_text(${params[0]}::json), ${params
       .slice(1)
@@ -167,21 +172,21 @@ function commitText(s: string): string {
   return `WITH lease AS (
   UPDATE ${s}.leases SET ${EXTEND} WHERE ${LEASE_LIVE} RETURNING token
 ), gone AS (
-  DELETE FROM ${s}.messages WHERE journal = $1 AND id = ANY(${ids('$5')}) AND (owner = $2) IS TRUE AND ${HELD}
+  DELETE FROM ${s}.messages WHERE journal = $1 AND id = ANY($5::text[]) AND (owner = $2) IS TRUE AND ${HELD}
 ), put AS (
   INSERT INTO ${s}.messages (journal, id, owner, body)
   SELECT $1, r.id, $2, r.body FROM ${rows('$6', '$7')} AS r(id, body, n)
   WHERE ${HELD} ORDER BY r.n
   ON CONFLICT (journal, id) DO UPDATE SET owner = excluded.owner, body = excluded.body
 ), letters_gone AS (
-  DELETE FROM ${s}.dead_letters WHERE journal = $1 AND id = ANY(${ids('$8')}) AND ${HELD}
+  DELETE FROM ${s}.dead_letters WHERE journal = $1 AND id = ANY($8::text[]) AND ${HELD}
 ), letters_put AS (
   INSERT INTO ${s}.dead_letters (journal, id, body)
   SELECT $1, r.id, r.body FROM ${rows('$9', '$10')} AS r(id, body, n)
   WHERE ${HELD} ORDER BY r.n
   ON CONFLICT (journal, id) DO UPDATE SET body = excluded.body
 ), keys_gone AS (
-  DELETE FROM ${s}.keys WHERE journal = $1 AND key = ANY(${ids('$11')}) AND ${HELD}
+  DELETE FROM ${s}.keys WHERE journal = $1 AND key = ANY($11::text[]) AND ${HELD}
 ), keys_put AS (
   INSERT INTO ${s}.keys (journal, key, expires_at, body)
   SELECT $1, r.key, to_timestamp(COALESCE(r.ms::text::float8 / 1000, 'infinity')), r.body
