@@ -67,3 +67,26 @@ export function feed(postRange: (from: number, to: number) => void, n: number, m
     turn()
   })
 }
+
+/**
+ * The string form of the workload's keys, `order-${k}` for the same draw: one fresh string per message
+ * (a key that arrives with its payload is a new string, whose hash the loop computes), built anew at
+ * each call so no run inherits hashes cached in the strings by an earlier one. Call it before the clock
+ * starts (a subject's `open()`).
+ */
+export function stringKeys(workload: Workload): string[] {
+  return labelled(workload.n, 'order-', (i) => workload.keys[i] as number)
+}
+
+/**
+ * One distinct idempotency key per message, `msg-${i}`, fresh strings as {@link stringKeys} builds them.
+ */
+export function idempotencyKeys(workload: Workload): string[] {
+  return labelled(workload.n, 'msg-', (i) => i)
+}
+
+function labelled(n: number, prefix: string, numberOf: (i: number) => number): string[] {
+  const out: string[] = [] // pushed, not pre-sized: a packed array, no hole checks on reads
+  for (let i = 0; i < n; i++) out.push(`${prefix}${numberOf(i)}`)
+  return out
+}
