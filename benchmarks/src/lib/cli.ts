@@ -30,14 +30,24 @@ export interface BenchConfig {
 export const USAGE = `Usage: node dist/core-throughput.js [options]
 
   --smoke        N = 20,000, 1 run: checks every code path in a few seconds (never fails on speed)
-  --n=<count>    messages per run (default 1,000,000; smoke 20,000)
+  --n=<count>    messages per run (default 1,000,000; smoke 20,000); also the refused tryPost calls
+                 per run, and (up to 100,000) the messages processed before the filled metrics() case
   --runs=<k>     runs per case, median reported (default 3; smoke 1)
   --only=<ids>   comma-separated substrings of case ids, e.g. --only=flowing-levels-w8,fastq
+                 (flowing-levels-w8 matches flowing-levels-w8-str too; feature-plain runs with any
+                 other feature row, as their baseline)
   --write        write benchmarks/RESULTS.md (default: on for a full, unfiltered, default-N run)
   --help         this text
 
-Case ids: flowing-levels-w1, flowing-levels-w4, flowing-levels-w8, flowing-heap-w8,
-          fastq-promise, fastq-callback, p-queue, p-queue-priority`
+Case ids:
+  throughput    flowing-levels-w1, flowing-levels-w4, flowing-levels-w8, flowing-levels-w8-str
+                (string keys 'order-k'), flowing-heap-w8, fastq-promise, fastq-callback, p-queue,
+                p-queue-priority
+  feature cost  feature-plain, feature-key-int, feature-key-str, feature-idempotent,
+                feature-timeout, feature-retry, feature-backpressure, feature-traces-all,
+                feature-all-on
+  refusals      refused-full, refused-shed, refused-duplicate
+  metrics()     metrics-filled, metrics-fresh`
 
 function parse(argv: readonly string[]) {
   return parseArgs({

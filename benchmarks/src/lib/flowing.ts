@@ -7,7 +7,7 @@
 import { createLoop, type Loop, type LoopOptions, type PriorityLevel } from '@flowing/core'
 import { expectEqual } from './check.js'
 import type { Session, SessionReport, Subject } from './subject.js'
-import type { Workload } from './workload.js'
+import { stringKeys, type Workload } from './workload.js'
 
 /** The benchmark's message map: one type whose payload is the message index. */
 export interface BenchMessages {
@@ -18,7 +18,12 @@ export interface BenchMessages {
 export interface FlowingVariant {
   readonly workers: number
   readonly queue: 'levels' | 'heap'
+  /** Integer keys (`keys[i]`, the default) or their string form (`order-${keys[i]}`). */
+  readonly keys?: KeyKind
 }
+
+/** How a message's key is given: the integer drawn, or `order-` and that integer. */
+export type KeyKind = 'int' | 'string'
 
 /** A loop sized for the whole workload (the burst backlog must fit: no refusals). */
 export function benchLoop(workload: Workload, variant: FlowingVariant, paused: boolean): Loop<BenchMessages> {
@@ -48,11 +53,13 @@ export function checkLoopAtRest(what: string, loop: Loop<BenchMessages>, posted:
   expectEqual(`${what}: metrics.gauges.running`, gauges.running, 0)
 }
 
-/** A Flowing subject with `variant`'s worker count and priority structure. */
+/** A Flowing subject with `variant`'s worker count, priority structure and key kind. */
 export function flowingSubject(variant: FlowingVariant): Subject {
-  const label = `Flowing ${variant.queue}, ${variant.workers} worker${variant.workers === 1 ? '' : 's'}`
+  const strings = variant.keys === 'string'
+  const workers = `${variant.workers} worker${variant.workers === 1 ? '' : 's'}`
+  const label = `Flowing ${variant.queue}, ${workers}${strings ? ', string keys' : ''}`
   return {
-    id: `flowing-${variant.queue}-w${variant.workers}`,
+    id: `flowing-${variant.queue}-w${variant.workers}${strings ? '-str' : ''}`,
     label,
     memory: variant.workers === 8,
     open(workload: Workload, { paused }): Session {
@@ -62,12 +69,16 @@ export function flowingSubject(variant: FlowingVariant): Subject {
         processed++
       })
       const { keys, priorities } = workload
-      return {
-        postRange(from, to) {
-          for (let i = from; i < to; i++) {
-            loop.post('tick', i, { key: keys[i] as number, priority: priorities[i] as PriorityLevel })
+      // Two loops, not one with a conditional: each posting call site sees one key type.
+      const postRange = strings
+        ? postStrings(loop, stringKeys(workload), priorities)
+        : (from: number, to: number): void => {
+            for (let i = from; i < to; i++) {
+              loop.post('tick', i, { key: keys[i] as number, priority: priorities[i] as PriorityLevel })
+            }
           }
-        },
+      return {
+        postRange,
         start: () => void loop.start(),
         idle: () => loop.drain(),
         async close(posted): Promise<SessionReport> {
@@ -78,5 +89,17 @@ export function flowingSubject(variant: FlowingVariant): Subject {
         },
       }
     },
+  }
+}
+
+function postStrings(
+  loop: Loop<BenchMessages>,
+  keys: readonly string[],
+  priorities: Uint8Array,
+): (from: number, to: number) => void {
+  return (from, to) => {
+    for (let i = from; i < to; i++) {
+      loop.post('tick', i, { key: keys[i] as string, priority: priorities[i] as PriorityLevel })
+    }
   }
 }

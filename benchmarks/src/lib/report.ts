@@ -1,6 +1,6 @@
 /**
  * Turns samples into the tables the benchmark prints and writes: throughput side by side with
- * ratios, bytes per queued message, BRIEF §5 targets, and every run's raw figure.
+ * ratios, bytes per queued message, and every run's raw figure (the targets: `targets.ts`).
  *
  * @module
  */
@@ -34,12 +34,13 @@ export function medianRate(n: number, samples: readonly Sample[]): number {
 }
 
 /** The run whose time is the median (lower middle for an even count): its queue-wait figures are shown. */
-function medianSample(samples: readonly Sample[]): Sample | undefined {
+export function medianSample(samples: readonly Sample[]): Sample | undefined {
   const sorted = [...samples].sort((a, b) => a.seconds - b.seconds)
   return sorted[(sorted.length - 1) >> 1]
 }
 
-function rateOf(results: readonly CaseResult[], id: string, mode: Mode, n: number): number {
+/** Median rate of case `id` in `mode`, or NaN when the case did not run. */
+export function rateOf(results: readonly CaseResult[], id: string, mode: Mode, n: number): number {
   const found = results.find((r) => r.subject.id === id)
   return found === undefined ? Number.NaN : medianRate(n, found[mode])
 }
@@ -107,45 +108,6 @@ export function memoryTable(results: readonly MemoryResult[]): string {
       formatRatio(r.bytesPerMessage / fastq),
       formatRatio(r.bytesPerMessage / pq),
     ]),
-  )
-}
-
-/** BRIEF §5's targets for the default loop, with what this run measured. Informational: never fails. */
-export function targetsTable(n: number, results: readonly CaseResult[], memory: readonly MemoryResult[]): string {
-  const flowing = results.find((r) => r.subject.id === FLOWING_DEFAULT)
-  if (flowing === undefined) return `(no \`${FLOWING_DEFAULT}\` row in this run)`
-  const burst = medianRate(n, flowing.burst)
-  const streamed = medianRate(n, flowing.streamed)
-  const fastqBurst = rateOf(results, BASELINES.fastq, 'burst', n)
-  const fastqStreamed = rateOf(results, BASELINES.fastq, 'streamed', n)
-  const pqBurst = rateOf(results, BASELINES.pQueue, 'burst', n)
-  const p99 = medianSample(flowing.streamed)?.queueWait?.p99 ?? Number.NaN
-  const bytes = memory.find((m) => m.subject.id === FLOWING_DEFAULT)?.bytesPerMessage ?? Number.NaN
-  const row = (target: string, measured: string, value: number, ok: (v: number) => boolean): string[] => [
-    target,
-    measured,
-    Number.isNaN(value) ? 'not measured' : ok(value) ? 'met' : 'NOT met',
-  ]
-  return renderTable(
-    [
-      { header: `BRIEF §5 target (${FLOWING_DEFAULT})`, align: 'left' },
-      { header: 'this run', align: 'right' },
-      { header: 'verdict', align: 'left' },
-    ],
-    [
-      row('streamed ≥ 3 M msg/s (stretch 4 M)', `${formatRate(streamed)} M`, streamed, (v) => v >= 3e6),
-      row('burst ≥ 1 M msg/s from a full backlog', `${formatRate(burst)} M`, burst, (v) => v >= 1e6),
-      row('burst ≥ 2.5× fastq promise API', formatRatio(burst / fastqBurst), burst / fastqBurst, (v) => v >= 2.5),
-      row('burst ≥ 40× p-queue with priorities', formatRatio(burst / pqBurst), burst / pqBurst, (v) => v >= 40),
-      row(
-        'streamed ≥ 0.75× fastq promise (stretch)',
-        formatRatio(streamed / fastqStreamed),
-        streamed / fastqStreamed,
-        (v) => v >= 0.75,
-      ),
-      row('queue-wait p99 ≤ 0.5 ms, streamed', `${formatMs(p99)} ms`, p99, (v) => v <= 0.5),
-      row('≤ 140 B per queued message', `${bytes.toFixed(0)} B`, bytes, (v) => v <= 140),
-    ],
   )
 }
 

@@ -21,8 +21,12 @@ export interface ResultsDocument {
   readonly invariants: readonly string[]
   readonly throughput: string
   readonly memory: string
+  readonly features: string
+  readonly refusals: string
+  readonly metrics: string
   readonly targets: string
   readonly samples: string
+  readonly featureSamples: string
   readonly seconds: number
 }
 
@@ -53,6 +57,26 @@ ${doc.throughput}
 
 ${doc.memory}
 
+## Feature cost
+
+ns per message of one Flowing loop with one feature on (or all of them), beside the plain row, in the
+same run: the ratio is the figure to read.
+
+${doc.features}
+
+## Refused \`tryPost\`
+
+ns per refused call, the loop held in its refusing state; the probe pass counts the errors built while
+the results are made (a refusal should build none until its \`error\` is read).
+
+${doc.refusals}
+
+## \`metrics()\`
+
+µs per \`loop.metrics()\` call, median of the runs.
+
+${doc.metrics}
+
 ## BRIEF §5 targets
 
 ${doc.targets}
@@ -62,10 +86,21 @@ ${doc.targets}
 ${doc.invariants.map((line) => `- ${line}`).join('\n')}
 - every timed run: processed count = posted count; for Flowing also \`posted = accepted = succeeded\`, no
   rejected/failed/dropped/cancelled, nothing left queued or running
+- feature rows: no retry and no duplicate counted; the feature was on (a re-post of the last
+  idempotency key is refused as a duplicate; backpressure admitted all N at level normal; \`traces: 'all'\`
+  kept a trace of a message that succeeded)
+- refused \`tryPost\`: every call returned the expected status; \`posted = accepted + rejected\`, the
+  shed and duplicate counters match the calls, and the admitted messages then ran
+- \`metrics()\`: the filled loop's histograms hold one queue wait and one handler time per message, on
+  all ten priority levels
 
 ## Every run
 
 ${doc.samples}
+
+Feature-cost rows (M msg/s):
+
+${doc.featureSamples}
 `
 }
 

@@ -10,7 +10,7 @@
 import type { PriorityLevel } from '@flowing/core'
 import { BenchError, withDeadline } from './check.js'
 import { benchLoop, checkLoopAtRest, type FlowingVariant } from './flowing.js'
-import { feed, type Mode, type Workload } from './workload.js'
+import { feed, type Mode, stringKeys, type Workload } from './workload.js'
 
 const RESOLVED = Promise.resolve()
 const LEVELS = 10
@@ -30,7 +30,9 @@ export async function verifyInvariants(
   deadlineMs: number,
 ): Promise<string> {
   const { n, keyCount, keys, priorities } = workload
-  const what = `Flowing ${variant.queue}, ${variant.workers} workers, ${mode}`
+  // With string keys, message i is posted with `order-${keys[i]}`; the checks index by the integer.
+  const given: readonly (string | number)[] = variant.keys === 'string' ? stringKeys(workload) : Array.from(keys)
+  const what = `Flowing ${variant.queue}, ${variant.workers} workers, ${variant.keys === 'string' ? 'string keys, ' : ''}${mode}`
   const loop = benchLoop(workload, variant, false)
   // Last message index started per (key, priority): post order must hold among equal priority.
   const lastStarted = new Float64Array(keyCount * LEVELS).fill(-1)
@@ -47,8 +49,8 @@ export async function verifyInvariants(
     const i = m.payload
     const key = keys[i] as number
     const priority = priorities[i] as number
-    if (m.key !== key || m.priority !== priority) {
-      problem(`message ${i} ran with key ${String(m.key)}/priority ${m.priority}, posted with ${key}/${priority}`)
+    if (m.key !== given[i] || m.priority !== priority) {
+      problem(`message ${i} ran with key ${String(m.key)}/priority ${m.priority}, posted with ${given[i]}/${priority}`)
     }
     if (running[key] === 1) problem(`key ${key}: message ${i} started while another message of that key ran (I2)`)
     running[key] = 1
@@ -63,8 +65,7 @@ export async function verifyInvariants(
     running[key] = 0
   })
   const postRange = (from: number, to: number): void => {
-    for (let i = from; i < to; i++)
-      loop.post('tick', i, { key: keys[i] as number, priority: priorities[i] as PriorityLevel })
+    for (let i = from; i < to; i++) loop.post('tick', i, { key: given[i], priority: priorities[i] as PriorityLevel })
   }
   await withDeadline(
     feed(postRange, n, mode).then(() => loop.drain()),
