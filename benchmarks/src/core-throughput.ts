@@ -99,15 +99,20 @@ async function measureAll(config: BenchConfig, selection: Selection): Promise<Me
   return { invariants, memory, throughput, features, refusals, metrics }
 }
 
+/** A section's table, or a line saying `--only` selected none of its cases. */
+function section(cases: readonly unknown[], table: () => string): string {
+  return cases.length === 0 ? '(no case of this section selected by `--only`)' : table()
+}
+
 /** The tables of a run, rendered. */
 function render(config: BenchConfig, m: Measured) {
   const n = config.n
   return {
-    throughput: throughputTable(n, m.throughput),
-    memory: memoryTable(m.memory),
-    features: featureTable(n, m.features),
-    refusals: refusalTable(m.refusals),
-    metrics: metricsTable(m.metrics, Math.min(n, METRICS_FILL)),
+    throughput: section(m.throughput, () => throughputTable(n, m.throughput)),
+    memory: section(m.memory, () => memoryTable(m.memory)),
+    features: section(m.features, () => featureTable(n, m.features)),
+    refusals: section(m.refusals, () => refusalTable(m.refusals)),
+    metrics: section(m.metrics, () => metricsTable(m.metrics, Math.min(n, METRICS_FILL))),
     targets: targetsTable({ n, ...m }),
     samples: samplesTable(n, m.throughput),
     featureSamples: samplesTable(n, m.features),

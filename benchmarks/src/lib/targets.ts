@@ -29,7 +29,8 @@ export interface TargetInputs {
 type Row = [target: string, measured: string, verdict: string]
 
 function row(target: string, measured: string, value: number, ok: (v: number) => boolean): Row {
-  return [target, measured, Number.isNaN(value) ? 'not measured' : ok(value) ? 'met' : 'NOT met']
+  if (Number.isNaN(value)) return [target, '—', 'not measured']
+  return [target, measured, ok(value) ? 'met' : 'NOT met']
 }
 
 const atLeast = (bound: number) => (v: number) => v >= bound
