@@ -280,7 +280,7 @@ export class Admission<M extends MessageMap> {
   enqueue(m: Envelope): void {
     this.insert(m)
     const events = this.#p.events
-    if (events.heard('posted')) events.emit('posted', m as unknown as Message<M>)
+    if (events.hears.posted) events.emit('posted', m as unknown as Message<M>)
   }
 
   /**

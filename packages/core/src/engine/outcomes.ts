@@ -90,7 +90,7 @@ export class Outcomes<M extends MessageMap> {
     this.#p.extras.forget(m)
     let heard = this.#observer?.succeeded(m, attempt, startedAt, now) === true
     const events = this.#p.events
-    if (events.heard('succeeded')) heard = events.emit('succeeded', m as unknown as Message<M>, durationMs) || heard
+    if (events.hears.succeeded) heard = events.emit('succeeded', m as unknown as Message<M>, durationMs) || heard
     return this.idleCheck() || heard
   }
 

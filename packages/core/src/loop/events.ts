@@ -105,6 +105,16 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   state: [state: LoopState, previous: LoopState]
 }
 
+/** Whether the per-message events have listeners (see {@link LoopEmitter.hears}). */
+export interface PerMessageListening {
+  /** `posted` has listeners. */
+  readonly posted: boolean
+  /** `started` has listeners. */
+  readonly started: boolean
+  /** `succeeded` has listeners. */
+  readonly succeeded: boolean
+}
+
 // eventemitter3's listener record (its `EE`), which its own `emit` walks: the isolating path below
 // walks it the same way, so `once`, `context` and removal during an emit behave exactly as upstream.
 interface ListenerRecord {
@@ -169,6 +179,73 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
   heard(event: EventEmitter.EventNames<LoopEvents<M>>): boolean {
     const key = EventEmitter.prefixed ? `${EventEmitter.prefixed}${event}` : event
     return (this as unknown as Internals)._events[key] !== undefined
+  }
+
+  /**
+   * {@link LoopEmitter.heard} of the per-message events, as plain fields kept up to date by every
+   * subscription change: one property read per message instead of a dictionary lookup.
+   */
+  readonly hears: PerMessageListening = { posted: false, started: false, succeeded: false }
+
+  override on<T extends EventEmitter.EventNames<LoopEvents<M>>>(
+    event: T,
+    fn: EventEmitter.EventListener<LoopEvents<M>, T>,
+    context?: unknown,
+  ): this {
+    super.on(event, fn, context)
+    return this.#changed()
+  }
+
+  override addListener<T extends EventEmitter.EventNames<LoopEvents<M>>>(
+    event: T,
+    fn: EventEmitter.EventListener<LoopEvents<M>, T>,
+    context?: unknown,
+  ): this {
+    super.addListener(event, fn, context)
+    return this.#changed()
+  }
+
+  override once<T extends EventEmitter.EventNames<LoopEvents<M>>>(
+    event: T,
+    fn: EventEmitter.EventListener<LoopEvents<M>, T>,
+    context?: unknown,
+  ): this {
+    super.once(event, fn, context)
+    return this.#changed()
+  }
+
+  override removeListener<T extends EventEmitter.EventNames<LoopEvents<M>>>(
+    event: T,
+    fn?: EventEmitter.EventListener<LoopEvents<M>, T>,
+    context?: unknown,
+    once?: boolean,
+  ): this {
+    super.removeListener(event, fn, context, once)
+    return this.#changed()
+  }
+
+  override off<T extends EventEmitter.EventNames<LoopEvents<M>>>(
+    event: T,
+    fn?: EventEmitter.EventListener<LoopEvents<M>, T>,
+    context?: unknown,
+    once?: boolean,
+  ): this {
+    super.off(event, fn, context, once)
+    return this.#changed()
+  }
+
+  override removeAllListeners(event?: EventEmitter.EventNames<LoopEvents<M>>): this {
+    super.removeAllListeners(event)
+    return this.#changed()
+  }
+
+  // The one writer of `hears`: after every subscription change.
+  #changed(): this {
+    const hears = this.hears as { -readonly [K in keyof PerMessageListening]: boolean }
+    hears.posted = this.heard('posted')
+    hears.started = this.heard('started')
+    hears.succeeded = this.heard('succeeded')
+    return this
   }
 
   #call(event: EventEmitter.EventNames<LoopEvents<M>>, listener: ListenerRecord, args: unknown[]): void {

@@ -105,7 +105,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
 
   started(m: Envelope): void {
     const events = this.#p.events
-    if (events.heard('started')) events.emit('started', m as unknown as Message<M>)
+    if (events.hears.started) events.emit('started', m as unknown as Message<M>)
   }
 
   invoke(m: Envelope, ctx: AttemptContext<M>): unknown {
