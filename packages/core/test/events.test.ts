@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { LoopEmitter, type Message } from '../src/index.js'
 import { catchRethrown, virtualLoop } from './fixtures.js'
@@ -146,5 +147,41 @@ describe('LoopEmitter', () => {
       ])
       expect(loop.metrics().counters.succeeded).toBe(3)
     })
+  })
+})
+
+describe('LoopEmitter.hears', () => {
+  const names = ['posted', 'started', 'succeeded', 'idle'] as const
+  type Name = (typeof names)[number]
+  const op = fc.oneof(
+    fc.record({
+      kind: fc.constantFrom('on', 'addListener', 'once', 'off', 'removeListener'),
+      name: fc.constantFrom(...names),
+      fn: fc.nat(2),
+    }),
+    fc.record({
+      kind: fc.constantFrom('removeAll', 'emit'),
+      name: fc.option(fc.constantFrom(...names), { nil: undefined }),
+      fn: fc.constant(0),
+    }),
+  )
+
+  it('always equals heard() for the per-message events, whatever subscribes, unsubscribes or fires once', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const events = new LoopEmitter()
+        const fns = [() => {}, () => {}, () => {}]
+        const on = events as unknown as Record<string, (name: Name, fn?: () => void) => unknown>
+        for (const { kind, name, fn } of ops) {
+          if (kind === 'removeAll') events.removeAllListeners(name)
+          else if (kind === 'emit') events.emit((name ?? 'posted') as 'idle')
+          else on[kind]?.call(events, name as Name, fns[fn])
+          for (const n of ['posted', 'started', 'succeeded'] as const) {
+            expect(events.hears[n]).toBe(events.heard(n))
+            expect(events.hears[n]).toBe(events.listenerCount(n) > 0)
+          }
+        }
+      }),
+    )
   })
 })
