@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createLoop, VirtualClock } from '../src/index.js'
+import { createLoop, type PriorityLevel, VirtualClock } from '../src/index.js'
 import { type Messages, virtualLoop } from './fixtures.js'
 
 describe('Loop', () => {
@@ -33,6 +33,41 @@ describe('Loop', () => {
       expect(loop.metrics().gauges).toMatchObject({ queued: 2, running: 1, fill: 0.5, busyKeys: 1, capacity: 4 })
       expect(JSON.parse(JSON.stringify(loop.metrics())).counters.accepted).toBe(3)
       await clock.run()
+    })
+
+    it('returns a copy that later work leaves as it was, with the gauges in their documented order', async () => {
+      const { clock, loop } = virtualLoop({ workers: 1 })
+      loop.on('work', async () => {
+        await clock.sleep(5)
+      })
+      loop.post('work', 1, { priority: 3 })
+      await clock.run()
+      const first = loop.metrics()
+      const copy = structuredClone(first)
+      for (let i = 0; i < 20; i++) loop.post('work', i, { priority: (i % 10) as PriorityLevel })
+      await clock.advance(7)
+      const second = loop.metrics()
+      await clock.run()
+      expect(first).toEqual(copy)
+      expect(second.queueWait.count).toBeGreaterThan(first.queueWait.count)
+      expect(second.queueWaitByPriority[3]).not.toBe(first.queueWaitByPriority[3])
+      expect(Object.keys(first.gauges)).toEqual([
+        'queued',
+        'capacity',
+        'running',
+        'waitingProducers',
+        'parked',
+        'workers',
+        'busyKeys',
+        'pressure',
+        'zombies',
+        'delayed',
+        'overdue',
+        'retrying',
+        'held',
+        'deadLetters',
+        'fill',
+      ])
     })
   })
 })

@@ -41,6 +41,45 @@ function midpointOf(bucket: number): number {
   return low + 2 ** (e - SUB_BITS) / 2
 }
 
+/** The quantiles a snapshot reports, in the order of its fields. */
+const QUANTILES = [0.5, 0.9, 0.99] as const
+
+/**
+ * The highest bucket that can hold a value: every recorded value is ≤ the max (negative ones and 0
+ * land in bucket 0, NaN in none), and {@link bucketOf} is monotonic, so scans stop here.
+ */
+function topOf(maxMs: number): number {
+  return bucketOf(maxMs * 1000)
+}
+
+/**
+ * p50, p90 and p99 of `count` values in `counts[0…top]` in one pass, into `out` — each exactly what
+ * {@link Histogram.quantile} returns: the midpoint of the bucket where the rank is reached (≤ max), the
+ * max when the buckets hold fewer values than the rank (NaN recordings count but sit in no bucket).
+ */
+function quantilesInto(counts: Float64Array, top: number, count: number, max: number, out: Float64Array): void {
+  if (count === 0) {
+    out.fill(0)
+    return
+  }
+  let k = 0
+  let rank = Math.max(1, Math.ceil(QUANTILES[0] * count))
+  let seen = 0
+  for (let i = 0; i <= top; i++) {
+    seen += counts[i] as number
+    while (seen >= rank) {
+      out[k] = Math.min(midpointOf(i) / 1000, max)
+      if (++k === QUANTILES.length) return
+      rank = Math.max(1, Math.ceil((QUANTILES[k] as number) * count))
+    }
+  }
+  for (; k < QUANTILES.length; k++) out[k] = max
+}
+
+/** Bucket counts summed over several histograms, and their quantiles (reused: `combinedSnapshot` allocates none). */
+const summed = new Float64Array(BUCKETS)
+const summedQuantiles = new Float64Array(QUANTILES.length)
+
 /**
  * Records durations in milliseconds.
  *
@@ -56,6 +95,9 @@ export class Histogram {
   #count = 0
   #sum = 0
   #max = 0
+  /** p50, p90, p99 as of `#quantilesAt` recordings: every change but a reset raises the count. */
+  readonly #quantiles = new Float64Array(QUANTILES.length)
+  #quantilesAt = -1
 
   /** Records one duration (ms). Negative values count as 0. */
   record(ms: number): void {
@@ -68,7 +110,8 @@ export class Histogram {
 
   /** Adds every value of `other` into this histogram. */
   merge(other: Histogram): void {
-    for (let i = 0; i < BUCKETS; i++) this.#counts[i] = (this.#counts[i] as number) + (other.#counts[i] as number)
+    const top = topOf(other.#max)
+    for (let i = 0; i <= top; i++) this.#counts[i] = (this.#counts[i] as number) + (other.#counts[i] as number)
     this.#count += other.#count
     this.#sum += other.#sum
     if (other.#max > this.#max) this.#max = other.#max
@@ -83,24 +126,51 @@ export class Histogram {
   quantile(q: number): number {
     if (this.#count === 0) return 0
     const rank = Math.max(1, Math.ceil(q * this.#count))
+    const top = topOf(this.#max)
     let seen = 0
-    for (let i = 0; i < BUCKETS; i++) {
+    for (let i = 0; i <= top; i++) {
       seen += this.#counts[i] as number
       if (seen >= rank) return Math.min(midpointOf(i) / 1000, this.#max)
     }
     return this.#max
   }
 
-  /** Count, mean, p50/p90/p99 and max, in ms. */
+  /** Count, mean, p50/p90/p99 and max, in ms (a new object each call). */
   snapshot(): HistogramSnapshot {
-    return {
-      count: this.#count,
-      mean: this.#count === 0 ? 0 : this.#sum / this.#count,
-      p50: this.quantile(0.5),
-      p90: this.quantile(0.9),
-      p99: this.quantile(0.99),
-      max: this.#max,
+    const count = this.#count
+    const q = this.#quantiles
+    if (this.#quantilesAt !== count) {
+      quantilesInto(this.#counts, topOf(this.#max), count, this.#max, q)
+      this.#quantilesAt = count
     }
+    return snapshotOf(count, this.#sum, this.#max, q)
+  }
+
+  /**
+   * The snapshot of all `parts` together: what merging them, in order, into a new histogram and taking
+   * its snapshot gives — without the copy (the buckets are summed only up to each part's max).
+   */
+  static combinedSnapshot(parts: readonly Histogram[]): HistogramSnapshot {
+    let count = 0
+    let sum = 0
+    let max = 0
+    let top = 0
+    for (const h of parts) {
+      count += h.#count
+      sum += h.#sum
+      if (h.#max > max) max = h.#max
+    }
+    if (count !== 0) {
+      top = topOf(max)
+      summed.fill(0, 0, top + 1)
+      for (const h of parts) {
+        const counts = h.#counts
+        const end = topOf(h.#max)
+        for (let i = 0; i <= end; i++) summed[i] = (summed[i] as number) + (counts[i] as number)
+      }
+    }
+    quantilesInto(summed, top, count, max, summedQuantiles)
+    return snapshotOf(count, sum, max, summedQuantiles)
   }
 
   /** Forgets every recording. */
@@ -109,5 +179,18 @@ export class Histogram {
     this.#count = 0
     this.#sum = 0
     this.#max = 0
+    this.#quantilesAt = -1
+  }
+}
+
+/** The plain-data snapshot of a histogram's figures. */
+function snapshotOf(count: number, sum: number, max: number, q: Float64Array): HistogramSnapshot {
+  return {
+    count,
+    mean: count === 0 ? 0 : sum / count,
+    p50: q[0] as number,
+    p90: q[1] as number,
+    p99: q[2] as number,
+    max,
   }
 }

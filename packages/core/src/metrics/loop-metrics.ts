@@ -143,8 +143,6 @@ export class LoopMetrics {
     backpressure: WatermarkStats | undefined,
     journal: JournalStats | undefined,
   ): MetricsSnapshot {
-    const all = new Histogram()
-    for (const h of this.#waitByPriority) all.merge(h)
     const { posted, accepted, rejected, succeeded, deadLettered, failed, retried, held, alerts } = this
     const { dropped, cancelled, timedOut, lateCompletions, fenced, snapshotted, restored, duplicates } = this
     return {
@@ -168,7 +166,7 @@ export class LoopMetrics {
         fenced,
       },
       gauges,
-      queueWait: all.snapshot(),
+      queueWait: Histogram.combinedSnapshot(this.#waitByPriority),
       queueWaitByPriority: this.#waitByPriority.map((h) => h.snapshot()),
       handlerTime: this.#handlerTime.snapshot(),
       backpressure,
