@@ -70,6 +70,7 @@ export class TimeoutBreakers {
    * presumed lost, and the next post probes instead).
    */
   refuses(type: string): number | undefined {
+    if (this.#types.size === 0) return undefined // the common case: nothing timing out
     const s = this.#types.get(type)
     if (s === undefined || s.state === 'closed') return undefined
     const now = this.#clock.now()
