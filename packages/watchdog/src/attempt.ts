@@ -94,8 +94,8 @@ export class Attempt {
     heartbeatMs: number,
     label: AttemptLabel | string | undefined,
     onTimeout: TimeoutHandler | undefined,
+    now: number,
   ) {
-    const now = core.now()
     this.#core = core
     this.#timeoutMs = timeoutMs
     this.#heartbeatMs = heartbeatMs
@@ -195,18 +195,21 @@ export class Attempt {
    * @returns `true` if completion won the race; `false` if the attempt had already ended, or a
    * deadline has passed on the clock (the timeout step runs now, this call is the late completion). On
    * a timed-out or cancelled attempt the first call counts a late completion and ends its zombie status
+   * @param now - a reading of the watchdog's clock the caller took just now, if it has one (saves a
+   *   read; not a finite number: ignored, the clock is read)
    */
-  done(): boolean {
-    return this.#finish(COMPLETED)
+  done(now?: number): boolean {
+    return this.#finish(COMPLETED, now)
   }
 
   /**
    * The handler failed. Disarms the deadline.
    *
+   * @param now - as for {@link Attempt.done}
    * @returns `true` if failure won the race; `false` otherwise, as for {@link Attempt.done}
    */
-  fail(): boolean {
-    return this.#finish(FAILED)
+  fail(now?: number): boolean {
+    return this.#finish(FAILED, now)
   }
 
   /**
@@ -343,10 +346,10 @@ export class Attempt {
    * The first settlement wins if no deadline has passed on the clock; a later one (or one past a
    * deadline) on a lost attempt is a late completion, counted once.
    */
-  #finish(state: number): boolean {
+  #finish(state: number, reading: number | undefined): boolean {
     const core = this.#core
     if (this.#state === RUNNING) {
-      const now = core.now()
+      const now = reading !== undefined && Number.isFinite(reading) ? reading : core.now() // a bad reading is ignored
       const overdue = this.#overdue(now)
       if (overdue === undefined) return this.#win(state)
       this.#timeout(now, overdue, true) // settled after its deadline, before the late timer: it lost

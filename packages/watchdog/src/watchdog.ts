@@ -60,6 +60,11 @@ export interface GuardOptions {
   readonly label?: AttemptLabel | string
   /** This attempt's timeout callback, instead of the watchdog's default. */
   readonly onTimeout?: TimeoutHandler
+  /**
+   * A reading of the watchdog's clock the caller took just now (a finite number, never ahead of the
+   * clock): the attempt starts then, and guarding reads no clock. Omit to let the watchdog read it.
+   */
+  readonly now?: number
 }
 
 /** The watchdog's counters; see {@link Watchdog.stats}. */
@@ -171,8 +176,12 @@ export class Watchdog {
     if (onTimeout !== undefined && typeof onTimeout !== 'function') {
       throw new WatchdogArgumentError('onTimeout', 'a function', onTimeout)
     }
+    const now = options.now
+    if (now !== undefined && !(typeof now === 'number' && Number.isFinite(now))) {
+      throw new WatchdogArgumentError('now', 'a finite clock reading in ms', now)
+    }
     const core = this.#core
-    const attempt = new Attempt(core, timeoutMs, heartbeatMs, options.label, onTimeout)
+    const attempt = new Attempt(core, timeoutMs, heartbeatMs, options.label, onTimeout, now ?? core.now())
     core.guarded++
     core.running++
     return attempt

@@ -29,6 +29,8 @@ describe('Watchdog', () => {
         [{ timeoutMs: 5, heartbeatMs: 0 }, 'Expected `heartbeatMs` to be a finite number > 0, got `0` (number)'],
         [{ timeoutMs: 5, onTimeout: 1 }, 'Expected `onTimeout` to be a function, got `1` (number)'],
         [null, 'Expected `options` to be an object with `timeoutMs`, got `null` (null)'],
+        [{ timeoutMs: 5, now: Number.NaN }, 'Expected `now` to be a finite clock reading in ms, got `NaN` (number)'],
+        [{ timeoutMs: 5, now: '3' }, 'Expected `now` to be a finite clock reading in ms, got `"3"` (string)'],
       ] as const
       for (const [options, message] of bad) {
         let error: unknown
@@ -42,6 +44,33 @@ describe('Watchdog', () => {
         expect((error as Error).message).toContain(message)
       }
       expect([driver.size, watchdog.stats().guarded]).toEqual([0, 0])
+    })
+  })
+
+  describe('readings given by the caller', () => {
+    it('starts the attempt at the reading given to guard(), reading no clock', () => {
+      const { watchdog, clock } = sharedWatchdog()
+      clock.time = 50
+      const a = watchdog.guard({ timeoutMs: 100, now: 40 })
+      expect([a.startedAt, a.deadline]).toEqual([40, 140])
+    })
+
+    it('judges done(now) / fail(now) by the reading given: past the deadline it lost, even if the clock says otherwise', () => {
+      const { watchdog } = sharedWatchdog()
+      const a = watchdog.guard({ timeoutMs: 100, now: 0 })
+      expect(a.done(100)).toBe(false)
+      expect(a.state).toBe('timed-out')
+      const b = watchdog.guard({ timeoutMs: 100, now: 0 })
+      expect([b.fail(99.9), b.state]).toEqual([true, 'failed'])
+    })
+
+    it('ignores a reading that is not a finite number and reads the clock', () => {
+      const { watchdog, clock } = sharedWatchdog()
+      const a = watchdog.guard({ timeoutMs: 100 })
+      clock.time = 150
+      expect([a.done(Number.NaN), a.state]).toEqual([false, 'timed-out'])
+      const b = watchdog.guard({ timeoutMs: 100 })
+      expect([b.done(Number.POSITIVE_INFINITY as number), b.state]).toEqual([true, 'completed'])
     })
   })
 

@@ -98,7 +98,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, attempt, now)
     const heartbeatMs = p.registry.heartbeatFor(m.type)
     const guard = p.watchdog.guard(
-      heartbeatMs === undefined ? { timeoutMs, label: m } : { timeoutMs, heartbeatMs, label: m },
+      heartbeatMs === undefined ? { timeoutMs, label: m, now } : { timeoutMs, heartbeatMs, label: m, now },
     )
     return new AttemptContext<M>(this, m, attempt, now, guard)
   }
@@ -130,7 +130,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     const duration = now - ctx.startedAt
     p.metrics.recordHandler(duration)
     const guard = ctx.guard
-    if (guard?.isCurrent && !(ok ? guard.done() : guard.fail())) {
+    if (guard?.isCurrent && !(ok ? guard.done(now) : guard.fail(now))) {
       // Settled after its deadline, before the late timer: a timeout (the watchdog counted it late).
       ok = false
       value = guard.signal.reason
