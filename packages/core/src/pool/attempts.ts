@@ -121,10 +121,27 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
 
   end(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
     ctx.end() // from here its effects through ctx are fenced
+    const p = this.#p
+    if (ok && ctx.guard === undefined && p.stall === undefined) {
+      // The common case, kept small: a success without a deadline or a stall detector to tell.
+      const now = p.clock.now()
+      const duration = now - ctx.startedAt
+      p.metrics.recordHandler(duration)
+      let heard = p.breakers?.record(m.type, false) === true
+      heard = p.outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now) || heard
+      this.#lastReading = now
+      this.#lastReadingValid = !heard
+      return
+    }
     if (!ok && (value === HANDED_BACK || isInstance(value, DuplicateSkip))) {
       this.#endUnrun(m, ctx, value === HANDED_BACK)
       return
     }
+    this.#endGuarded(m, ctx, ok, value)
+  }
+
+  // An attempt that ran, with a deadline, a stall detector or a failure to handle.
+  #endGuarded(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
     const p = this.#p
     const now = p.clock.now()
     const duration = now - ctx.startedAt
