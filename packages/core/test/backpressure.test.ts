@@ -1,5 +1,7 @@
+import { WatermarkController } from '@flowing/backpressure'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { LoopPressure } from '../src/admission/pressure.js'
 import { BackpressureError, createLoop, InvalidArgumentError, type PressureLevel, VirtualClock } from '../src/index.js'
 import { type Messages, thrown, virtualLoop } from './fixtures.js'
 
@@ -242,5 +244,43 @@ describe('Loop', () => {
       expect(await Promise.all(sends)).toEqual(['sent', 'sent', 'SendTimeoutError'])
       await loop.stop()
     })
+  })
+})
+
+describe('LoopPressure skipping lengths that move nothing', () => {
+  const op = fc.record({
+    kind: fc.constantFrom('update', 'update', 'decide', 'stats'),
+    queued: fc.integer({ min: 0, max: 110 }),
+    priority: fc.integer({ min: 0, max: 9 }),
+    advanceMs: fc.integer({ min: 0, max: 30 }),
+  })
+
+  it('decides, moves and reports exactly as a controller fed every length', () => {
+    // As in the loop: the queue length changes only through `update`; decisions and stats see it as it is.
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 120 }), fc.boolean(), (ops, breaker) => {
+        let time = 0
+        let length = 0
+        const clock = { now: () => time } as unknown as VirtualClock
+        const options = breaker ? { breaker: { cooldownMs: 20 }, minDwellMs: 5 } : { minDwellMs: 5 }
+        const fast = new LoopPressure(options, 100, clock, () => {})
+        const reference = new WatermarkController({ ...options, now: () => time })
+        for (const { kind, queued, priority, advanceMs } of ops) {
+          time += advanceMs
+          if (kind === 'update') {
+            length = queued
+            fast.update(length)
+            reference.update(length / 100)
+          } else if (kind === 'decide') {
+            expect(fast.decide(length, priority)).toBe(reference.decide(length / 100, priority, 2))
+          } else {
+            const { retryAfterMs: _a, ...got } = fast.stats(length)
+            const { retryAfterMs: _b, ...want } = reference.stats()
+            expect(got).toEqual(want)
+          }
+          expect(fast.level).toBe(reference.level)
+        }
+      }),
+    )
   })
 })

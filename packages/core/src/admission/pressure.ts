@@ -10,6 +10,7 @@ import {
   describeValue,
   type PressureTransition,
   WatermarkController,
+  type WatermarkStats,
   type WatermarkControllerOptions,
 } from '@flowing/backpressure'
 import type { Clock } from '../clock.js'
@@ -40,6 +41,10 @@ export class LoopPressure {
   readonly #capacity: number
   readonly #shedAbove: number
   readonly #clock: Clock
+  // Queue lengths below this cannot move the level while it is `normal` (the warn mark, in messages):
+  // feeding such a length would change nothing, so `update` skips it. True only at level `normal`.
+  readonly #calmBelow: number
+  #calm = true
 
   /**
    * @param options - `true` for the defaults, or the options
@@ -58,6 +63,7 @@ export class LoopPressure {
     this.#capacity = capacity
     this.#clock = clock
     this.#controller = new WatermarkController({ ...marks, now: () => clock.now(), onTransition })
+    this.#calmBelow = this.#controller.watermarks.warn.enter * capacity
   }
 
   /** The current level. */
@@ -84,12 +90,24 @@ export class LoopPressure {
 
   /** Feeds the queue length after a change (one level step, one event per crossing). */
   update(queued: number): void {
-    this.#controller.update(queued / this.#capacity)
+    if (this.#calm && queued < this.#calmBelow) return // at `normal` below the warn mark: nothing moves
+    this.#calm = this.#controller.update(queued / this.#capacity) === 'normal'
   }
 
   /** Decides one post (counted in the level's metrics). */
   decide(queued: number, priority: number): Decision {
-    return this.#controller.decide(queued / this.#capacity, priority, this.#shedAbove)
+    const decision = this.#controller.decide(queued / this.#capacity, priority, this.#shedAbove)
+    this.#calm = this.#controller.level === 'normal'
+    return decision
+  }
+
+  /**
+   * The controller's figures, with the fill of `queued`: lengths that could move nothing were not fed
+   * (see `update`), so a calm controller is fed the current one first — which moves nothing either.
+   */
+  stats(queued: number): WatermarkStats {
+    if (this.#calm) this.#controller.update(queued / this.#capacity)
+    return this.#controller.stats()
   }
 
   /**
@@ -119,10 +137,6 @@ export class LoopPressure {
     return () => new BackpressureError(type, priority, pressure)
   }
 
-  /** Time per level, transitions, and decisions per level. */
-  stats(): ReturnType<WatermarkController['stats']> {
-    return this.#controller.stats()
-  }
 }
 
 // The controller's options the loop supplies itself, and where a user finds them instead.

@@ -201,7 +201,7 @@ export class Engine<M extends MessageMap> {
         deadLetters: this.failures.deadLetters.size,
         fill: load.queued / load.capacity,
       },
-      this.pressure?.stats(),
+      this.pressure?.stats(this.queue.length),
       this.journal?.stats(),
     )
   }
