@@ -10,8 +10,8 @@ import {
   describeValue,
   type PressureTransition,
   WatermarkController,
-  type WatermarkStats,
   type WatermarkControllerOptions,
+  type WatermarkStats,
 } from '@flowing/backpressure'
 import type { Clock } from '../clock.js'
 import { BackpressureError, InvalidArgumentError } from '../errors.js'
@@ -136,7 +136,6 @@ export class LoopPressure {
     } as const
     return () => new BackpressureError(type, priority, pressure)
   }
-
 }
 
 // The controller's options the loop supplies itself, and where a user finds them instead.
