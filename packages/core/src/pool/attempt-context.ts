@@ -26,7 +26,6 @@ export interface FollowUpPoster<M extends MessageMap> {
  * returned; reusing it across messages would let late effects act on the wrong message).
  */
 export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
-  readonly message: Message<M>
   readonly attempt: number
   readonly startedAt: number
   readonly #envelope: Envelope
@@ -43,9 +42,12 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
     this.#loop = loop
     this.guard = guard
     this.#envelope = envelope
-    this.message = envelope as unknown as Message<M>
     this.attempt = attempt
     this.startedAt = startedAt
+  }
+
+  get message(): Message<M> {
+    return this.#envelope as unknown as Message<M>
   }
 
   get signal(): AbortSignal {
