@@ -53,7 +53,8 @@ const ZOMBIE = 2
  * **One outcome (I6).** {@link Attempt.done}, {@link Attempt.fail}, {@link Attempt.cancel} and the
  * watchdog's timeout race; the first wins and fixes {@link Attempt.state}, the others return `false`.
  *
- * **Cheap.** Guarding is one wheel `add`, settling one wheel `remove`; the `AbortController` is
+ * **Cheap.** Guarding is one wheel `add`, settling one wheel `remove` (queued: a FIFO push and an O(1)
+ * mark, no wheel operation while its FIFO's head entry is armed); the `AbortController` is
  * created only if {@link Attempt.signal} is read; {@link Attempt.heartbeat} is a clock read and a
  * field write — the wheel notices it only when the armed deadline fires (lazy re-arm).
  *

@@ -117,7 +117,9 @@ const MAX_QUEUES = 8
  * `scheduler`; in its `onDue` it routes each item with `Watchdog.owns(item)` to
  * {@link Watchdog.onDue}. Standalone, the watchdog makes its own driver.
  *
- * **Complexity.** `guard`, `done`, `fail`, `cancel`: O(1), one wheel add or remove. `heartbeat`:
+ * **Complexity.** `guard`, `done`, `fail`, `cancel`: O(1), one wheel add or remove — or, guarded
+ * {@link GuardOptions.queued}, a push onto the FIFO of the timeout value and an amortized O(1) mark,
+ * one scheduler entry per FIFO (see `docs/design/watchdog.md`). `heartbeat`:
  * O(1), no wheel operation. A heartbeat attempt costs one extra wheel add per heartbeat window in
  * which it beat. No list of running attempts is kept (that is the owner's; see
  * {@link Attempt.describe}).
@@ -173,7 +175,11 @@ export class Watchdog {
     this.#disarmWhenIdle = standalone || !hasMethods(options.scheduler, ['has'])
   }
 
-  /** `true` when `item` is an {@link Attempt}: the routing test in a shared driver's `onDue`. */
+  /**
+   * `true` when `item` is the watchdog's: an {@link Attempt}, or the FIFO of queued attempts of one
+   * timeout value (typed as an attempt; only {@link Watchdog.onDue} reads it) — the routing test in a
+   * shared driver's `onDue`.
+   */
   static owns(item: unknown): item is Attempt {
     return item instanceof Attempt || item instanceof DeadlineQueue
   }

@@ -9,7 +9,7 @@
 import { WheelDriver } from '@flowing/timing-wheel'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type Attempt, FencedError, Watchdog } from '../../src/index.js'
+import { type Attempt, FencedError, Watchdog, type WatchdogOptions } from '../../src/index.js'
 import { DeadlineQueue } from '../../src/internal/deadline-queue.js'
 import { ManualClock } from '../fixtures.js'
 
@@ -47,6 +47,27 @@ interface Timing {
   kind: string
 }
 
+/** A watchdog on a shared driver (routed as a loop does) whose scheduler records the FIFOs it is given. */
+function recordingWatchdog(clock: ManualClock, queues: Set<DeadlineQueue<Attempt>>, options: WatchdogOptions) {
+  let watchdog: Watchdog | undefined
+  const driver = new WheelDriver<Attempt>({
+    timers: clock,
+    onDue: (items) => {
+      for (const item of items) if (Watchdog.owns(item)) watchdog?.onDue(item)
+    },
+  })
+  const scheduler = {
+    add: (deadline: number, item: Attempt): number => {
+      if (item instanceof DeadlineQueue) queues.add(item as DeadlineQueue<Attempt>)
+      return driver.add(deadline, item)
+    },
+    remove: (id: number) => driver.remove(id),
+    has: (id: number) => driver.has(id),
+  }
+  watchdog = new Watchdog({ ...options, scheduler })
+  return { watchdog, driver }
+}
+
 /** One side: a watchdog on a manual clock, shared (a driver routed as a loop does) or standalone. */
 function side(queued: boolean, shared: boolean, graceMs: number) {
   const clock = new ManualClock()
@@ -62,24 +83,8 @@ function side(queued: boolean, shared: boolean, graceMs: number) {
     const r = records.get(z.epoch)
     if (r !== undefined) r.zombieAt = clock.time
   }
-  let watchdog: Watchdog | undefined
-  if (shared) {
-    const driver = new WheelDriver<Attempt>({
-      timers: clock,
-      onDue: (items) => {
-        for (const item of items) if (Watchdog.owns(item)) watchdog?.onDue(item)
-      },
-    })
-    const scheduler = {
-      add: (deadline: number, item: Attempt): number => {
-        if (item instanceof DeadlineQueue) queues.add(item as DeadlineQueue<Attempt>)
-        return driver.add(deadline, item)
-      },
-      remove: (id: number) => driver.remove(id),
-      has: (id: number) => driver.has(id),
-    }
-    watchdog = new Watchdog({ timers: clock, scheduler, graceMs, onTimeout, onZombie })
-  } else watchdog = new Watchdog({ timers: clock, graceMs, onTimeout, onZombie })
+  const options = { timers: clock, graceMs, onTimeout, onZombie }
+  const watchdog = shared ? recordingWatchdog(clock, queues, options).watchdog : new Watchdog(options)
   const attempts: Attempt[] = []
   const results: unknown[] = []
   const w = watchdog
@@ -171,22 +176,7 @@ describe('queued guards (differential against the wheel path)', () => {
   it('a long-running head does not let settled attempts pile up behind it', () => {
     const clock = new ManualClock()
     const queues = new Set<DeadlineQueue<Attempt>>()
-    let watchdog: Watchdog | undefined
-    const driver = new WheelDriver<Attempt>({
-      timers: clock,
-      onDue: (items) => {
-        for (const item of items) if (Watchdog.owns(item)) watchdog?.onDue(item)
-      },
-    })
-    const scheduler = {
-      add: (deadline: number, item: Attempt): number => {
-        if (item instanceof DeadlineQueue) queues.add(item as DeadlineQueue<Attempt>)
-        return driver.add(deadline, item)
-      },
-      remove: (id: number) => driver.remove(id),
-      has: (id: number) => driver.has(id),
-    }
-    watchdog = new Watchdog({ timers: clock, scheduler })
+    const { watchdog, driver } = recordingWatchdog(clock, queues, { timers: clock })
     const head = watchdog.guard({ timeoutMs: 30_000, queued: true })
     let most = 0
     for (let i = 0; i < 100_000; i++) {
