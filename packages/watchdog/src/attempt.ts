@@ -6,6 +6,7 @@
 import type { AttemptLabel, AttemptSnapshot, AttemptState } from './contracts.js'
 import { AttemptCancelledError, FencedError, HandlerTimeoutError, type TimeoutKind } from './errors.js'
 import type { WatchdogCore } from './internal/core.js'
+import type { DeadlineQueue } from './internal/deadline-queue.js'
 import { renderLabel } from './internal/label.js'
 
 /**
@@ -52,7 +53,8 @@ const ZOMBIE = 2
  * **One outcome (I6).** {@link Attempt.done}, {@link Attempt.fail}, {@link Attempt.cancel} and the
  * watchdog's timeout race; the first wins and fixes {@link Attempt.state}, the others return `false`.
  *
- * **Cheap.** Guarding is one wheel `add`, settling one wheel `remove`; the `AbortController` is
+ * **Cheap.** Guarding is one wheel `add`, settling one wheel `remove` (queued: a FIFO push and an O(1)
+ * mark, no wheel operation while its FIFO's head entry is armed); the `AbortController` is
  * created only if {@link Attempt.signal} is read; {@link Attempt.heartbeat} is a clock read and a
  * field write — the wheel notices it only when the armed deadline fires (lazy re-arm).
  *
@@ -82,6 +84,8 @@ export class Attempt {
   #lastBeat: number
   // The pending wheel entry (deadline while running, grace while timed-out), or -1.
   #timerId: number
+  // The FIFO of its timeout value this attempt waits in while running (no wheel entry of its own), if any.
+  #queue: DeadlineQueue<Attempt> | undefined
   // Lazy: most handlers never read the signal.
   #controller: AbortController | undefined = undefined
   // The abort reason once timed out or cancelled (undefined: the default cancel error, made lazily).
@@ -95,6 +99,7 @@ export class Attempt {
     label: AttemptLabel | string | undefined,
     onTimeout: TimeoutHandler | undefined,
     now: number,
+    queue: DeadlineQueue<Attempt> | undefined,
   ) {
     this.#core = core
     this.#timeoutMs = timeoutMs
@@ -103,11 +108,21 @@ export class Attempt {
     this.#onTimeout = onTimeout
     this.#startedAt = now
     this.#lastBeat = now
-    // The first wake-up is the earlier deadline; throws (wheel full) before anything is counted.
-    this.#timerId = core.scheduler.add(
-      now + (heartbeatMs > 0 && heartbeatMs < timeoutMs ? heartbeatMs : timeoutMs),
-      this,
-    )
+    const deadline = now + timeoutMs
+    // Without a heartbeat, in deadline order: the FIFO of its timeout value (arming its head if it was
+    // idle). Otherwise the first wake-up is the earlier deadline. Either throws (wheel full) before
+    // anything is counted.
+    if (queue !== undefined && heartbeatMs === 0 && queue.fits(deadline)) {
+      queue.push(this, deadline)
+      this.#queue = queue
+      this.#timerId = -1
+    } else {
+      this.#queue = undefined
+      this.#timerId = core.scheduler.add(
+        heartbeatMs > 0 && heartbeatMs < timeoutMs ? now + heartbeatMs : deadline,
+        this,
+      )
+    }
     this.#epoch = core.nextEpoch++
   }
 
@@ -282,6 +297,13 @@ export class Attempt {
     else if (this.#state === TIMED_OUT && this.#flags === 0) this.#becomeZombie(now)
   }
 
+  /** @internal The entry of this attempt's FIFO fired with it first: time out if its deadline has passed at `now`. */
+  _expire(now: number): void {
+    if (this.#state !== RUNNING) return
+    const overdue = this.#overdue(now)
+    if (overdue !== undefined) this.#timeout(now, overdue, false)
+  }
+
   /** Times out if a deadline has passed; otherwise re-arms for the earlier one (a newer heartbeat). */
   #check(now: number): void {
     const overdue = this.#overdue(now)
@@ -305,8 +327,8 @@ export class Attempt {
    */
   #timeout(now: number, kind: TimeoutKind, settling: boolean): void {
     const core = this.#core
-    this.#disarm() // the deadline entry is still pending when the timer is late
     this.#state = TIMED_OUT
+    this.#disarm() // the deadline entry is still pending when the timer is late
     core.running--
     core.timedOut++
     const error = new HandlerTimeoutError({
@@ -374,6 +396,12 @@ export class Attempt {
   }
 
   #disarm(): void {
+    const queue = this.#queue
+    if (queue !== undefined) {
+      this.#queue = undefined
+      queue.leave() // O(1) amortized: the entry stays in the FIFO, marked by this attempt's state
+      return
+    }
     if (this.#timerId < 0) return
     this.#core.scheduler.remove(this.#timerId)
     this.#timerId = -1

@@ -10,6 +10,7 @@ import type { AttemptLabel } from './contracts.js'
 import type { DeadlineScheduler } from './deadline-scheduler.js'
 import { WatchdogArgumentError } from './errors.js'
 import { WatchdogCore } from './internal/core.js'
+import { DeadlineQueue } from './internal/deadline-queue.js'
 import {
   checkKnownKeys,
   checkOptionalFunction,
@@ -65,6 +66,18 @@ export interface GuardOptions {
    * clock): the attempt starts then, and guarding reads no clock. Omit to let the watchdog read it.
    */
   readonly now?: number
+  /**
+   * Wait in the FIFO of this `timeoutMs` instead of holding a wheel entry of its own (ignored with a
+   * `heartbeatMs`): attempts guarded `queued` with the same timeout have deadlines in guard order, so
+   * only the FIFO's head holds a scheduler entry, and guard + settle cost a push and an O(1) mark
+   * instead of a wheel add and remove. Outcomes, states, counters and timing are the same; the
+   * scheduler holds one entry per timeout value in use (up to 8 values; more, or a deadline before
+   * the FIFO's last one, use the wheel), and on a shared scheduler with `has()` that entry stays after
+   * the last attempt settles, until it fires, so a steady stream does not re-arm per attempt.
+   *
+   * @defaultValue `false`: one wheel entry per attempt
+   */
+  readonly queued?: boolean
 }
 
 /** The watchdog's counters; see {@link Watchdog.stats}. */
@@ -92,6 +105,8 @@ export interface WatchdogStats {
 }
 
 const OPTION_KEYS = ['timers', 'scheduler', 'onTimeout', 'graceMs', 'onZombie'] as const
+// FIFOs kept, one per timeout value (the first ones guarded); other values go on the wheel.
+const MAX_QUEUES = 8
 
 /**
  * Gives each handler run a deadline, an `AbortSignal`, a heartbeat and an epoch, and makes sure
@@ -102,7 +117,9 @@ const OPTION_KEYS = ['timers', 'scheduler', 'onTimeout', 'graceMs', 'onZombie'] 
  * `scheduler`; in its `onDue` it routes each item with `Watchdog.owns(item)` to
  * {@link Watchdog.onDue}. Standalone, the watchdog makes its own driver.
  *
- * **Complexity.** `guard`, `done`, `fail`, `cancel`: O(1), one wheel add or remove. `heartbeat`:
+ * **Complexity.** `guard`, `done`, `fail`, `cancel`: O(1), one wheel add or remove — or, guarded
+ * {@link GuardOptions.queued}, a push onto the FIFO of the timeout value and an amortized O(1) mark,
+ * one scheduler entry per FIFO (see `docs/design/watchdog.md`). `heartbeat`:
  * O(1), no wheel operation. A heartbeat attempt costs one extra wheel add per heartbeat window in
  * which it beat. No list of running attempts is kept (that is the owner's; see
  * {@link Attempt.describe}).
@@ -124,6 +141,11 @@ export class Watchdog {
   readonly #core: WatchdogCore<Attempt>
   // Only when standalone: the driver the watchdog made for itself.
   readonly #driver: WheelDriver<Attempt> | undefined
+  // For `queued` guards without a heartbeat: one FIFO per timeout value, and the last one used.
+  readonly #queues: DeadlineQueue<Attempt>[] = []
+  #lastQueue: DeadlineQueue<Attempt> | undefined = undefined
+  // Standalone or on a scheduler without `has()`: a FIFO removes its entry when its last attempt ends.
+  readonly #disarmWhenIdle: boolean
 
   /**
    * @param options - see {@link WatchdogOptions}
@@ -150,11 +172,16 @@ export class Watchdog {
     this.#core = new WatchdogCore<Attempt>(() => timers.now(), graceMs, onTimeout, onZombie)
     this.#driver = standalone ? new WheelDriver<Attempt>({ timers, onDue: deliver }) : undefined
     this.#core.scheduler = this.#driver ?? (options.scheduler as DeadlineScheduler<Attempt>)
+    this.#disarmWhenIdle = standalone || !hasMethods(options.scheduler, ['has'])
   }
 
-  /** `true` when `item` is an {@link Attempt}: the routing test in a shared driver's `onDue`. */
+  /**
+   * `true` when `item` is the watchdog's: an {@link Attempt}, or the FIFO of queued attempts of one
+   * timeout value (typed as an attempt; only {@link Watchdog.onDue} reads it) — the routing test in a
+   * shared driver's `onDue`.
+   */
   static owns(item: unknown): item is Attempt {
-    return item instanceof Attempt
+    return item instanceof Attempt || item instanceof DeadlineQueue
   }
 
   /**
@@ -181,10 +208,26 @@ export class Watchdog {
       throw new WatchdogArgumentError('now', 'a finite clock reading in ms', now)
     }
     const core = this.#core
-    const attempt = new Attempt(core, timeoutMs, heartbeatMs, options.label, onTimeout, now ?? core.now())
+    const queue = options.queued === true && heartbeatMs === 0 ? this.#queueFor(timeoutMs) : undefined
+    const attempt = new Attempt(core, timeoutMs, heartbeatMs, options.label, onTimeout, now ?? core.now(), queue)
     core.guarded++
     core.running++
     return attempt
+  }
+
+  /** The FIFO of `timeoutMs`, made on first use while fewer than {@link MAX_QUEUES} exist. */
+  #queueFor(timeoutMs: number): DeadlineQueue<Attempt> | undefined {
+    const last = this.#lastQueue
+    if (last !== undefined && last.timeoutMs === timeoutMs) return last
+    let queue = this.#queues.find((q) => q.timeoutMs === timeoutMs)
+    if (queue === undefined) {
+      if (this.#queues.length >= MAX_QUEUES) return undefined
+      const core = this.#core
+      queue = new DeadlineQueue<Attempt>(timeoutMs, core.scheduler, core.now, this.#disarmWhenIdle)
+      this.#queues.push(queue)
+    }
+    this.#lastQueue = queue
+    return queue
   }
 
   /**

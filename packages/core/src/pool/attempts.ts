@@ -98,7 +98,9 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, attempt, now)
     const heartbeatMs = p.registry.heartbeatFor(m.type)
     const guard = p.watchdog.guard(
-      heartbeatMs === undefined ? { timeoutMs, label: m, now } : { timeoutMs, heartbeatMs, label: m, now },
+      heartbeatMs === undefined
+        ? { timeoutMs, label: m, now, queued: true }
+        : { timeoutMs, heartbeatMs, label: m, now },
     )
     return new AttemptContext<M>(this, m, attempt, now, guard)
   }
