@@ -5,8 +5,9 @@
  *
  * @module
  */
+
+import type { LedgerEntry } from './entry.js'
 import { type OrderLinks, OrderList } from './order-list.js'
-import type { LedgerEntry } from './store.js'
 
 /** The entry a fresh claim writes (shared: entries are never changed in place). */
 export const PROCESSING: LedgerEntry = Object.freeze({ state: 'processing' })

@@ -5,21 +5,10 @@
  * @module
  */
 import type { Clock } from '../clock.js'
+import type { LedgerEntry } from './entry.js'
 import { KeyTable } from './key-table.js'
 
-/**
- * A key's state: `processing` (accepted, not finished), `committed` (its side effect is done but the
- * message is not finished — "succeeded but not acknowledged"), `done`, `failed` (dead-lettered).
- */
-export type LedgerState = 'processing' | 'committed' | 'done' | 'failed'
-
-/** What the ledger holds for a key. */
-export interface LedgerEntry {
-  /** The key's state. */
-  readonly state: LedgerState
-  /** The value given to `ctx.commit()`, for `committed` (and kept for `done`). */
-  readonly checkpoint?: unknown
-}
+export type { LedgerEntry, LedgerState } from './entry.js'
 
 /**
  * Where idempotency keys live. The default is {@link MemoryIdempotencyStore}; implement this for Redis
