@@ -364,7 +364,7 @@ export class Admission<M extends MessageMap> {
     const key = idem.keyOf(m)
     if (key === undefined) return undefined
     try {
-      return idem.claim(key)
+      return idem.claim(key, m.postedAt) // the reading the post stamped: no second one
     } catch (error) {
       this.#p.extras.forget(m)
       return this.refuseInput(m.type, error as Error) // a store that throws: refused, nothing admitted

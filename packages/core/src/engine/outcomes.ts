@@ -86,7 +86,7 @@ export class Outcomes<M extends MessageMap> {
   succeeded(m: Envelope, durationMs: number, attempt: number, startedAt: number, now: number): boolean {
     this.#finish(m, true)
     this.#p.metrics.succeeded++
-    this.#p.ledger.current?.ended(m, 'done')
+    this.#p.ledger.current?.ended(m, 'done', now)
     this.#p.extras.forget(m)
     let heard = this.#observer?.succeeded(m, attempt, startedAt, now) === true
     const events = this.#p.events

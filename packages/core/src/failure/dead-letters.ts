@@ -5,6 +5,7 @@
  * @module
  */
 import { InvalidArgumentError } from '../errors.js'
+import { type OrderLinks, OrderList } from '../idempotency/order-list.js'
 import type { Message, MessageKey, MessageMap, PostResult } from '../message.js'
 import type { PriorityLevel } from '../priority.js'
 import type { ErrorClass, ErrorInfo } from './classify.js'
@@ -79,6 +80,14 @@ export interface ReplayReport {
 /** Re-posts one letter; the loop's `tryPost` with the letter's type, payload, key and priority. */
 export type Replayer = (letter: DeadLetter) => PostResult<MessageMap, never>
 
+// A stored letter and its place in arrival order.
+class Stored implements OrderLinks<Stored> {
+  older: Stored | null = null
+  newer: Stored | null = null
+
+  constructor(public letter: DeadLetter) {}
+}
+
 /**
  * The default store: in memory, bounded — past `maxSize` the oldest letter is evicted (counted in
  * {@link DeadLetterStore.evicted}). Reach it as `loop.deadLetters`.
@@ -86,7 +95,9 @@ export type Replayer = (letter: DeadLetter) => PostResult<MessageMap, never>
 export class DeadLetterStore implements DeadLetterSink {
   /** The bound. */
   readonly maxSize: number
-  readonly #letters = new Map<string, DeadLetter>()
+  // By id, and in arrival order (a `Map`'s own order makes finding the oldest O(deleted entries) in V8).
+  readonly #letters = new Map<string, Stored>()
+  readonly #order = new OrderList<Stored>()
   readonly #replay: Replayer
   #evicted = 0
   // Told of every letter that enters or (null) leaves the store: the loop's journal, if it has one.
@@ -122,10 +133,10 @@ export class DeadLetterStore implements DeadLetterSink {
       this.#evicted++
       return
     }
-    this.#letters.set(letter.id, letter)
+    this.#put(letter)
     this.#changed?.(letter.id, letter)
     if (this.#letters.size > this.maxSize) {
-      this.#remove(this.#letters.keys().next().value as string)
+      this.#remove(this.#oldest())
       this.#evicted++
     }
   }
@@ -133,14 +144,14 @@ export class DeadLetterStore implements DeadLetterSink {
   /** Puts back letters a journal recovered (oldest first), without reporting them as new. */
   load(letters: readonly DeadLetter[]): void {
     for (const letter of letters) {
-      this.#letters.set(letter.id, letter)
-      if (this.#letters.size > this.maxSize) this.#remove(this.#letters.keys().next().value as string)
+      this.#put(letter)
+      if (this.#letters.size > this.maxSize) this.#remove(this.#oldest())
     }
   }
 
   /** One letter by message id. */
   get(id: string): DeadLetter | undefined {
-    return this.#letters.get(id)
+    return this.#letters.get(id)?.letter
   }
 
   /**
@@ -186,8 +197,27 @@ export class DeadLetterStore implements DeadLetterSink {
     return doomed.length
   }
 
+  // A new letter goes last; one whose id is stored already takes its place.
+  #put(letter: DeadLetter): void {
+    const stored = this.#letters.get(letter.id)
+    if (stored !== undefined) stored.letter = letter
+    else {
+      const fresh = new Stored(letter)
+      this.#letters.set(letter.id, fresh)
+      this.#order.append(fresh)
+    }
+  }
+
+  #oldest(): string {
+    return (this.#order.oldest as Stored).letter.id
+  }
+
   #remove(id: string): void {
-    this.#letters.delete(id)
+    const stored = this.#letters.get(id)
+    if (stored !== undefined) {
+      this.#letters.delete(id)
+      this.#order.remove(stored)
+    }
     this.#changed?.(id, null)
   }
 
@@ -195,7 +225,7 @@ export class DeadLetterStore implements DeadLetterSink {
     const f = checkFilter(filter)
     const ids = f.ids === undefined ? undefined : new Set(f.ids)
     const out: DeadLetter[] = []
-    for (const letter of this.#letters.values()) {
+    for (const { letter } of this.#order) {
       if (out.length >= (f.limit ?? Number.POSITIVE_INFINITY)) break
       if (ids !== undefined && !ids.has(letter.id)) continue
       if (f.type !== undefined && letter.type !== f.type) continue

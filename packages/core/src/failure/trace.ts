@@ -5,6 +5,7 @@
  * @module
  */
 import type { Envelope } from '../internal/envelope.js'
+import { Ring } from '../internal/ring.js'
 import type { MessageKey } from '../message.js'
 import type { ErrorInfo } from './classify.js'
 
@@ -86,9 +87,18 @@ export interface MessageTrace {
 /** Transitions kept per message. */
 export const MAX_TRANSITIONS = 64
 
-const FINAL: ReadonlySet<MessageState> = new Set(['succeeded', 'dead-lettered', 'dropped', 'cancelled', 'snapshotted'])
+// The states that end a message (a trace in one of them is retired).
+function isFinal(state: MessageState): boolean {
+  return (
+    state === 'succeeded' ||
+    state === 'dead-lettered' ||
+    state === 'dropped' ||
+    state === 'cancelled' ||
+    state === 'snapshotted'
+  )
+}
 
-/** A live trace (mutable; copied out by {@link Traces.get}). */
+/** A live trace (mutable; copied out by {@link Traces.find}). */
 export class Trace {
   state: MessageState = 'queued'
   readonly attempts: AttemptRecord[] = []
@@ -96,10 +106,17 @@ export class Trace {
   truncated = 0
   // The last back-off, for decorrelated jitter.
   lastDelayMs = 0
+  // Retired: its message reached a final state (it stays readable until `keep` newer ones push it out).
+  done = false
   readonly #m: Envelope
 
   constructor(m: Envelope) {
     this.#m = m
+  }
+
+  /** Its message's sequence number. */
+  get seq(): number {
+    return this.#m.seq
   }
 
   /** Appends a transition. */
@@ -141,9 +158,12 @@ export class Trace {
 export class Traces {
   readonly all: boolean
   readonly #keep: number
-  // Live traces by sequence number (ids are `prefix:seq`), and the most recent finished ones.
-  readonly #live = new Map<number, Trace>()
-  readonly #finished = new Map<number, Trace>()
+  // Traces by sequence number (ids are `prefix:seq`): the live ones and the most recent `keep`
+  // finished ones, in one map — retiring a trace moves nothing, and a lookup finds either.
+  readonly #traces = new Map<number, Trace>()
+  // The finished ones kept, oldest first: past `keep`, the first is forgotten (O(1)).
+  readonly #finished = new Ring<Trace>()
+  #live = 0
 
   /**
    * @param all - trace every message, not only troubled ones
@@ -156,23 +176,24 @@ export class Traces {
 
   /** Live traces. */
   get live(): number {
-    return this.#live.size
+    return this.#live
   }
 
   /** The live trace of `m`, if it has one (cheap when none exists). */
   of(m: Envelope): Trace | undefined {
-    return this.#live.size === 0 ? undefined : this.#live.get(m.seq)
+    if (this.#live === 0) return undefined
+    const t = this.#traces.get(m.seq)
+    return t === undefined || t.done ? undefined : t
   }
 
   /**
    * The trace of `m`, opened if needed, seeded with `queued` at its entry time.
    */
   open(m: Envelope): Trace {
-    let t = this.#live.get(m.seq)
+    let t = this.of(m)
     if (t === undefined) {
-      t = new Trace(m)
+      t = this.#start(m)
       t.note('queued', m.postedAt)
-      this.#live.set(m.seq, t)
     }
     return t
   }
@@ -182,25 +203,38 @@ export class Traces {
     let t = this.of(m)
     if (t === undefined) {
       if (!this.all) return
-      t = new Trace(m)
-      this.#live.set(m.seq, t)
+      t = this.#start(m)
     }
     t.note(state, at, attempt, detail)
-    if (FINAL.has(state)) this.#retire(m.seq, t)
+    if (isFinal(state)) this.#retire(t)
   }
 
   /** A live or recently finished trace by sequence number. */
   find(seq: number): MessageTrace | undefined {
-    return (this.#live.get(seq) ?? this.#finished.get(seq))?.toJSON()
+    return this.#traces.get(seq)?.toJSON()
   }
 
-  #retire(seq: number, t: Trace): void {
-    this.#live.delete(seq)
-    if (this.#keep === 0) return
-    this.#finished.set(seq, t)
-    if (this.#finished.size > this.#keep) {
-      const oldest = this.#finished.keys().next().value as number
-      this.#finished.delete(oldest)
+  #start(m: Envelope): Trace {
+    const t = new Trace(m)
+    this.#traces.set(m.seq, t) // (over a finished trace of the same message, if it had one)
+    this.#live++
+    return t
+  }
+
+  #retire(t: Trace): void {
+    t.done = true
+    this.#live--
+    if (this.#keep === 0) {
+      this.#forget(t)
+      return
     }
+    const finished = this.#finished
+    finished.push(t)
+    if (finished.length > this.#keep) this.#forget(finished.shift() as Trace)
+  }
+
+  // Drops a finished trace, unless a newer trace of its message took its place.
+  #forget(t: Trace): void {
+    if (this.#traces.get(t.seq) === t) this.#traces.delete(t.seq)
   }
 }

@@ -9,7 +9,8 @@
 import type { Clock } from '../clock.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
-import { type IdempotencyStore, type LedgerEntry, MemoryIdempotencyStore } from './store.js'
+import { HELD, type KeySlot, type KeyTable } from './key-table.js'
+import { type IdempotencyStore, type LedgerEntry, MemoryIdempotencyStore, memoryTable } from './store.js'
 
 /** Options of the `idempotency` loop option. */
 export interface IdempotencyOptions {
@@ -54,14 +55,20 @@ export class DuplicateSkip {
 /** The loop's ledger use. */
 export class Idempotency {
   readonly #store: IdempotencyStore
+  // The table of the default store, when this ledger made it: nobody else writes to it, so its slots
+  // carry the held marks (`#held` stays empty) and a post or an end is one lookup for both.
+  readonly #own: KeyTable | undefined
+  readonly #clock: Clock
   readonly #ttlMs: number
   readonly #reclaimFailed: boolean
   readonly #byId: boolean
   readonly #extras: PostExtras
   // Keys of messages in flight in this loop — duplicates within the process are refused synchronously
-  // whatever the store — and whether this loop won each (claimed, or took over on restore): only won
-  // keys are ever written to the store.
-  readonly #keys = new Map<string, boolean>()
+  // whatever the store — and those of them this loop has not won (an async claim not answered yet):
+  // only won keys (claimed, or taken over on restore) are ever written to the store. Two sets rather
+  // than a map to a flag: a message's end is then one lookup (`#held.delete`) while `#unwon` is empty.
+  readonly #held = new Set<string>()
+  readonly #unwon = new Set<string>()
   // Async claims not settled (or to be made again after a rejected one, `null`), by key.
   readonly #pending = new Map<string, PromiseLike<LedgerEntry | undefined> | null>()
   // Restored keys whose async claim is pending: `processing` / `committed` found then are their own.
@@ -86,7 +93,10 @@ export class Idempotency {
     extras: PostExtras,
     onError: (error: unknown, key: string) => void,
   ) {
-    this.#store = options.store ?? new MemoryIdempotencyStore(options.maxKeys ?? 100_000, clock)
+    const own = options.store === undefined ? new MemoryIdempotencyStore(options.maxKeys ?? 100_000, clock) : undefined
+    this.#store = options.store ?? (own as MemoryIdempotencyStore)
+    this.#own = own === undefined ? undefined : memoryTable(own)
+    this.#clock = clock
     this.#ttlMs = options.ttlMs ?? 86_400_000
     this.#reclaimFailed = (options.failed ?? 'retry') === 'retry'
     this.#byId = options.dedupe === 'id'
@@ -101,7 +111,7 @@ export class Idempotency {
 
   /** Whether a message in flight in this loop holds `key`. */
   holds(key: string): boolean {
-    return this.#keys.has(key)
+    return this.#own === undefined ? this.#held.has(key) : this.#own.find(key)?.held === true
   }
 
   /** The idempotency key of `m`, if it has one. */
@@ -113,26 +123,32 @@ export class Idempotency {
    * Claims the key of a message being admitted.
    * @returns undefined when claimed (or asked of an async store); else what holds it — in flight here
    * (`processing`, `committed`) or in the ledger — and nothing changed
+   * @param now - the clock's reading at the post, if the caller has one (the default store's TTL)
    * @throws what the store throws
    */
-  claim(key: string): string | undefined {
-    if (this.#keys.has(key)) return this.#committed.has(key) ? 'committed' : 'processing'
-    const orphan = this.#orphans.get(key)
+  claim(key: string, now?: number): string | undefined {
+    const own = this.#own
+    if (own !== undefined) {
+      const found = own.claim(key, this.#ttlMs, this.#reclaimFailed, now ?? this.#clock.now(), true)
+      return found === undefined ? undefined : found === HELD ? this.#heldState(key) : found.state
+    }
+    if (this.#held.has(key)) return this.#heldState(key)
+    const orphan = this.#orphans.size === 0 ? undefined : this.#orphans.get(key)
     if (orphan !== undefined) {
       // An earlier message of the key ended before its claim answered: claim after that settles.
       this.#pending.set(
         key,
         orphan.then(() => this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)),
       )
-      this.#keys.set(key, false)
+      this.#hold(key, false)
       return undefined
     }
     const found = this.#store.claim(key, this.#ttlMs, this.#reclaimFailed)
     if (isThenable(found)) {
       this.#pending.set(key, found)
-      this.#keys.set(key, false)
+      this.#hold(key, false)
     } else if (found !== undefined) return found.state
-    else this.#keys.set(key, true)
+    else this.#held.add(key)
     return undefined
   }
 
@@ -148,7 +164,7 @@ export class Idempotency {
     if (isThenable(found)) {
       this.#pending.set(key, found)
       this.#restored.add(key)
-      this.#keys.set(key, false)
+      this.#hold(key, false)
     } else if (found !== undefined && !isOwnLeftover(found)) return false
     else {
       if (found !== undefined) this.#previous.set(key, found)
@@ -197,7 +213,7 @@ export class Idempotency {
     }
     this.#pending.delete(key)
     if (entry === undefined)
-      this.#keys.set(key, true) // won: the store holds it as `processing`
+      this.#hold(key, true) // won: the store holds it as `processing`
     else this.#take(key, this.#extras.checkpointOf(m))
     return undefined
   }
@@ -205,25 +221,55 @@ export class Idempotency {
   /** `ctx.commit()`: the side effect is done; the ledger says `committed` until the message ends. */
   committed(m: Envelope, checkpoint: unknown): void {
     const key = this.keyOf(m)
-    if (key !== undefined && this.#keys.has(key)) this.#committed.add(key)
-    if (key !== undefined && this.#keys.get(key) === true)
-      this.#call(key, () => this.#store.set(key, { state: 'committed', checkpoint }, this.#ttlMs))
+    if (key === undefined || !this.holds(key)) return
+    this.#committed.add(key)
+    if (this.#won(key)) this.#call(key, () => this.#store.set(key, { state: 'committed', checkpoint }, this.#ttlMs))
   }
 
-  /** The message ended: `done`, `failed`, or `released` (it will not run here: cancelled, dropped). */
-  ended(m: Envelope, how: 'done' | 'failed' | 'released'): void {
+  /**
+   * The message ended: `done`, `failed`, or `released` (it will not run here: cancelled, dropped).
+   * @param now - the clock's reading at the end, if the caller has one (the default store's TTL)
+   */
+  ended(m: Envelope, how: 'done' | 'failed' | 'released', now?: number): void {
     const key = this.keyOf(m)
     if (key === undefined) return
-    const won = this.#keys.get(key)
-    if (won === undefined) return
-    this.#forget(key, true)
+    const own = this.#own
+    if (own !== undefined) {
+      const slot = own.find(key)
+      if (slot?.held) this.#endOwn(m, own, slot, how, now)
+      return
+    }
+    if (!this.#held.delete(key)) return
+    const won = this.#unwon.size === 0 || !this.#unwon.delete(key)
+    this.#let(key, true)
     if (!won) return // it never won its claim: the entry is someone else's
     if (how === 'released') this.#call(key, () => this.#store.release(key))
     else {
-      const checkpoint = this.#extras.checkpointOf(m)
-      const entry: LedgerEntry = checkpoint === undefined ? { state: how } : { state: how, checkpoint }
+      const entry = this.#endEntry(m, how, false)
       this.#call(key, () => this.#store.set(key, entry, this.#ttlMs))
     }
+  }
+
+  // `ended` for a key held in the ledger's own table (at hand: no second lookup, no clock reading
+  // when the caller had one).
+  #endOwn(m: Envelope, own: KeyTable, slot: KeySlot, how: 'done' | 'failed' | 'released', now?: number): void {
+    slot.held = false
+    this.#let(slot.key, true)
+    if (how === 'released') own.drop(slot)
+    else own.update(slot, this.#endEntry(m, how, true), (now ?? this.#clock.now()) + this.#ttlMs)
+  }
+
+  // The entry of a message that ended (with its checkpoint, if it committed); `shared` for the own
+  // table, which never changes an entry (a given store gets an object of its own).
+  #endEntry(m: Envelope, how: 'done' | 'failed', shared: boolean): LedgerEntry {
+    const checkpoint = this.#extras.checkpointOf(m)
+    if (checkpoint !== undefined) return { state: how, checkpoint }
+    return shared ? ENDED[how] : { state: how }
+  }
+
+  // What a duplicate of a key held here is told.
+  #heldState(key: string): string {
+    return this.#committed.has(key) ? 'committed' : 'processing'
   }
 
   /** Handed back in a snapshot: the key stays held in the ledger (restore takes it over). */
@@ -232,12 +278,41 @@ export class Idempotency {
     if (key !== undefined) this.#forget(key, false) // the key stays held: restore takes it over
   }
 
-  // The key leaves this loop. With `releaseOrphan`, a claim still pending is released when it
-  // answers won (or, for a restored message, with its own leftover): nobody needs it any more.
+  // This loop holds `key` now, won or (an async claim not answered yet) not. In the own table (always
+  // won), after the store write that made the key's slot.
+  #hold(key: string, won: boolean): void {
+    const own = this.#own
+    if (own !== undefined) {
+      const slot = own.find(key)
+      if (slot !== undefined) slot.held = true
+      return
+    }
+    this.#held.add(key)
+    if (!won) this.#unwon.add(key)
+    else if (this.#unwon.size > 0) this.#unwon.delete(key)
+  }
+
+  // Whether this loop holds `key` and won it.
+  #won(key: string): boolean {
+    return this.holds(key) && !(this.#unwon.size > 0 && this.#unwon.has(key))
+  }
+
+  // The key leaves this loop (see #let).
   #forget(key: string, releaseOrphan: boolean): void {
-    this.#keys.delete(key)
+    const slot = this.#own?.find(key)
+    if (slot !== undefined) slot.held = false
+    this.#held.delete(key)
+    if (this.#unwon.size > 0) this.#unwon.delete(key)
+    this.#let(key, releaseOrphan)
+  }
+
+  // What else the loop kept of a key leaving it (no longer in `#held` / `#unwon`). With
+  // `releaseOrphan`, a claim still pending is released when it answers won (or, for a restored
+  // message, with its own leftover): nobody needs it any more.
+  #let(key: string, releaseOrphan: boolean): void {
     if (this.#committed.size > 0) this.#committed.delete(key)
-    const restored = this.#restored.delete(key)
+    const restored = this.#restored.size > 0 && this.#restored.delete(key)
+    if (this.#pending.size === 0) return
     const claim = this.#pending.get(key)
     if (claim === undefined) return
     this.#pending.delete(key)
@@ -264,7 +339,7 @@ export class Idempotency {
   }
 
   unrestore(key: string): void {
-    const won = this.#keys.get(key) === true
+    const won = this.#won(key)
     this.#forget(key, true)
     const previous = this.#previous.get(key)
     this.#previous.delete(key)
@@ -274,9 +349,9 @@ export class Idempotency {
 
   // This loop holds `key` now; a checkpoint carried over makes it `committed`.
   #take(key: string, checkpoint: unknown): void {
-    this.#keys.set(key, true)
     const entry: LedgerEntry = checkpoint === undefined ? { state: 'processing' } : { state: 'committed', checkpoint }
     this.#call(key, () => this.#store.set(key, entry, this.#ttlMs))
+    this.#hold(key, true)
   }
 
   #call(key: string, fn: () => void | PromiseLike<void>): void {
@@ -287,6 +362,12 @@ export class Idempotency {
       this.#onError(error, key)
     }
   }
+}
+
+// The own table's entries of a message that ended without a checkpoint.
+const ENDED: Readonly<Record<'done' | 'failed', LedgerEntry>> = {
+  done: Object.freeze({ state: 'done' }),
+  failed: Object.freeze({ state: 'failed' }),
 }
 
 // A `processing` or `committed` entry found on restore was left by the loop that handed the message back.

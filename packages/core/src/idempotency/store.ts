@@ -5,20 +5,10 @@
  * @module
  */
 import type { Clock } from '../clock.js'
+import type { LedgerEntry } from './entry.js'
+import { KeyTable } from './key-table.js'
 
-/**
- * A key's state: `processing` (accepted, not finished), `committed` (its side effect is done but the
- * message is not finished — "succeeded but not acknowledged"), `done`, `failed` (dead-lettered).
- */
-export type LedgerState = 'processing' | 'committed' | 'done' | 'failed'
-
-/** What the ledger holds for a key. */
-export interface LedgerEntry {
-  /** The key's state. */
-  readonly state: LedgerState
-  /** The value given to `ctx.commit()`, for `committed` (and kept for `done`). */
-  readonly checkpoint?: unknown
-}
+export type { LedgerEntry, LedgerState } from './entry.js'
 
 /**
  * Where idempotency keys live. The default is {@link MemoryIdempotencyStore}; implement this for Redis
@@ -66,27 +56,30 @@ export interface IdempotencyStore {
   release(key: string): void | PromiseLike<void>
 }
 
-const PROCESSING: LedgerEntry = Object.freeze({ state: 'processing' })
+let tableOf: (store: MemoryIdempotencyStore) => KeyTable
 
-interface Slot {
-  entry: LedgerEntry
-  expiresAt: number
+/**
+ * The table behind a memory store: the loop's ledger works on the one of the store it made itself
+ * (no one else can reach that store), marking in its slots the keys the loop holds.
+ */
+export function memoryTable(store: MemoryIdempotencyStore): KeyTable {
+  return tableOf(store)
 }
 
 /**
  * The default ledger: in memory, synchronous (so duplicates are answered at post time), bounded — past
  * `maxKeys` the least recently used finished key is forgotten — with a TTL per entry. Keys of
- * messages still in flight are never evicted.
+ * messages still in flight are never evicted. Every call is O(1) (one lookup, and one more to evict).
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
+  static {
+    tableOf = (store) => store.#table
+  }
+
   /** The bound on keys held (in flight or finished); only finished ones are ever evicted. */
   readonly maxKeys: number
   readonly #clock: Pick<Clock, 'now'>
-  // In-flight keys (`processing`, `committed`), and finished ones (`done`, `failed`) in recency order
-  // (a touched key is re-inserted): the first finished key is the least recently used, so eviction is O(1).
-  readonly #inFlight = new Map<string, Slot>()
-  readonly #finished = new Map<string, Slot>()
-  #evicted = 0
+  readonly #table: KeyTable
 
   /**
    * @param maxKeys - keys held at most (in-flight keys are never evicted, so they may exceed it)
@@ -95,50 +88,33 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   constructor(maxKeys: number, clock: Pick<Clock, 'now'>) {
     this.maxKeys = maxKeys
     this.#clock = clock
+    this.#table = new KeyTable(maxKeys)
   }
 
   /** Keys held (in flight and finished). */
   get size(): number {
-    return this.#inFlight.size + this.#finished.size
+    return this.#table.size
   }
 
   /** Finished keys forgotten early by the bound (before their TTL). */
   get evicted(): number {
-    return this.#evicted
+    return this.#table.evicted
   }
 
   /** The live entry of `key`, if any (touches it). */
   get(key: string): LedgerEntry | undefined {
-    const map = this.#inFlight.has(key) ? this.#inFlight : this.#finished
-    const slot = map.get(key)
-    if (slot === undefined) return undefined
-    map.delete(key)
-    if (slot.expiresAt <= this.#clock.now()) return undefined
-    map.set(key, slot)
-    return slot.entry
+    return this.#table.get(key, this.#clock.now())
   }
 
   claim(key: string, ttlMs: number, reclaimFailed: boolean): LedgerEntry | undefined {
-    const found = this.get(key)
-    if (found !== undefined && !(found.state === 'failed' && reclaimFailed)) return found
-    this.set(key, PROCESSING, ttlMs)
-    return undefined
+    return this.#table.claim(key, ttlMs, reclaimFailed, this.#clock.now(), false)
   }
 
   set(key: string, entry: LedgerEntry, ttlMs: number): void {
-    this.#inFlight.delete(key)
-    this.#finished.delete(key)
-    const inFlight = entry.state === 'processing' || entry.state === 'committed'
-    ;(inFlight ? this.#inFlight : this.#finished).set(key, { entry, expiresAt: this.#clock.now() + ttlMs })
-    // Forget the least recently used finished key (an in-flight one, forgotten, would let its duplicate in).
-    if (this.size > this.maxKeys && this.#finished.size > 0) {
-      this.#finished.delete(this.#finished.keys().next().value as string)
-      this.#evicted++
-    }
+    this.#table.set(key, entry, this.#clock.now() + ttlMs)
   }
 
   release(key: string): void {
-    this.#inFlight.delete(key)
-    this.#finished.delete(key)
+    this.#table.release(key)
   }
 }
