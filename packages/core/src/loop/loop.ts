@@ -17,7 +17,7 @@ import * as check from '../internal/validate.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult, SendOptions } from '../message.js'
 import type { MetricsSnapshot } from '../metrics/loop-metrics.js'
 import { restoreSnapshot } from '../shutdown/restore.js'
-import type { LoopSnapshot } from '../shutdown/snapshot.js'
+import { type LoopSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type SnapshotMessage } from '../shutdown/snapshot.js'
 import type { StopOptions } from '../shutdown/stopper.js'
 import type { DelayedMessage } from '../timers/delayed-posts.js'
 import { LoopEmitter, type LoopState, type ZombieSummary } from './events.js'
@@ -280,6 +280,32 @@ export class Loop<M extends MessageMap = MessageMap> {
     const refusal = this.#e.journal?.refusal // before start(), or while the store fails: as a post
     if (refusal !== undefined) throw refusal
     return restoreSnapshot(this.#e.restoreParts, snapshot)
+  }
+
+  /**
+   * Re-admits one message handed over from elsewhere — another process's snapshot, or a broker's
+   * delivery in a transport such as `@flowing/nats` — exactly as {@link Loop.restore} would, and
+   * returns it: its trace id, hops, attempts, checkpoint, policies and idempotency key continue; its
+   * idempotency key takes over a `processing` or `committed` entry in the ledger.
+   *
+   * @returns the admitted message, or `undefined` when its idempotency key is done since (skipped)
+   * @throws SnapshotError (malformed, an unknown type, no room, its key already in flight here) and
+   * nothing changed; LoopStoppedError after `stop()`
+   */
+  readmit(message: SnapshotMessage): Message<M> | undefined {
+    this.#refuseIfStopping('re-admit a message')
+    const refusal = this.#e.journal?.refusal
+    if (refusal !== undefined) throw refusal
+    const admitted: Message<M>[] = []
+    const snapshot: LoopSnapshot = {
+      format: SNAPSHOT_FORMAT,
+      version: SNAPSHOT_VERSION,
+      takenAt: Date.now(),
+      drained: false,
+      messages: [message],
+    }
+    restoreSnapshot(this.#e.restoreParts, snapshot, 0, 0, admitted)
+    return admitted[0]
   }
 
   /**

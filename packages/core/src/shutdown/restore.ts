@@ -43,6 +43,7 @@ export interface RestoreParts<M extends MessageMap> {
  * Re-admits every message of `snapshot` (see `Loop.restore`).
  * @param elapsedMs - time since it was taken, when the snapshot's waits are not counted from `takenAt`
  * @param extraRoom - places beyond the capacity it may take (a journal's interrupted messages)
+ * @param admitted - collects the re-admitted messages, in snapshot order, when given
  * @returns how many were re-admitted (messages whose key is done since are skipped)
  * @throws SnapshotError, and nothing changed
  */
@@ -51,6 +52,7 @@ export function restoreSnapshot<M extends MessageMap>(
   snapshot: LoopSnapshot,
   elapsedMs?: number,
   extraRoom = 0,
+  admitted?: Message<M>[],
 ): number {
   const s = checkSnapshot(snapshot)
   checkFits(s, {
@@ -65,7 +67,7 @@ export function restoreSnapshot<M extends MessageMap>(
   const elapsed = elapsedMs ?? Math.max(0, Date.now() - s.takenAt)
   const announce: (() => void)[] = []
   for (const [i, sm] of s.messages.entries()) {
-    if (admit[i] === true) announce.push(readmit(host, sm, now, elapsed, payloads?.[i]))
+    if (admit[i] === true) announce.push(readmit(host, sm, now, elapsed, payloads?.[i], admitted))
     else host.metrics.duplicates++
   }
   for (const emit of announce) emit() // everything is in place before any listener runs
@@ -115,6 +117,7 @@ function readmit<M extends MessageMap>(
   now: number,
   elapsed: number,
   payloadJson: string | undefined,
+  admitted: Message<M>[] | undefined,
 ): () => void {
   const { admission, extras, failures, queue, metrics, events, journal } = host
   const options: PostOptions = { key: sm.key, priority: sm.priority }
@@ -129,6 +132,7 @@ function readmit<M extends MessageMap>(
   journal?.admitted(m, payloadJson)
   const dueAt = now + Math.max(0, (sm.dueInMs ?? 0) - elapsed)
   const message = m as unknown as Message<M>
+  admitted?.push(message)
   if (sm.state === 'delayed') {
     host.delayed.schedule(m, dueAt)
     return () => events.emit('scheduled', message, dueAt)

@@ -1,0 +1,133 @@
+/**
+ * How a Flowing message travels in a NATS message: its payload as JSON in the body, everything else in
+ * headers (so a `nats` CLI user can read them), and back.
+ *
+ * @module
+ */
+import type { MessageKey, PriorityLevel, RetryOptions, SnapshotMessage } from '@flowing/core'
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node'
+
+/** Header names. */
+export const H = {
+  id: 'Flowing-Id',
+  type: 'Flowing-Type',
+  key: 'Flowing-Key',
+  priority: 'Flowing-Priority',
+  trace: 'Flowing-Trace',
+  hops: 'Flowing-Hops',
+  idempotencyKey: 'Flowing-Idempotency-Key',
+  retry: 'Flowing-Retry',
+  timeout: 'Flowing-Handler-Timeout',
+  due: 'Flowing-Due',
+  postedAt: 'Flowing-Posted-At',
+} as const
+
+/** A message as it travels: what a process needs to run it. */
+export interface Wire {
+  /** Its distributed id (stable across deliveries; the root of a trace gives its trace id). */
+  readonly id: string
+  readonly type: string
+  readonly payload: unknown
+  readonly key: MessageKey | undefined
+  readonly priority: PriorityLevel
+  readonly traceId: string
+  readonly hops: number
+  readonly idempotencyKey: string | undefined
+  readonly retry: RetryOptions | undefined
+  readonly handlerTimeoutMs: number | undefined
+  /** When it was published, in ms since the Unix epoch. */
+  readonly postedAtEpochMs: number
+  /** For a delayed message: when it is due, in ms since the Unix epoch. */
+  readonly dueAtEpochMs: number | undefined
+}
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/** The headers and body of a message. */
+export function encode(w: Wire): { headers: MsgHdrs; body: Uint8Array } {
+  const h = natsHeaders()
+  h.set(H.id, w.id)
+  h.set(H.type, w.type)
+  if (w.key !== undefined) h.set(H.key, JSON.stringify(w.key))
+  h.set(H.priority, String(w.priority))
+  h.set(H.trace, w.traceId)
+  h.set(H.hops, String(w.hops))
+  h.set(H.postedAt, String(w.postedAtEpochMs))
+  if (w.idempotencyKey !== undefined) h.set(H.idempotencyKey, w.idempotencyKey)
+  if (w.retry !== undefined) h.set(H.retry, JSON.stringify(w.retry))
+  if (w.handlerTimeoutMs !== undefined) h.set(H.timeout, String(w.handlerTimeoutMs))
+  if (w.dueAtEpochMs !== undefined) h.set(H.due, String(w.dueAtEpochMs))
+  const body = w.payload === undefined ? new Uint8Array(0) : encoder.encode(JSON.stringify(w.payload))
+  return { headers: h, body }
+}
+
+/** Why a NATS message is not a Flowing message. */
+export class Undecodable extends Error {}
+
+/** The message a NATS message carries; throws {@link Undecodable} for one that is not Flowing's. */
+export function decode(headers: MsgHdrs | undefined, body: Uint8Array): Wire {
+  const get = (name: string): string | undefined => {
+    const v = headers?.get(name)
+    return v === undefined || v === '' ? undefined : v
+  }
+  const id = get(H.id)
+  const type = get(H.type)
+  if (id === undefined || type === undefined) throw new Undecodable(`no ${id === undefined ? H.id : H.type} header`)
+  const key = get(H.key)
+  const retry = get(H.retry)
+  return {
+    id,
+    type,
+    payload: body.length === 0 ? undefined : json(decoder.decode(body), 'the body'),
+    key: key === undefined ? undefined : (json(key, H.key) as MessageKey),
+    priority: integer(get(H.priority), H.priority, 5) as PriorityLevel,
+    traceId: get(H.trace) ?? id,
+    hops: integer(get(H.hops), H.hops, 0),
+    idempotencyKey: get(H.idempotencyKey),
+    retry: retry === undefined ? undefined : (json(retry, H.retry) as RetryOptions),
+    handlerTimeoutMs: optionalNumber(get(H.timeout), H.timeout),
+    postedAtEpochMs: optionalNumber(get(H.postedAt), H.postedAt) ?? Date.now(),
+    dueAtEpochMs: optionalNumber(get(H.due), H.due),
+  }
+}
+
+/** The message as the local loop re-admits it (`loop.readmit`). */
+export function toSnapshotMessage(w: Wire, checkpoint: unknown): SnapshotMessage {
+  return {
+    id: w.id,
+    type: w.type,
+    payload: w.payload,
+    ...(w.key === undefined ? {} : { key: w.key }),
+    priority: w.priority,
+    traceId: w.traceId,
+    hops: w.hops,
+    state: 'queued',
+    attempts: [],
+    ...(w.idempotencyKey === undefined ? {} : { idempotencyKey: w.idempotencyKey }),
+    ...(checkpoint === undefined ? {} : { checkpoint }),
+    ...(w.retry === undefined ? {} : { retry: w.retry }),
+    ...(w.handlerTimeoutMs === undefined ? {} : { handlerTimeoutMs: w.handlerTimeoutMs }),
+  }
+}
+
+function json(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new Undecodable(`${what} is not JSON`)
+  }
+}
+
+function integer(text: string | undefined, what: string, fallback: number): number {
+  const n = optionalNumber(text, what) ?? fallback
+  if (!Number.isInteger(n)) throw new Undecodable(`${what} is not an integer`)
+  return n
+}
+
+function optionalNumber(text: string | undefined, what: string): number | undefined {
+  if (text === undefined) return undefined
+  const n = Number(text)
+  if (Number.isNaN(n)) throw new Undecodable(`${what} is not a number`)
+  return n
+}

@@ -1,0 +1,78 @@
+/**
+ * Delayed messages, on a server without message scheduling (2.9): they wait in their own stream, never
+ * in their partition (where they would block their key). Every process pulls from it; a message not
+ * due yet is handed back with a `nak` of the time it still has to wait, and the server redelivers it
+ * then; a due one is published into its partition — with a message id derived from its own, so a
+ * mover that dies between the publish and the ack publishes a duplicate the server drops — and only
+ * then acknowledged. A message is therefore never early (the mover reads the wall clock), and late by
+ * the redelivery's latency.
+ *
+ * @module
+ */
+import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream'
+import { decode, type Wire } from './codec.js'
+import { partitionOf } from './partition.js'
+import type { Publisher } from './publisher.js'
+import type { Topology } from './topology.js'
+
+// The longest single wait the mover asks for (a longer delay is handed back several times).
+const MAX_NAK_MS = 3_600_000
+
+/** Moves due messages from the delayed stream into their partitions. */
+export class DelayMover {
+  readonly #js: JetStreamClient
+  readonly #topology: Topology
+  readonly #publisher: Publisher
+  readonly #partitions: number
+  #messages: ConsumerMessages | undefined
+  #loop: Promise<void> | undefined
+  /** Messages moved into their partition. */
+  moved = 0
+
+  constructor(js: JetStreamClient, topology: Topology, publisher: Publisher, partitions: number) {
+    this.#js = js
+    this.#topology = topology
+    this.#publisher = publisher
+    this.#partitions = partitions
+  }
+
+  /** Starts pulling. */
+  async start(): Promise<void> {
+    const consumer = await this.#js.consumers.get(this.#topology.delayed, this.#topology.delays)
+    const messages = await consumer.consume({ max_messages: 256 })
+    this.#messages = messages
+    this.#loop = (async () => {
+      for await (const jm of messages) this.#move(jm)
+    })()
+  }
+
+  /** Stops pulling (messages it handed back stay in the stream for the other processes). */
+  async stop(): Promise<void> {
+    this.#messages?.stop()
+    await this.#loop
+  }
+
+  #move(jm: JsMsg): void {
+    let w: Wire
+    try {
+      w = decode(jm.headers, jm.data)
+    } catch (error) {
+      jm.term(`not a Flowing message: ${(error as Error).message}`)
+      return
+    }
+    const wait = (w.dueAtEpochMs ?? 0) - Date.now()
+    if (wait > 0) {
+      jm.nak(Math.min(Math.ceil(wait), MAX_NAK_MS))
+      return
+    }
+    const subject = this.#topology.subject(partitionOf(w.key, w.id, this.#partitions))
+    const due: Wire = { ...w, dueAtEpochMs: undefined, postedAtEpochMs: Date.now() }
+    this.#publisher.publish(subject, due, `${w.id}@due`).then(
+      () => {
+        this.moved++
+        jm.ack()
+      },
+      () => jm.nak(1000), // its partition is full or the server is away: try again in a second
+    )
+  }
+}

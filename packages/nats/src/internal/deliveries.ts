@@ -1,0 +1,121 @@
+/**
+ * The messages this process holds from the server, each with its lease: the time until which this
+ * process may still acknowledge it. NATS does not fence acknowledgements — it matches an ack by stream
+ * sequence only, so a process frozen past `ack_wait` that acks its stale copy would free the partition
+ * while another process runs the redelivered one. So the lease is local and conservative: the server's
+ * `ack_wait` less a margin, on the monotonic clock, extended by `working()` while the message runs,
+ * backs off or is held, and only while the connection is up. Once it has lapsed the process refuses
+ * to ack: the message is the server's again.
+ *
+ * @module
+ */
+import type { JsMsg } from '@nats-io/jetstream'
+import type { Wire } from './codec.js'
+
+/** One message held from the server. */
+export interface Delivery {
+  /** The server's message. */
+  readonly jm: JsMsg
+  /** What it carries. */
+  readonly wire: Wire
+  /** Its partition. */
+  readonly partition: number
+  /** When the lease was last extended (monotonic ms). */
+  extendedAt: number
+  /** The lease lapsed: this process must not acknowledge it. */
+  lost: boolean
+  /** Follow-ups its handler posted that are not stored yet: it is acked once they are. */
+  readonly followUps: Promise<unknown>[]
+  /** The attempt whose follow-ups `followUps` counts (a retried handler posts them again, deduped). */
+  followUpAttempt: number
+  /** How many follow-ups that attempt posted (their ids are `<id>>n`). */
+  followUpCount: number
+  /** Releases the partition's pull loop (called once, when the delivery ends or its lease is lost). */
+  readonly release: () => void
+}
+
+/** The held messages by local message id, and the heartbeat that extends their leases. */
+export class Deliveries {
+  readonly #leaseMs: number
+  readonly #byId = new Map<string, Delivery>()
+  readonly #onLost: (d: Delivery) => void
+  #timer: NodeJS.Timeout | undefined
+  /** Whether leases may be extended now (the connection is up). */
+  connected = true
+  /** Leases that lapsed. */
+  lost = 0
+
+  /**
+   * @param leaseMs - how long a lease lasts without extension
+   * @param onLost - told of each delivery whose lease lapsed (once)
+   */
+  constructor(leaseMs: number, onLost: (d: Delivery) => void) {
+    this.#leaseMs = leaseMs
+    this.#onLost = onLost
+  }
+
+  /** Starts the heartbeat (a few times per lease). */
+  start(): void {
+    this.#timer ??= setInterval(() => this.sweep(performance.now()), Math.max(50, this.#leaseMs / 4))
+    this.#timer.unref()
+  }
+
+  /** Stops it. */
+  stop(): void {
+    clearInterval(this.#timer)
+    this.#timer = undefined
+  }
+
+  /** Deliveries held. */
+  get size(): number {
+    return this.#byId.size
+  }
+
+  /** Every delivery held, by local message id. */
+  entries(): IterableIterator<[string, Delivery]> {
+    return this.#byId.entries()
+  }
+
+  /** Holds `d` under the local id of its message. */
+  add(localId: string, d: Delivery): void {
+    this.#byId.set(localId, d)
+  }
+
+  /** The delivery of a local message, if this process holds it. */
+  get(localId: string): Delivery | undefined {
+    return this.#byId.get(localId)
+  }
+
+  /** Lets a delivery go; returns it, if it was held. */
+  take(localId: string): Delivery | undefined {
+    const d = this.#byId.get(localId)
+    if (d !== undefined) this.#byId.delete(localId)
+    return d
+  }
+
+  /**
+   * Whether `d` may still be acknowledged at `now` (marks it lost, once, when not). A reading taken
+   * right after a long freeze sees the lapse before anything is sent.
+   */
+  valid(d: Delivery, now: number): boolean {
+    if (d.lost) return false
+    if (now - d.extendedAt < this.#leaseMs) return true
+    this.#lose(d)
+    return false
+  }
+
+  /** Extends every lease that is a third gone, and gives up those that lapsed. */
+  sweep(now: number): void {
+    for (const d of this.#byId.values()) {
+      if (!this.valid(d, now) || now - d.extendedAt < this.#leaseMs / 3 || !this.connected) continue
+      d.jm.working()
+      d.extendedAt = now
+    }
+  }
+
+  #lose(d: Delivery): void {
+    d.lost = true
+    this.lost++
+    this.#onLost(d)
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The checks of a post's arguments, before anything is published: a wrong value is an
+ * `InvalidArgumentError` naming it, and nothing reaches the stream.
+ *
+ * @module
+ */
+import { InvalidArgumentError, type MessageKey, type PriorityLevel, type RetryOptions } from '@flowing/core'
+import { closestName } from '@flowing/errors'
+
+/** The options of a post to a distributed loop. */
+export interface NatsPostOptions {
+  /** Partition key: messages with the same key run one at a time, across every process, in post order. */
+  readonly key?: MessageKey | undefined
+  /** Urgency, 0 (most urgent) to 9: orders what one process holds (see the scale-out guide). */
+  readonly priority?: PriorityLevel | undefined
+  /**
+   * Idempotency key: the server drops a re-post within its duplicate window (`Nats-Msg-Id`), and the
+   * shared ledger lets a key run to an end once.
+   */
+  readonly idempotencyKey?: string | undefined
+  /** Retry policy for this message, over its type's and the loop's. */
+  readonly retry?: RetryOptions | undefined
+  /** Handler deadline for this message (ms). */
+  readonly handlerTimeoutMs?: number | undefined
+}
+
+const KNOWN = ['key', 'priority', 'idempotencyKey', 'retry', 'handlerTimeoutMs'] as const
+
+/** Checks a post's type and options. */
+export function checkPost(type: unknown, options: NatsPostOptions | undefined): void {
+  if (typeof type !== 'string' || type === '') throw new InvalidArgumentError('type', 'a non-empty string', type)
+  if (options === undefined) return
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options)
+  for (const name of Object.keys(options)) {
+    if ((KNOWN as readonly string[]).includes(name)) continue
+    const near = closestName(name, KNOWN)
+    throw new InvalidArgumentError(`options.${name}`, `one of ${KNOWN.join(', ')}`, name, {
+      ...(near === undefined ? {} : { hint: `did you mean \`${near}\`?` }),
+    })
+  }
+  const { key, priority, idempotencyKey, handlerTimeoutMs } = options
+  if (key !== undefined && typeof key !== 'string' && !(typeof key === 'number' && Number.isFinite(key))) {
+    throw new InvalidArgumentError('options.key', 'a string or a finite number', key)
+  }
+  if (priority !== undefined && !(Number.isInteger(priority) && priority >= 0 && priority <= 9)) {
+    throw new InvalidArgumentError('options.priority', 'an integer from 0 to 9', priority)
+  }
+  if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey === '')) {
+    throw new InvalidArgumentError('options.idempotencyKey', 'a non-empty string', idempotencyKey)
+  }
+  if (handlerTimeoutMs !== undefined && !(typeof handlerTimeoutMs === 'number' && handlerTimeoutMs > 0)) {
+    throw new InvalidArgumentError('options.handlerTimeoutMs', 'a number > 0', handlerTimeoutMs)
+  }
+}
+
+/** Checks a delay (ms). */
+export function checkDelay(delayMs: unknown): number {
+  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) {
+    throw new InvalidArgumentError('delayMs', 'a finite number ≥ 0', delayMs)
+  }
+  return delayMs
+}

@@ -1,0 +1,269 @@
+/**
+ * The consuming side of a distributed loop in one process: a pull loop per partition takes the
+ * partition's one pending message, re-admits it into the local loop (`loop.readmit`, so its trace,
+ * hops and idempotency key continue and a redelivery takes its key over), and waits for its outcome
+ * there; the outcome settles it with the server — acknowledged once its follow-ups (and, for a dead
+ * letter, the letter) are stored, and only while its lease holds.
+ *
+ * Retries back off in the local loop while the lease is extended, so the partition stays blocked and
+ * no later message of the key overtakes a failed one; a process that dies meanwhile lets the server
+ * hand the message to another after `ack_wait`, where it starts again with a fresh attempt count (the
+ * delivery count, capped by `maxDeliveries`, stops a message that keeps killing its process).
+ *
+ * @module
+ */
+import {
+  type DeadLetter,
+  errorSignature,
+  type Loop,
+  type Message,
+  type MessageMap,
+  type SnapshotMessage,
+} from '@flowing/core'
+import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream'
+import type { NatsDeadLetters } from '../dead-letters.js'
+import type { KvIdempotencyStore } from '../kv-ledger.js'
+import { decode, toSnapshotMessage, type Wire } from './codec.js'
+import type { Deliveries, Delivery } from './deliveries.js'
+import type { Topology } from './topology.js'
+
+/** The counters of the consuming side. */
+export interface RunnerCounters {
+  received: number
+  acked: number
+  nakked: number
+  fenced: number
+  redelivered: number
+  deadLettered: number
+  undecodable: number
+  skipped: number
+}
+
+/** What a runner works with. */
+export interface RunnerParts<M extends MessageMap> {
+  readonly local: Loop<M>
+  readonly js: JetStreamClient
+  readonly topology: Topology
+  readonly partitions: number
+  readonly maxDeliveries: number
+  readonly deliveries: Deliveries
+  readonly ledger: KvIdempotencyStore | undefined
+  readonly deadLetters: NatsDeadLetters
+  /** Told of what went wrong without a caller to throw to (a letter not stored, a bad message). */
+  readonly report: (error: unknown) => void
+}
+
+/** Pulls every partition and settles what it pulled. */
+export class Runner<M extends MessageMap> {
+  readonly #p: RunnerParts<M>
+  readonly #iterators: ConsumerMessages[] = []
+  readonly #loops: Promise<void>[] = []
+  // The delivery being re-admitted: an outcome reported before `readmit` returns belongs to it.
+  #admitting: Delivery | undefined
+  #admittingEnded = false
+  #pulling = false
+  readonly counters: RunnerCounters = {
+    received: 0,
+    acked: 0,
+    nakked: 0,
+    fenced: 0,
+    redelivered: 0,
+    deadLettered: 0,
+    undecodable: 0,
+    skipped: 0,
+  }
+
+  constructor(parts: RunnerParts<M>) {
+    this.#p = parts
+    const events = parts.local.events
+    events.on('succeeded', (m) => this.#ended(m, undefined))
+    events.on('dropped', (m) => this.#ended(m, undefined))
+    events.on('cancelled', (m) => this.#ended(m, undefined))
+    events.on('dead-lettered', (m, letter) => this.#ended(m, letter))
+  }
+
+  /** Starts a pull loop on every partition. */
+  async start(): Promise<void> {
+    this.#pulling = true
+    const { js, topology, partitions } = this.#p
+    for (let p = 0; p < partitions; p++) {
+      const consumer = await js.consumers.get(topology.work, topology.consumer(p))
+      const messages = await consumer.consume({ max_messages: 1 })
+      this.#iterators.push(messages)
+      this.#loops.push(this.#pull(messages, p))
+    }
+  }
+
+  /** Stops pulling; resolves once every pull loop has let its delivery go. */
+  async stopPulling(): Promise<void> {
+    this.#pulling = false
+    for (const it of this.#iterators) it.stop()
+  }
+
+  /** Waits for the pull loops to end (after {@link Runner.stopPulling} and the local loop's stop). */
+  async ended(): Promise<void> {
+    await Promise.allSettled(this.#loops)
+  }
+
+  /** Hands every delivery still held back to the server (after the local loop stopped). */
+  handBack(unfinished: readonly SnapshotMessage[]): void {
+    const wait = new Map(unfinished.map((sm) => [sm.id, sm.dueInMs ?? 0]))
+    for (const [id, d] of [...this.#p.deliveries.entries()]) {
+      this.#p.deliveries.take(id)
+      this.#forget(d)
+      this.#nak(d, Math.ceil(wait.get(id) ?? 0))
+    }
+  }
+
+  async #pull(messages: ConsumerMessages, p: number): Promise<void> {
+    for await (const jm of messages) {
+      if (!this.#pulling) {
+        jm.nak()
+        continue
+      }
+      await this.#receive(jm, p)
+    }
+  }
+
+  async #receive(jm: JsMsg, p: number): Promise<void> {
+    this.counters.received++
+    let wire: Wire
+    try {
+      wire = decode(jm.headers, jm.data)
+    } catch (error) {
+      this.counters.undecodable++
+      jm.term(`not a Flowing message: ${(error as Error).message}`)
+      return
+    }
+    const count = jm.info.deliveryCount
+    if (count > 1) this.counters.redelivered++
+    if (count > this.#p.maxDeliveries) return this.#deadLetterUnfinished(jm, wire, count)
+    const checkpoint = count > 1 ? await this.#checkpointOf(wire) : undefined
+    await new Promise<void>((release) => this.#admit(jm, wire, p, checkpoint, once(release)))
+  }
+
+  // A redelivered message resumes after the commit point its last holder reached.
+  async #checkpointOf(wire: Wire): Promise<unknown> {
+    if (wire.idempotencyKey === undefined || this.#p.ledger === undefined) return undefined
+    const entry = await this.#p.ledger.peek(wire.idempotencyKey).catch(() => undefined)
+    return entry?.state === 'committed' ? entry.checkpoint : undefined
+  }
+
+  #admit(jm: JsMsg, wire: Wire, partition: number, checkpoint: unknown, release: () => void): void {
+    const d: Delivery = {
+      jm,
+      wire,
+      partition,
+      extendedAt: performance.now(),
+      lost: false,
+      followUps: [],
+      followUpAttempt: 0,
+      followUpCount: 0,
+      release,
+    }
+    if (wire.idempotencyKey !== undefined) this.#p.ledger?.expect(wire.idempotencyKey, wire.id)
+    this.#admitting = d
+    this.#admittingEnded = false
+    let m: Message<M> | undefined
+    try {
+      m = this.#p.local.readmit(toSnapshotMessage(wire, checkpoint))
+    } catch (error) {
+      // No handler for its type here, or its idempotency key still held by a stale copy: later.
+      this.#p.report(error)
+      this.#forget(d)
+      return this.#nak(d, 1000)
+    } finally {
+      this.#admitting = undefined
+    }
+    if (m === undefined) {
+      this.counters.skipped++ // its idempotency key is done: it ran to an end elsewhere
+      this.#forget(d)
+      return this.#ack(d)
+    }
+    if (!this.#admittingEnded) this.#p.deliveries.add(m.id, d)
+  }
+
+  #ended(m: Message<M>, letter: DeadLetter | undefined): void {
+    let d = this.#p.deliveries.take(m.id)
+    if (d === undefined && this.#admitting !== undefined) {
+      d = this.#admitting
+      this.#admittingEnded = true
+    }
+    if (d === undefined) return
+    this.#forget(d)
+    this.#settle(d, letter).catch(this.#p.report)
+  }
+
+  async #settle(d: Delivery, letter: DeadLetter | undefined): Promise<void> {
+    try {
+      if (d.followUps.length > 0) await Promise.all(d.followUps)
+      if (letter !== undefined) await this.#p.deadLetters.publish({ ...letter, id: d.wire.id }, d.wire)
+    } catch (error) {
+      // Its follow-ups or its letter are not stored: it is not done; the server hands it out again.
+      this.#p.report(error)
+      return this.#nak(d, 1000)
+    }
+    if (letter !== undefined) this.counters.deadLettered++
+    this.#ack(d)
+  }
+
+  #ack(d: Delivery): void {
+    if (this.#p.deliveries.valid(d, performance.now())) {
+      d.jm.ack()
+      this.counters.acked++
+    } else this.counters.fenced++ // the lease lapsed: the server may have handed it to another process
+    d.release()
+  }
+
+  #nak(d: Delivery, delayMs: number): void {
+    if (this.#p.deliveries.valid(d, performance.now())) {
+      d.jm.nak(delayMs)
+      this.counters.nakked++
+    }
+    d.release()
+  }
+
+  #forget(d: Delivery): void {
+    if (d.wire.idempotencyKey !== undefined) this.#p.ledger?.forget(d.wire.idempotencyKey)
+  }
+
+  // Delivered `count` times without an outcome — it keeps killing or freezing its process: it goes to
+  // the dead letters without running again.
+  async #deadLetterUnfinished(jm: JsMsg, wire: Wire, count: number): Promise<void> {
+    const error = new Error(`delivered ${count} times without an outcome (maxDeliveries ${this.#p.maxDeliveries})`)
+    error.name = 'DeliveryLimitError'
+    const letter: DeadLetter = {
+      id: wire.id,
+      type: wire.type,
+      payload: wire.payload,
+      key: wire.key,
+      priority: wire.priority,
+      routeKey: undefined,
+      traceId: wire.traceId,
+      reason: 'exhausted',
+      errorClass: 'unknown',
+      error: { name: error.name, message: error.message, signature: errorSignature(error.name, error.message), errorClass: 'unknown' },
+      attempts: [],
+      at: performance.now(),
+      atEpochMs: Date.now(),
+      ...(wire.idempotencyKey === undefined ? {} : { idempotencyKey: wire.idempotencyKey }),
+    }
+    try {
+      await this.#p.deadLetters.publish(letter, wire)
+      this.counters.deadLettered++
+      jm.ack()
+    } catch (e) {
+      this.#p.report(e)
+      jm.nak(1000)
+    }
+  }
+}
+
+function once(fn: () => void): () => void {
+  let called = false
+  return () => {
+    if (called) return
+    called = true
+    fn()
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The streams and consumers a distributed loop works on, named from its `name`, and their creation
+ * (idempotent: every process ensures them at start, the first one creates them):
+ *
+ * - `<name>-work`: a work-queue stream on `<name>.work.<partition>`, bounded (`discard: new`, so a
+ *   full stream refuses posts), with a duplicate window for `Nats-Msg-Id`;
+ * - one durable pull consumer per partition, `max_ack_pending: 1`: the server hands out a partition's
+ *   next message only once the previous one is acknowledged, in whichever process;
+ * - `<name>-delayed`: a work-queue stream where delayed messages wait (never inside their partition,
+ *   where they would block the key), and its consumer `<name>-delays`;
+ * - `<name>-dead`: the dead letters (limits retention, oldest dropped first).
+ *
+ * @module
+ */
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  type JetStreamManager,
+  RetentionPolicy,
+  StorageType,
+  type StreamConfig,
+} from '@nats-io/jetstream'
+import { TopologyError } from '../errors.js'
+import type { ResolvedNatsOptions } from '../options.js'
+
+const MS = 1_000_000 // nanoseconds
+
+/** Names of one loop's streams, subjects and consumers. */
+export class Topology {
+  readonly work: string
+  readonly delayed: string
+  readonly dead: string
+  readonly delays: string
+  readonly keys: string
+  readonly #name: string
+  readonly #options: ResolvedNatsOptions
+
+  constructor(options: ResolvedNatsOptions) {
+    const n = options.name
+    this.#name = n
+    this.#options = options
+    this.work = `${n}-work`
+    this.delayed = `${n}-delayed`
+    this.dead = `${n}-dead`
+    this.delays = `${n}-delays`
+    this.keys = `${n}-keys`
+  }
+
+  /** The subject of partition `p`. */
+  subject(p: number): string {
+    return `${this.#name}.work.${p}`
+  }
+
+  /** The durable consumer of partition `p`. */
+  consumer(p: number): string {
+    return `${this.#name}-p${p}`
+  }
+
+  /** The subject of delayed messages. */
+  get delayedSubject(): string {
+    return `${this.#name}.delayed`
+  }
+
+  /** The subject of dead letters. */
+  get deadSubject(): string {
+    return `${this.#name}.dead`
+  }
+
+  /** Creates whatever is missing; refuses streams made for another partition count. */
+  async ensure(jsm: JetStreamManager): Promise<void> {
+    const o = this.#options
+    const description = `flowing partitions=${o.partitions}`
+    await ensureStream(jsm, {
+      name: this.work,
+      description,
+      subjects: [`${this.#name}.work.*`],
+      retention: RetentionPolicy.Workqueue,
+      discard: DiscardPolicy.New,
+      max_msgs: o.maxMessages,
+      max_bytes: o.maxBytes,
+      duplicate_window: o.duplicateWindowMs * MS,
+      storage: StorageType.File,
+      num_replicas: o.replicas,
+    })
+    await ensureStream(jsm, {
+      name: this.delayed,
+      subjects: [this.delayedSubject],
+      retention: RetentionPolicy.Workqueue,
+      discard: DiscardPolicy.New,
+      max_msgs: o.maxDelayed,
+      duplicate_window: o.duplicateWindowMs * MS,
+      storage: StorageType.File,
+      num_replicas: o.replicas,
+    })
+    await ensureStream(jsm, {
+      name: this.dead,
+      subjects: [this.deadSubject],
+      retention: RetentionPolicy.Limits,
+      discard: DiscardPolicy.Old,
+      max_msgs: o.maxDeadLetters,
+      storage: StorageType.File,
+      num_replicas: o.replicas,
+    })
+    for (let p = 0; p < o.partitions; p++) {
+      await ensureConsumer(jsm, this.work, this.consumer(p), this.subject(p), 1, o.ackWaitMs)
+    }
+    // Unbounded: a delayed message stays pending while it waits (nak with its delay), and a bound would
+    // let messages due later hold back those due sooner.
+    await ensureConsumer(jsm, this.delayed, this.delays, this.delayedSubject, -1, o.ackWaitMs)
+  }
+}
+
+async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+  const found = await jsm.streams.info(config.name).catch((error: unknown) => {
+    if ((error as { code?: number }).code === 10059) return undefined // stream not found
+    throw error
+  })
+  if (found === undefined) {
+    await jsm.streams.add(config)
+    return
+  }
+  const subjects = found.config.subjects ?? []
+  if (JSON.stringify(subjects) !== JSON.stringify(config.subjects)) {
+    throw new TopologyError(config.name, `its subjects are ${subjects.join(', ')}, not ${config.subjects?.join(', ')}`)
+  }
+  if (config.description !== undefined && found.config.description !== config.description) {
+    throw new TopologyError(
+      config.name,
+      `it was made as "${found.config.description ?? ''}" and this process asks for "${config.description}" — ` +
+        'processes that disagree on the partition count would break per-key order; drain the stream and ' +
+        'delete it to change P',
+    )
+  }
+  await jsm.streams.update(config.name, { ...config, subjects })
+}
+
+async function ensureConsumer(
+  jsm: JetStreamManager,
+  stream: string,
+  durable: string,
+  subject: string,
+  maxAckPending: number,
+  ackWaitMs: number,
+): Promise<void> {
+  const config = {
+    durable_name: durable,
+    filter_subject: subject,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    max_ack_pending: maxAckPending,
+    ack_wait: ackWaitMs * MS,
+    max_deliver: -1, // the loop caps deliveries itself (`maxDeliveries`): the server would drop silently
+    max_waiting: 4096,
+  }
+  const found = await jsm.consumers.info(stream, durable).catch((error: unknown) => {
+    if ((error as { code?: number }).code === 10014) return undefined // consumer not found
+    throw error
+  })
+  if (found === undefined) await jsm.consumers.add(stream, config)
+  else if (found.config.ack_wait !== config.ack_wait || found.config.max_ack_pending !== maxAckPending) {
+    await jsm.consumers.update(stream, durable, { ack_wait: config.ack_wait, max_ack_pending: maxAckPending })
+  }
+}

@@ -1,0 +1,384 @@
+/**
+ * The distributed loop: the same handlers as an in-process loop, run by every process that shares the
+ * loop's name, on NATS JetStream. `post` publishes into the message's partition; each process pulls
+ * every partition and runs what it pulled in its own local loop (retries, timeouts, breakers, traces,
+ * metrics: core's), acknowledging a message only once it ended there.
+ *
+ * @module
+ */
+import {
+  createLoop,
+  DuplicateMessageError,
+  type Handler,
+  type HandlerContext,
+  type Loop,
+  type LoopEmitter,
+  LoopStoppedError,
+  type Message,
+  type MessageMap,
+  type MessageType,
+  type Middleware,
+  type MetricsSnapshot,
+  type PostOptions,
+  type PriorityLevel,
+  QueueFullError,
+  type RegisterOptions,
+  type StopOptions,
+} from '@flowing/core'
+import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream'
+import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { NatsDeadLetters } from './dead-letters.js'
+import type { Wire } from './internal/codec.js'
+import { type FollowUp, NatsContext } from './internal/context.js'
+import { DelayMover } from './internal/delays.js'
+import { Deliveries } from './internal/deliveries.js'
+import { partitionOf } from './internal/partition.js'
+import { checkDelay, checkPost, type NatsPostOptions } from './internal/post-input.js'
+import { Ids, Publisher } from './internal/publisher.js'
+import { Runner } from './internal/runner.js'
+import { Topology } from './internal/topology.js'
+import { KvIdempotencyStore } from './kv-ledger.js'
+import { type NatsLoopOptions, type ResolvedNatsOptions, resolveOptions } from './options.js'
+
+/** `tryPost` on a distributed loop: stored, or refused with the error `post` would have thrown. */
+export type NatsPostResult<M extends MessageMap, T extends MessageType<M>> =
+  | { readonly ok: true; readonly status: 'queued'; readonly message: Message<M, T> }
+  | { readonly ok: false; readonly status: 'full' | 'duplicate' | 'stopped'; readonly error: Error }
+
+/** A distributed loop's figures: its local loop's, and the transport's. */
+export interface NatsMetrics {
+  /** The local loop that runs this process's handlers. */
+  readonly local: MetricsSnapshot
+  /** Messages this process holds from the server now. */
+  readonly held: number
+  /** Messages published (posts, follow-ups, delayed ones moved, replays) and stored. */
+  readonly published: number
+  /** Publishes the server dropped as duplicates (a message id seen within its window). */
+  readonly duplicates: number
+  /** Publishes refused by a full stream. */
+  readonly refused: number
+  /** Deliveries received. */
+  readonly received: number
+  /** Deliveries acknowledged. */
+  readonly acked: number
+  /** Deliveries handed back (`nak`): on stop, or when they could not be admitted or settled. */
+  readonly nakked: number
+  /** Deliveries this process ended after their lease lapsed: it did not acknowledge them. */
+  readonly fenced: number
+  /** Leases that lapsed (a frozen process, a blocked event loop, a lost connection). */
+  readonly leasesLost: number
+  /** Deliveries that were redeliveries. */
+  readonly redelivered: number
+  /** Messages this process dead-lettered. */
+  readonly deadLettered: number
+  /** Deliveries skipped because their idempotency key was done. */
+  readonly skipped: number
+  /** Deliveries that were not Flowing messages (terminated). */
+  readonly undecodable: number
+  /** Delayed messages this process moved into their partitions when due. */
+  readonly delayedMoved: number
+}
+
+/** What `stop()` did. */
+export interface NatsStopReport {
+  /** Messages this process held unfinished and handed back to the server (others run them). */
+  readonly handedBack: number
+}
+
+/**
+ * Connects, makes sure the streams and consumers exist (refusing ones made for another partition
+ * count), and returns the loop, not yet pulling: register handlers, then `start()`.
+ *
+ * @example
+ * ```ts
+ * import { createNatsLoop } from '@flowing/nats'
+ *
+ * interface Messages { 'order.paid': { orderId: string } }
+ * const loop = await createNatsLoop<Messages>({ servers: '127.0.0.1:4222', name: 'orders' })
+ * loop.on('order.paid', async (msg) => console.log(msg.payload.orderId))
+ * await loop.start()
+ * await loop.post('order.paid', { orderId: 'o-1' }, { key: 'o-1' }) // stored in the stream
+ * await loop.stop()
+ * ```
+ *
+ * @throws InvalidArgumentError for a bad option; TopologyError for streams this process cannot share;
+ * the client's error when the server cannot be reached
+ */
+export async function createNatsLoop<M extends MessageMap = MessageMap>(options: NatsLoopOptions): Promise<NatsLoop<M>> {
+  const o = resolveOptions(options)
+  const own = options.connection === undefined
+  const nc = options.connection ?? (await connect({ servers: options.servers as string[], maxReconnectAttempts: -1 }))
+  try {
+    const jsm = await jetstreamManager(nc)
+    const topology = new Topology(o)
+    await topology.ensure(jsm)
+    const ledger =
+      o.idempotencyTtlMs === undefined
+        ? undefined
+        : await KvIdempotencyStore.open(nc, { bucket: topology.keys, ttlMs: o.idempotencyTtlMs })
+    return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger })
+  } catch (error) {
+    if (own) await nc.close()
+    throw error
+  }
+}
+
+interface Parts {
+  readonly nc: NatsConnection
+  readonly own: boolean
+  readonly jsm: JetStreamManager
+  readonly topology: Topology
+  readonly options: ResolvedNatsOptions
+  readonly ledger: KvIdempotencyStore | undefined
+}
+
+/** A loop whose messages are shared by every process of the same name. Made by {@link createNatsLoop}. */
+export class NatsLoop<M extends MessageMap = MessageMap> {
+  /** Its dead letters, shared by every process. */
+  readonly deadLetters: NatsDeadLetters
+  /** The local loop that runs this process's handlers (its traces, circuits, zombies). */
+  readonly local: Loop<M>
+  /** The server's version (`nats-server` 2.9 and later). */
+  readonly serverVersion: string
+  readonly #p: Parts
+  readonly #ids = new Ids()
+  readonly #publisher: Publisher
+  readonly #deliveries: Deliveries
+  readonly #runner: Runner<M>
+  readonly #delays: DelayMover
+  readonly #followUp: FollowUp
+  #state: 'idle' | 'running' | 'stopping' = 'idle'
+  #stopped: Promise<NatsStopReport> | undefined
+
+  /** @internal Use {@link createNatsLoop}. */
+  constructor(parts: Parts) {
+    this.#p = parts
+    const { nc, jsm, topology, options: o, ledger } = parts
+    this.serverVersion = nc.info?.version ?? 'unknown'
+    const js = jsm.jetstream()
+    this.#publisher = new Publisher(js, o.maxMessages)
+    this.local = createLoop<M>({
+      ...o.loop,
+      workers: o.workers,
+      capacity: Math.max(2 * o.partitions, 64),
+      autoStart: false,
+      ...(ledger === undefined ? {} : { idempotency: { store: ledger, ttlMs: o.idempotencyTtlMs } }),
+    })
+    this.deadLetters = new NatsDeadLetters(jsm, topology, this.#publisher, this.#ids, o.partitions)
+    this.#deliveries = new Deliveries(o.leaseMs, (d) => d.release())
+    const report = (error: unknown): void => void this.local.events.emit('sink-error', error, undefined as never)
+    this.#runner = new Runner<M>({
+      local: this.local,
+      js,
+      topology,
+      partitions: o.partitions,
+      maxDeliveries: o.maxDeliveries,
+      deliveries: this.#deliveries,
+      ledger,
+      deadLetters: this.deadLetters,
+      report,
+    })
+    this.#delays = new DelayMover(js, topology, this.#publisher, o.partitions)
+    this.#followUp = (parent, id, type, payload, options) => {
+      const wire = this.#wire(id ?? this.#ids.next(), type, payload, options, parent)
+      const stored = this.#publish(wire, undefined)
+      stored.catch(() => {}) // the parent's settlement awaits it (and hands the parent back if it fails)
+      return { stored, message: messageOf(wire) }
+    }
+    void this.#watchConnection()
+  }
+
+  /** Its local loop's events (`succeeded`, `failed`, `dead-lettered`, `retrying`, …) for this process. */
+  get events(): LoopEmitter<M> {
+    return this.local.events
+  }
+
+  /** Registers the handler of a type (as `Loop.on`); its `ctx.post` publishes into the streams. */
+  on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): this {
+    this.local.on(type, (m, ctx) => handler(m, this.#context(m, ctx)), options)
+    return this
+  }
+
+  /** Appends a middleware around every handler call (as `Loop.use`). */
+  use(middleware: Middleware<M>): this {
+    this.local.use((m, ctx, next) => middleware(m, this.#context(m, ctx), next))
+    return this
+  }
+
+  /** Starts pulling every partition and moving due delayed messages. */
+  async start(): Promise<this> {
+    if (this.#state !== 'idle') return this
+    this.#state = 'running'
+    this.local.start()
+    this.#deliveries.start()
+    await this.#runner.start()
+    await this.#delays.start()
+    return this
+  }
+
+  /**
+   * Publishes a message into its key's partition; resolves once the stream stored it (the durable
+   * acknowledgement), with the message as handlers will see it (`id`, `traceId`, `hops`).
+   *
+   * @throws InvalidArgumentError; QueueFullError when the stream is full; DuplicateMessageError when
+   * the server saw its idempotency key within its duplicate window; PublishError; LoopStoppedError
+   */
+  async post<T extends MessageType<M>>(type: T, payload: M[T], options?: NatsPostOptions): Promise<Message<M, T>> {
+    checkPost(type, options)
+    this.#refuseIfStopped('post')
+    const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
+    await this.#publish(wire, undefined)
+    return messageOf(wire) as Message<M, T>
+  }
+
+  /** As {@link NatsLoop.post}, but resolves with a refusal instead of rejecting for a full stream, a duplicate or a stop. */
+  async tryPost<T extends MessageType<M>>(
+    type: T,
+    payload: M[T],
+    options?: NatsPostOptions,
+  ): Promise<NatsPostResult<M, T>> {
+    try {
+      return { ok: true, status: 'queued', message: await this.post(type, payload, options) }
+    } catch (error) {
+      if (error instanceof QueueFullError) return { ok: false, status: 'full', error }
+      if (error instanceof DuplicateMessageError) return { ok: false, status: 'duplicate', error }
+      if (error instanceof LoopStoppedError) return { ok: false, status: 'stopped', error }
+      throw error
+    }
+  }
+
+  /**
+   * Publishes a message that enters its partition `delayMs` from now (never earlier, by the wall clock
+   * of the process that moves it); resolves once the delayed stream stored it.
+   */
+  async postDelayed<T extends MessageType<M>>(
+    type: T,
+    payload: M[T],
+    delayMs: number,
+    options?: NatsPostOptions,
+  ): Promise<Message<M, T>> {
+    checkPost(type, options)
+    const delay = checkDelay(delayMs)
+    this.#refuseIfStopped('post')
+    const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
+    await this.#publish(wire, Date.now() + delay)
+    return messageOf(wire) as Message<M, T>
+  }
+
+  /**
+   * Resolves once the streams are empty — nothing waiting, delayed or running in any process — and
+   * this process holds nothing.
+   */
+  async drain(): Promise<void> {
+    const { jsm, topology } = this.#p
+    for (;;) {
+      const [work, delayed] = await Promise.all([jsm.streams.info(topology.work), jsm.streams.info(topology.delayed)])
+      const idle = this.#deliveries.size === 0 && this.local.queued === 0 && this.local.running === 0
+      if (idle && work.state.messages === 0 && delayed.state.messages === 0) return
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+
+  /** The work stream's fill: messages stored (waiting or held) over its bound. */
+  async fill(): Promise<{ readonly messages: number; readonly maxMessages: number; readonly fill: number }> {
+    const info = await this.#p.jsm.streams.info(this.#p.topology.work)
+    const maxMessages = this.#p.options.maxMessages
+    return { messages: info.state.messages, maxMessages, fill: info.state.messages / maxMessages }
+  }
+
+  /**
+   * Stops pulling, stops the local loop (draining it as `Loop.stop` does, within `deadlineMs`), hands
+   * whatever it still holds back to the server — others run it at once (a backing-off retry after what
+   * it still had to wait) — and closes the connection it opened.
+   */
+  stop(options?: StopOptions): Promise<NatsStopReport> {
+    this.#stopped ??= this.#stop(options)
+    return this.#stopped
+  }
+
+  /** Counters and gauges of this process. */
+  metrics(): NatsMetrics {
+    return {
+      local: this.local.metrics(),
+      held: this.#deliveries.size,
+      ...this.#publisher.counters,
+      ...this.#runner.counters,
+      leasesLost: this.#deliveries.lost,
+      delayedMoved: this.#delays.moved,
+    }
+  }
+
+  async #stop(options: StopOptions | undefined): Promise<NatsStopReport> {
+    this.#state = 'stopping'
+    await this.#runner.stopPulling()
+    await this.#delays.stop()
+    const snapshot = await this.local.stop(options)
+    this.#runner.handBack(snapshot.messages)
+    this.#deliveries.stop()
+    await this.#runner.ended()
+    await this.#p.nc.flush().catch(() => {})
+    if (this.#p.own) await this.#p.nc.close()
+    return { handedBack: snapshot.messages.length }
+  }
+
+  #refuseIfStopped(action: string): void {
+    if (this.#state === 'stopping') throw new LoopStoppedError(action, 'stopped')
+  }
+
+  #context(m: Message<M>, ctx: HandlerContext<M>): HandlerContext<M> {
+    return new NatsContext(ctx, this.#deliveries.get(m.id), this.#followUp)
+  }
+
+  #wire(id: string, type: string, payload: unknown, o: PostOptions | undefined, parent: Message | undefined): Wire {
+    return {
+      id,
+      type,
+      payload,
+      key: o?.key,
+      priority: (o?.priority ?? 5) as PriorityLevel,
+      traceId: parent?.traceId ?? id,
+      hops: parent === undefined ? 0 : parent.hops + 1,
+      idempotencyKey: o?.idempotencyKey,
+      retry: o?.retry,
+      handlerTimeoutMs: o?.handlerTimeoutMs,
+      postedAtEpochMs: Date.now(),
+      dueAtEpochMs: undefined,
+    }
+  }
+
+  async #publish(wire: Wire, dueAtEpochMs: number | undefined): Promise<void> {
+    const { topology, options } = this.#p
+    const subject =
+      dueAtEpochMs === undefined
+        ? topology.subject(partitionOf(wire.key, wire.id, options.partitions))
+        : topology.delayedSubject
+    const published = await this.#publisher.publish(subject, { ...wire, dueAtEpochMs }, wire.idempotencyKey ?? wire.id)
+    if (published.duplicate && wire.idempotencyKey !== undefined) {
+      throw new DuplicateMessageError(wire.type, wire.idempotencyKey, 'published')
+    }
+  }
+
+  // Leases are extended only while the connection is up: a `working()` buffered while it is down
+  // reaches the server too late to count.
+  async #watchConnection(): Promise<void> {
+    for await (const s of this.#p.nc.status()) {
+      if (s.type === 'disconnect') this.#deliveries.connected = false
+      else if (s.type === 'reconnect') this.#deliveries.connected = true
+    }
+  }
+}
+
+function messageOf(w: Wire): Message<MessageMap> {
+  return {
+    id: w.id,
+    type: w.type,
+    payload: w.payload,
+    key: w.key,
+    priority: w.priority,
+    routeKey: undefined,
+    postedAt: performance.now(),
+    seq: 0,
+    traceId: w.traceId,
+    hops: w.hops,
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The options of {@link createNatsLoop}, and their checks: a typo or a wrong type is an
+ * `InvalidArgumentError` naming the option, before anything connects.
+ *
+ * @module
+ */
+import { InvalidArgumentError, type LoopOptions } from '@flowing/core'
+import { closestName } from '@flowing/errors'
+import type { NatsConnection } from '@nats-io/transport-node'
+
+/** Options of a distributed loop on NATS JetStream. */
+export interface NatsLoopOptions {
+  /** The server(s) to connect to, such as `'127.0.0.1:4222'`; or pass {@link NatsLoopOptions.connection}. */
+  readonly servers?: string | readonly string[]
+  /** A connection of your own (the loop never closes it); instead of `servers`. */
+  readonly connection?: NatsConnection
+  /**
+   * The loop's name: every process that shares the work uses the same name. It names the streams
+   * (`<name>-work`, `<name>-delayed`, `<name>-dead`), their subjects (`<name>.work.<partition>`…) and
+   * the consumers. Letters, digits, `_` and `-`.
+   * @defaultValue `'flowing'`
+   */
+  readonly name?: string
+  /**
+   * Partitions P: a message's key maps to one of them (`hash(key) % P`); one message of a partition
+   * runs at a time across all processes. Fixed for the life of the streams.
+   * @defaultValue 32
+   */
+  readonly partitions?: number
+  /**
+   * Handlers this process runs at once (its local loop's workers); at most P messages are held per
+   * process whatever this says.
+   * @defaultValue 8
+   */
+  readonly workers?: number
+  /**
+   * How long the server waits for an acknowledgement before it hands a message to another process
+   * (ms). A process extends it while a message runs, backs off or is held by a breaker.
+   * @defaultValue 30_000
+   */
+  readonly ackWaitMs?: number
+  /**
+   * How much earlier than the server the process gives a message up (ms): after `ackWaitMs − leaseMarginMs`
+   * without an extension (a frozen process, a blocked event loop) it refuses to acknowledge it.
+   * @defaultValue a fifth of `ackWaitMs`, at least 500
+   */
+  readonly leaseMarginMs?: number
+  /**
+   * Deliveries without an outcome (crashes, lost leases) after which a message is dead-lettered
+   * without running again: a message that kills its process cannot loop forever.
+   * @defaultValue 5
+   */
+  readonly maxDeliveries?: number
+  /** The work stream's bound: a full stream refuses posts (`QueueFullError`). @defaultValue 1_000_000 */
+  readonly maxMessages?: number
+  /** The work stream's bound in bytes, or -1 for none. @defaultValue -1 */
+  readonly maxBytes?: number
+  /** Delayed messages the delayed stream holds at most. @defaultValue 1_000_000 */
+  readonly maxDelayed?: number
+  /** Dead letters kept (the oldest go first). @defaultValue 100_000 */
+  readonly maxDeadLetters?: number
+  /**
+   * How long the server remembers a message id to drop a re-published duplicate (ms): a producer's
+   * retry, or a follow-up posted again by a retried handler.
+   * @defaultValue 120_000
+   */
+  readonly duplicateWindowMs?: number
+  /** Stream replicas on a cluster. @defaultValue 1 */
+  readonly replicas?: number
+  /**
+   * The idempotency ledger on a NATS KV bucket (`<name>-keys`), shared by every process: a key done
+   * anywhere runs nowhere again, and a redelivered message takes its key over with a compare-and-set
+   * fence. `ttlMs`: how long a finished key is remembered.
+   * @defaultValue `{ ttlMs: 86_400_000 }` (on)
+   */
+  readonly idempotency?: false | { readonly ttlMs?: number }
+  /**
+   * Options of the local loop that runs the handlers in this process — retries, timeouts, breakers,
+   * classification, logging, traces. Its capacity, store and idempotency come from this loop.
+   */
+  readonly loop?: Omit<LoopOptions, 'capacity' | 'store' | 'idempotency' | 'workers' | 'maxDelayed'>
+}
+
+/** The options with their defaults. */
+export interface ResolvedNatsOptions {
+  readonly name: string
+  readonly partitions: number
+  readonly workers: number
+  readonly ackWaitMs: number
+  readonly leaseMs: number
+  readonly maxDeliveries: number
+  readonly maxMessages: number
+  readonly maxBytes: number
+  readonly maxDelayed: number
+  readonly maxDeadLetters: number
+  readonly duplicateWindowMs: number
+  readonly replicas: number
+  readonly idempotencyTtlMs: number | undefined
+  readonly loop: NonNullable<NatsLoopOptions['loop']>
+}
+
+const KNOWN = [
+  'servers',
+  'connection',
+  'name',
+  'partitions',
+  'workers',
+  'ackWaitMs',
+  'leaseMarginMs',
+  'maxDeliveries',
+  'maxMessages',
+  'maxBytes',
+  'maxDelayed',
+  'maxDeadLetters',
+  'duplicateWindowMs',
+  'replicas',
+  'idempotency',
+  'loop',
+] as const
+
+/** Checks every option and fills in the defaults. */
+export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options)
+  checkKnown(options)
+  if ((options.servers === undefined) === (options.connection === undefined)) {
+    throw new InvalidArgumentError('options.servers', 'given, or else `connection` (exactly one of them)', options.servers)
+  }
+  if (options.servers !== undefined) checkServers(options.servers)
+  const name = options.name ?? 'flowing'
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
+    throw new InvalidArgumentError('options.name', '1–64 letters, digits, `_` or `-`', name)
+  }
+  const ackWaitMs = int('ackWaitMs', options.ackWaitMs, 30_000, 1000)
+  const margin = int('leaseMarginMs', options.leaseMarginMs, Math.max(500, Math.floor(ackWaitMs / 5)), 1)
+  if (margin >= ackWaitMs) throw new InvalidArgumentError('options.leaseMarginMs', `below ackWaitMs (${ackWaitMs})`, margin)
+  return {
+    name,
+    partitions: int('partitions', options.partitions, 32, 1, 4096),
+    workers: int('workers', options.workers, 8, 1, 65_536),
+    ackWaitMs,
+    leaseMs: ackWaitMs - margin,
+    maxDeliveries: int('maxDeliveries', options.maxDeliveries, 5, 1),
+    maxMessages: int('maxMessages', options.maxMessages, 1_000_000, 1),
+    maxBytes: options.maxBytes === -1 ? -1 : int('maxBytes', options.maxBytes, -1, 1),
+    maxDelayed: int('maxDelayed', options.maxDelayed, 1_000_000, 1),
+    maxDeadLetters: int('maxDeadLetters', options.maxDeadLetters, 100_000, 1),
+    duplicateWindowMs: int('duplicateWindowMs', options.duplicateWindowMs, 120_000, 1000),
+    replicas: int('replicas', options.replicas, 1, 1, 5),
+    idempotencyTtlMs: idempotencyTtl(options.idempotency),
+    loop: loopOptions(options.loop),
+  }
+}
+
+function checkKnown(options: object): void {
+  for (const name of Object.keys(options)) {
+    if ((KNOWN as readonly string[]).includes(name)) continue
+    const near = closestName(name, KNOWN)
+    throw new InvalidArgumentError(`options.${name}`, `one of the known options (${KNOWN.join(', ')})`, name, {
+      ...(near === undefined ? {} : { hint: `did you mean \`${near}\`?` }),
+    })
+  }
+}
+
+function checkServers(servers: unknown): void {
+  const list = Array.isArray(servers) ? servers : [servers]
+  if (list.length === 0 || !list.every((s) => typeof s === 'string' && s !== '')) {
+    throw new InvalidArgumentError('options.servers', 'a non-empty string or array of strings', servers)
+  }
+}
+
+function int(name: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(`options.${name}`, `an integer from ${min} to ${max}`, value)
+  }
+  return value
+}
+
+function idempotencyTtl(value: NatsLoopOptions['idempotency']): number | undefined {
+  if (value === false) return undefined
+  if (value !== undefined && (typeof value !== 'object' || value === null)) {
+    throw new InvalidArgumentError('options.idempotency', '`false` or an object `{ ttlMs }`', value)
+  }
+  for (const key of Object.keys(value ?? {})) {
+    if (key !== 'ttlMs') throw new InvalidArgumentError(`options.idempotency.${key}`, 'a known option (ttlMs)', key)
+  }
+  return int('idempotency.ttlMs', value?.ttlMs, 86_400_000, 1000)
+}
+
+const OWNED = ['capacity', 'store', 'idempotency', 'workers', 'maxDelayed']
+
+function loopOptions(value: unknown): NonNullable<NatsLoopOptions['loop']> {
+  if (value === undefined) return {}
+  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError('options.loop', 'an object', value)
+  const owned = Object.keys(value).find((k) => OWNED.includes(k))
+  if (owned !== undefined) {
+    throw new InvalidArgumentError(`options.loop.${owned}`, 'left out: the NATS loop sets it', (value as never)[owned], {
+      hint: owned === 'workers' ? 'give `workers` at the top level' : 'the streams bound and keep messages here',
+    })
+  }
+  return value as NonNullable<NatsLoopOptions['loop']>
+}
