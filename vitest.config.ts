@@ -36,6 +36,17 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        extends: true,
+        test: {
+          name: 'nats',
+          root: 'packages/nats',
+          include: ['test/**/*.test.ts'],
+          // Each file starts its own nats-server (test/server.ts).
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
       { extends: true, test: { name: 'errors', root: 'packages/errors', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'] } },
       { extends: true, test: { name: 'benchmarks', root: 'benchmarks', include: ['test/**/*.test.ts'] } },
