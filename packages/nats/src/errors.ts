@@ -38,9 +38,13 @@ export class PublishError extends FlowingError {
    * @param cause - what the client threw
    */
   constructor(subject: string, cause: unknown) {
-    super('ERR_FLOWING_NATS_PUBLISH', `Publishing to ${subject} failed: ${(cause as Error)?.message ?? String(cause)}`, {
-      cause,
-    })
+    super(
+      'ERR_FLOWING_NATS_PUBLISH',
+      `Publishing to ${subject} failed: ${(cause as Error)?.message ?? String(cause)}`,
+      {
+        cause,
+      },
+    )
     this.subject = subject
   }
 }

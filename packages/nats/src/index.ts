@@ -1,20 +1,28 @@
 /**
  * **@flowing/nats** — scale-out for a Flowing loop on NATS JetStream: the same handlers across
- * processes and machines. This first part is the shared idempotency ledger: a KV bucket whose every
- * write is a compare-and-set, so a process that lost a key to a redelivery elsewhere is fenced off.
+ * processes and machines. A message's key maps to one of P partitions; one message of a partition
+ * runs at a time across every process, so per-key order holds across retries (they back off while
+ * the partition waits), delays (they wait in a stream of their own, never early) and crashes (the
+ * server hands an unacknowledged message to another process). Dead letters, dedup (`Nats-Msg-Id` and
+ * a shared idempotency ledger on KV with a compare-and-set fence) and stream bounds come with it.
  *
  * @example
  * ```ts no-run
- * import { connect } from '@nats-io/transport-node'
- * import { KvIdempotencyStore } from '@flowing/nats'
+ * import { createNatsLoop } from '@flowing/nats'
  *
- * const nc = await connect({ servers: '127.0.0.1:4222' })
- * const ledger = await KvIdempotencyStore.open(nc, { bucket: 'orders-ledger', ttlMs: 86_400_000 })
+ * interface Messages { 'order.paid': { orderId: string } }
+ * const loop = await createNatsLoop<Messages>({ servers: '127.0.0.1:4222', name: 'orders' })
+ * loop.on('order.paid', async (msg) => console.log(msg.payload.orderId))
+ * await loop.start()
+ * await loop.post('order.paid', { orderId: 'o-1' }, { key: 'o-1' })
  * ```
  *
  * @packageDocumentation
  * @module @flowing/nats
  */
+export { NatsDeadLetters, type NatsReplayReport, type StoredDeadLetter } from './dead-letters.js'
+export { PublishError, TopologyError } from './errors.js'
+export type { NatsPostOptions } from './internal/post-input.js'
 export {
   CLAIM_ATTEMPTS,
   KvIdempotencyStore,
@@ -22,3 +30,11 @@ export {
   LedgerContendedError,
   LedgerFencedError,
 } from './kv-ledger.js'
+export {
+  createNatsLoop,
+  NatsLoop,
+  type NatsMetrics,
+  type NatsPostResult,
+  type NatsStopReport,
+} from './nats-loop.js'
+export type { NatsLoopOptions } from './options.js'

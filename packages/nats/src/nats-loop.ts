@@ -17,8 +17,8 @@ import {
   type Message,
   type MessageMap,
   type MessageType,
-  type Middleware,
   type MetricsSnapshot,
+  type Middleware,
   type PostOptions,
   type PriorityLevel,
   QueueFullError,
@@ -104,7 +104,9 @@ export interface NatsStopReport {
  * @throws InvalidArgumentError for a bad option; TopologyError for streams this process cannot share;
  * the client's error when the server cannot be reached
  */
-export async function createNatsLoop<M extends MessageMap = MessageMap>(options: NatsLoopOptions): Promise<NatsLoop<M>> {
+export async function createNatsLoop<M extends MessageMap = MessageMap>(
+  options: NatsLoopOptions,
+): Promise<NatsLoop<M>> {
   const o = resolveOptions(options)
   const own = options.connection === undefined
   const nc = options.connection ?? (await connect({ servers: options.servers as string[], maxReconnectAttempts: -1 }))
@@ -162,11 +164,10 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       workers: o.workers,
       capacity: Math.max(2 * o.partitions, 64),
       autoStart: false,
-      ...(ledger === undefined ? {} : { idempotency: { store: ledger, ttlMs: o.idempotencyTtlMs } }),
+      ...(ledger === undefined ? {} : { idempotency: { store: ledger, ttlMs: o.idempotencyTtlMs ?? 0 } }),
     })
     this.deadLetters = new NatsDeadLetters(jsm, topology, this.#publisher, this.#ids, o.partitions)
     this.#deliveries = new Deliveries(o.leaseMs, (d) => d.release())
-    const report = (error: unknown): void => void this.local.events.emit('sink-error', error, undefined as never)
     this.#runner = new Runner<M>({
       local: this.local,
       js,
@@ -176,14 +177,14 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       deliveries: this.#deliveries,
       ledger,
       deadLetters: this.deadLetters,
-      report,
+      report: o.onError,
     })
     this.#delays = new DelayMover(js, topology, this.#publisher, o.partitions)
     this.#followUp = (parent, id, type, payload, options) => {
       const wire = this.#wire(id ?? this.#ids.next(), type, payload, options, parent)
-      const stored = this.#publish(wire, undefined)
+      const stored = this.#publish(wire, undefined, false)
       stored.catch(() => {}) // the parent's settlement awaits it (and hands the parent back if it fails)
-      return { stored, message: messageOf(wire) }
+      return { stored, message: messageOf<Record<string, unknown>, string>(wire) }
     }
     void this.#watchConnection()
   }
@@ -227,8 +228,8 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     checkPost(type, options)
     this.#refuseIfStopped('post')
     const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
-    await this.#publish(wire, undefined)
-    return messageOf(wire) as Message<M, T>
+    await this.#publish(wire, undefined, true)
+    return messageOf<M, T>(wire)
   }
 
   /** As {@link NatsLoop.post}, but resolves with a refusal instead of rejecting for a full stream, a duplicate or a stop. */
@@ -261,8 +262,8 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     const delay = checkDelay(delayMs)
     this.#refuseIfStopped('post')
     const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
-    await this.#publish(wire, Date.now() + delay)
-    return messageOf(wire) as Message<M, T>
+    await this.#publish(wire, Date.now() + delay, true)
+    return messageOf<M, T>(wire)
   }
 
   /**
@@ -329,7 +330,13 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     return new NatsContext(ctx, this.#deliveries.get(m.id), this.#followUp)
   }
 
-  #wire(id: string, type: string, payload: unknown, o: PostOptions | undefined, parent: Message | undefined): Wire {
+  #wire(
+    id: string,
+    type: string,
+    payload: unknown,
+    o: PostOptions | undefined,
+    parent: { readonly traceId: string; readonly hops: number } | undefined,
+  ): Wire {
     return {
       id,
       type,
@@ -346,14 +353,16 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     }
   }
 
-  async #publish(wire: Wire, dueAtEpochMs: number | undefined): Promise<void> {
+  // A duplicate is refused for a post with an idempotency key, and expected for a follow-up posted
+  // again by a retried or redelivered handler (its deterministic id makes it one).
+  async #publish(wire: Wire, dueAtEpochMs: number | undefined, refuseDuplicate: boolean): Promise<void> {
     const { topology, options } = this.#p
     const subject =
       dueAtEpochMs === undefined
         ? topology.subject(partitionOf(wire.key, wire.id, options.partitions))
         : topology.delayedSubject
     const published = await this.#publisher.publish(subject, { ...wire, dueAtEpochMs }, wire.idempotencyKey ?? wire.id)
-    if (published.duplicate && wire.idempotencyKey !== undefined) {
+    if (refuseDuplicate && published.duplicate && wire.idempotencyKey !== undefined) {
       throw new DuplicateMessageError(wire.type, wire.idempotencyKey, 'published')
     }
   }
@@ -368,8 +377,8 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   }
 }
 
-function messageOf(w: Wire): Message<MessageMap> {
-  return {
+function messageOf<M extends MessageMap, T extends MessageType<M>>(w: Wire): Message<M, T> {
+  const message: Message<Record<string, unknown>, string> = {
     id: w.id,
     type: w.type,
     payload: w.payload,
@@ -381,4 +390,5 @@ function messageOf(w: Wire): Message<MessageMap> {
     traceId: w.traceId,
     hops: w.hops,
   }
+  return message as unknown as Message<M, T>
 }

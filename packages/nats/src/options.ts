@@ -79,6 +79,12 @@ export interface NatsLoopOptions {
    * classification, logging, traces. Its capacity, store and idempotency come from this loop.
    */
   readonly loop?: Omit<LoopOptions, 'capacity' | 'store' | 'idempotency' | 'workers' | 'maxDelayed'>
+  /**
+   * Told of what goes wrong with no caller to throw to: a dead letter or follow-up the server did not
+   * store (its message is handed back and runs again), a delivery the local loop could not take.
+   * @defaultValue a `console.warn` line
+   */
+  readonly onError?: (error: unknown) => void
 }
 
 /** The options with their defaults. */
@@ -97,6 +103,7 @@ export interface ResolvedNatsOptions {
   readonly replicas: number
   readonly idempotencyTtlMs: number | undefined
   readonly loop: NonNullable<NatsLoopOptions['loop']>
+  readonly onError: (error: unknown) => void
 }
 
 const KNOWN = [
@@ -116,6 +123,7 @@ const KNOWN = [
   'replicas',
   'idempotency',
   'loop',
+  'onError',
 ] as const
 
 /** Checks every option and fills in the defaults. */
@@ -123,7 +131,11 @@ export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options)
   checkKnown(options)
   if ((options.servers === undefined) === (options.connection === undefined)) {
-    throw new InvalidArgumentError('options.servers', 'given, or else `connection` (exactly one of them)', options.servers)
+    throw new InvalidArgumentError(
+      'options.servers',
+      'given, or else `connection` (exactly one of them)',
+      options.servers,
+    )
   }
   if (options.servers !== undefined) checkServers(options.servers)
   const name = options.name ?? 'flowing'
@@ -132,7 +144,8 @@ export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
   }
   const ackWaitMs = int('ackWaitMs', options.ackWaitMs, 30_000, 1000)
   const margin = int('leaseMarginMs', options.leaseMarginMs, Math.max(500, Math.floor(ackWaitMs / 5)), 1)
-  if (margin >= ackWaitMs) throw new InvalidArgumentError('options.leaseMarginMs', `below ackWaitMs (${ackWaitMs})`, margin)
+  if (margin >= ackWaitMs)
+    throw new InvalidArgumentError('options.leaseMarginMs', `below ackWaitMs (${ackWaitMs})`, margin)
   return {
     name,
     partitions: int('partitions', options.partitions, 32, 1, 4096),
@@ -148,6 +161,7 @@ export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
     replicas: int('replicas', options.replicas, 1, 1, 5),
     idempotencyTtlMs: idempotencyTtl(options.idempotency),
     loop: loopOptions(options.loop),
+    onError: onError(options.onError),
   }
 }
 
@@ -194,9 +208,26 @@ function loopOptions(value: unknown): NonNullable<NatsLoopOptions['loop']> {
   if (typeof value !== 'object' || value === null) throw new InvalidArgumentError('options.loop', 'an object', value)
   const owned = Object.keys(value).find((k) => OWNED.includes(k))
   if (owned !== undefined) {
-    throw new InvalidArgumentError(`options.loop.${owned}`, 'left out: the NATS loop sets it', (value as never)[owned], {
-      hint: owned === 'workers' ? 'give `workers` at the top level' : 'the streams bound and keep messages here',
-    })
+    throw new InvalidArgumentError(
+      `options.loop.${owned}`,
+      'left out: the NATS loop sets it',
+      (value as never)[owned],
+      {
+        hint: owned === 'workers' ? 'give `workers` at the top level' : 'the streams bound and keep messages here',
+      },
+    )
   }
   return value as NonNullable<NatsLoopOptions['loop']>
+}
+
+function onError(value: unknown): (error: unknown) => void {
+  if (value === undefined)
+    return (error) => console.warn(`[flowing/nats] ${(error as Error)?.message ?? String(error)}`)
+  if (typeof value !== 'function') throw new InvalidArgumentError('options.onError', 'a function', value)
+  // A throwing listener must not break the loop that tells it.
+  return (error) => {
+    try {
+      value(error)
+    } catch {}
+  }
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import type { MessageKey, PriorityLevel, RetryOptions, SnapshotMessage } from '@flowing/core'
-import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node'
+import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node'
 
 /** Header names. */
 export const H = {

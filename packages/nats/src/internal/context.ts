@@ -7,14 +7,7 @@
  *
  * @module
  */
-import type {
-  HandlerContext,
-  Message,
-  MessageMap,
-  MessageType,
-  PostOptions,
-  PostResult,
-} from '@flowing/core'
+import type { HandlerContext, Message, MessageMap, MessageType, PostOptions, PostResult } from '@flowing/core'
 import type { Delivery } from './deliveries.js'
 
 /**
@@ -22,12 +15,12 @@ import type { Delivery } from './deliveries.js'
  * will be, with the promise of its being stored.
  */
 export type FollowUp = (
-  parent: Message<MessageMap>,
+  parent: Message<Record<string, unknown>, string>,
   id: string | undefined,
   type: string,
   payload: unknown,
   options: PostOptions | undefined,
-) => { readonly stored: Promise<unknown>; readonly message: Message<MessageMap> }
+) => { readonly stored: Promise<unknown>; readonly message: Message<Record<string, unknown>, string> }
 
 /** `ctx` for a handler of a distributed loop. */
 export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
@@ -79,9 +72,15 @@ export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
       }
       id = `${d.wire.id}>${++d.followUpCount}`
     }
-    const { stored, message } = this.#followUp(this.#ctx.message as Message<MessageMap>, id, type, payload, options)
+    const { stored, message } = this.#followUp(
+      this.#ctx.message as unknown as Message<Record<string, unknown>, string>,
+      id,
+      type,
+      payload,
+      options,
+    )
     d?.followUps.push(stored)
-    return message as Message<M, T>
+    return message as unknown as Message<M, T>
   }
 
   tryPost<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): PostResult<M, T> {

@@ -51,7 +51,12 @@ export class Publisher {
     } catch (error) {
       if (isFull(error)) {
         this.counters.refused++
-        throw new QueueFullError(w.type, { queued: this.#bound, capacity: this.#bound, running: 0, waitingProducers: 0 })
+        throw new QueueFullError(w.type, {
+          queued: this.#bound,
+          capacity: this.#bound,
+          running: 0,
+          waitingProducers: 0,
+        })
       }
       throw new PublishError(subject, error)
     }

@@ -171,14 +171,16 @@ export class Runner<M extends MessageMap> {
       // No handler for its type here, or its idempotency key still held by a stale copy: later.
       this.#p.report(error)
       this.#forget(d)
-      return this.#nak(d, 1000)
+      this.#nak(d, 1000)
+      return
     } finally {
       this.#admitting = undefined
     }
     if (m === undefined) {
       this.counters.skipped++ // its idempotency key is done: it ran to an end elsewhere
       this.#forget(d)
-      return this.#ack(d)
+      this.#ack(d)
+      return
     }
     if (!this.#admittingEnded) this.#p.deliveries.add(m.id, d)
   }
@@ -242,7 +244,12 @@ export class Runner<M extends MessageMap> {
       traceId: wire.traceId,
       reason: 'exhausted',
       errorClass: 'unknown',
-      error: { name: error.name, message: error.message, signature: errorSignature(error.name, error.message), errorClass: 'unknown' },
+      error: {
+        name: error.name,
+        message: error.message,
+        signature: errorSignature(error.name, error.message),
+        errorClass: 'unknown',
+      },
       attempts: [],
       at: performance.now(),
       atEpochMs: Date.now(),

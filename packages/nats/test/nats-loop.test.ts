@@ -1,0 +1,146 @@
+/**
+ * The distributed loop in one process against a private server: posts run in per-key order, follow-ups
+ * travel through the streams, retries keep the key blocked, delays are never early, dead letters land
+ * in the shared stream and replay, duplicates are refused, a full stream refuses posts with the same
+ * typed error an in-process loop uses.
+ */
+import { InvalidArgumentError, QueueFullError, RetryableError } from '@flowing/core'
+import { afterEach, expect, it } from 'vitest'
+import { createNatsLoop, type NatsLoop, type NatsLoopOptions } from '../src/index.js'
+import { describeNats, useNatsServer } from './server.js'
+
+interface Messages {
+  step: { key: string; n: number }
+  fail: { n: number }
+  parent: { n: number }
+  child: { n: number }
+}
+
+describeNats('NatsLoop (one process, a private nats-server)', () => {
+  const server = useNatsServer()
+  const open: NatsLoop<Messages>[] = []
+  let names = 0
+  const make = async (o: Partial<NatsLoopOptions> = {}): Promise<NatsLoop<Messages>> => {
+    const loop = await createNatsLoop<Messages>({
+      servers: server().url,
+      name: `t${names++}`,
+      partitions: 4,
+      ...o,
+    })
+    open.push(loop)
+    return loop
+  }
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((l) => l.stop()))
+  })
+
+  it('runs every message once, in post order per key', async () => {
+    const loop = await make()
+    const seen = new Map<string, number[]>()
+    loop.on('step', async ({ payload }) => {
+      const list = seen.get(payload.key) ?? []
+      list.push(payload.n)
+      seen.set(payload.key, list)
+      await new Promise((r) => setTimeout(r, Math.random() * 2))
+    })
+    await loop.start()
+    for (let n = 0; n < 200; n++) await loop.post('step', { key: `k${n % 7}`, n }, { key: `k${n % 7}` })
+    await loop.drain()
+    let total = 0
+    for (const [, list] of seen) {
+      expect(list).toEqual([...list].sort((a, b) => a - b))
+      total += list.length
+    }
+    expect(total).toBe(200)
+    expect(loop.metrics()).toMatchObject({ received: 200, acked: 200, fenced: 0, held: 0 })
+  })
+
+  it('publishes follow-ups into the streams with the trace and one more hop', async () => {
+    const loop = await make()
+    const children: { traceId: string; hops: number }[] = []
+    let parentTrace = ''
+    loop.on('parent', (m, ctx) => {
+      parentTrace = m.traceId
+      ctx.post('child', { n: m.payload.n }, { key: 'c' })
+    })
+    loop.on('child', (m) => void children.push({ traceId: m.traceId, hops: m.hops }))
+    await loop.start()
+    const posted = await loop.post('parent', { n: 1 })
+    await loop.drain()
+    expect(parentTrace).toBe(posted.id)
+    expect(children).toEqual([{ traceId: posted.id, hops: 1 }])
+  })
+
+  it('retries back off while later messages of the key wait', async () => {
+    const loop = await make({ loop: { retry: { maxAttempts: 3, baseMs: 30, jitter: 0 }, logger: false } })
+    const order: string[] = []
+    let failures = 0
+    loop.on('step', (m) => {
+      if (m.payload.n === 0 && failures++ < 2) throw new RetryableError('flaky')
+      order.push(`${m.payload.n}`)
+    })
+    await loop.start()
+    await loop.post('step', { key: 'a', n: 0 }, { key: 'a' })
+    await loop.post('step', { key: 'a', n: 1 }, { key: 'a' })
+    await loop.drain()
+    expect(order).toEqual(['0', '1'])
+  })
+
+  it('never starts a delayed message early', async () => {
+    const loop = await make()
+    const started: number[] = []
+    loop.on('step', () => void started.push(Date.now()))
+    await loop.start()
+    const at = Date.now()
+    await loop.postDelayed('step', { key: 'd', n: 0 }, 300, { key: 'd' })
+    await loop.drain()
+    expect(started).toHaveLength(1)
+    expect((started[0] ?? 0) - at).toBeGreaterThanOrEqual(300)
+  })
+
+  it('dead-letters into the shared stream, and replays', async () => {
+    const loop = await make({ loop: { retry: { maxAttempts: 2, baseMs: 5 }, logger: false } })
+    let fail = true
+    let ran = 0
+    loop.on('fail', () => {
+      ran++
+      if (fail) throw new Error('broken downstream')
+    })
+    await loop.start()
+    const posted = await loop.post('fail', { n: 1 }, { key: 'x' })
+    await loop.drain()
+    const letters = await loop.deadLetters.list()
+    expect(letters.map((l) => [l.id, l.type, l.error.message])).toEqual([[posted.id, 'fail', 'broken downstream']])
+    fail = false
+    const report = await loop.deadLetters.replay()
+    expect(report.replayed.size).toBe(1)
+    await loop.drain()
+    expect(ran).toBe(3)
+    expect(await loop.deadLetters.count()).toBe(0)
+  })
+
+  it('refuses a duplicate idempotency key, and a post to a full stream with QueueFullError', async () => {
+    const loop = await make({ maxMessages: 3 })
+    await loop.post('step', { key: 'a', n: 0 }, { idempotencyKey: 'once' })
+    const dup = await loop.tryPost('step', { key: 'a', n: 1 }, { idempotencyKey: 'once' })
+    expect(dup).toMatchObject({ ok: false, status: 'duplicate' })
+    await loop.post('step', { key: 'a', n: 2 })
+    await loop.post('step', { key: 'a', n: 3 })
+    await expect(loop.post('step', { key: 'a', n: 4 })).rejects.toBeInstanceOf(QueueFullError)
+    expect(await loop.tryPost('step', { key: 'a', n: 5 })).toMatchObject({ ok: false, status: 'full' })
+    expect(await loop.fill()).toMatchObject({ messages: 3, maxMessages: 3, fill: 1 })
+  })
+
+  it('rejects bad options and arguments with typed errors, before connecting', async () => {
+    await expect(createNatsLoop({ servers: server().url, partitons: 4 } as never)).rejects.toThrow(
+      /options\.partitons.*did you mean `partitions`/,
+    )
+    await expect(createNatsLoop({ servers: server().url, name: 'a.b' })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(createNatsLoop({ servers: server().url, loop: { capacity: 3 } as never })).rejects.toThrow(
+      /options\.loop\.capacity/,
+    )
+    const loop = await make()
+    await expect(loop.post('step', { key: 'a', n: 0 }, { priority: 12 as never })).rejects.toThrow(/options\.priority/)
+    await expect(loop.postDelayed('step', { key: 'a', n: 0 }, -1)).rejects.toThrow(/delayMs/)
+  })
+})
