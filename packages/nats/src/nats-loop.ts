@@ -7,6 +7,7 @@
  * @module
  */
 import {
+  BackpressureError,
   createLoop,
   DuplicateMessageError,
   type Handler,
@@ -36,6 +37,7 @@ import { partitionOf } from './internal/partition.js'
 import { checkDelay, checkPost, type NatsPostOptions } from './internal/post-input.js'
 import { Ids, Publisher } from './internal/publisher.js'
 import { Runner } from './internal/runner.js'
+import { StreamPressure } from './internal/stream-pressure.js'
 import { Topology } from './internal/topology.js'
 import { KvIdempotencyStore } from './kv-ledger.js'
 import { type NatsLoopOptions, type ResolvedNatsOptions, resolveOptions } from './options.js'
@@ -43,7 +45,7 @@ import { type NatsLoopOptions, type ResolvedNatsOptions, resolveOptions } from '
 /** `tryPost` on a distributed loop: stored, or refused with the error `post` would have thrown. */
 export type NatsPostResult<M extends MessageMap, T extends MessageType<M>> =
   | { readonly ok: true; readonly status: 'queued'; readonly message: Message<M, T> }
-  | { readonly ok: false; readonly status: 'full' | 'duplicate' | 'stopped'; readonly error: Error }
+  | { readonly ok: false; readonly status: 'full' | 'shed' | 'reject' | 'duplicate' | 'stopped'; readonly error: Error }
 
 /** A distributed loop's figures: its local loop's, and the transport's. */
 export interface NatsMetrics {
@@ -149,6 +151,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   readonly #runner: Runner<M>
   readonly #delays: DelayMover
   readonly #followUp: FollowUp
+  readonly #pressure: StreamPressure | undefined
   #state: 'idle' | 'running' | 'stopping' = 'idle'
   #stopped: Promise<NatsStopReport> | undefined
 
@@ -186,6 +189,13 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       stored.catch(() => {}) // the parent's settlement awaits it (and hands the parent back if it fails)
       return { stored, message: messageOf<Record<string, unknown>, string>(wire) }
     }
+    this.#pressure =
+      o.backpressure === undefined
+        ? undefined
+        : new StreamPressure(jsm, topology.work, o.maxMessages, o.backpressure, (t) =>
+            this.local.events.emit('backpressure', t),
+          )
+    this.#pressure?.start()
     void this.#watchConnection()
   }
 
@@ -221,12 +231,14 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
    * Publishes a message into its key's partition; resolves once the stream stored it (the durable
    * acknowledgement), with the message as handlers will see it (`id`, `traceId`, `hops`).
    *
-   * @throws InvalidArgumentError; QueueFullError when the stream is full; DuplicateMessageError when
+   * @throws InvalidArgumentError; QueueFullError when the stream is full; BackpressureError past the
+   * shed or reject watermark (with `backpressure`); DuplicateMessageError when
    * the server saw its idempotency key within its duplicate window; PublishError; LoopStoppedError
    */
   async post<T extends MessageType<M>>(type: T, payload: M[T], options?: NatsPostOptions): Promise<Message<M, T>> {
     checkPost(type, options)
     this.#refuseIfStopped('post')
+    this.#pressure?.admit(type, options?.priority ?? 5)
     const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
     await this.#publish(wire, undefined, true)
     return messageOf<M, T>(wire)
@@ -244,6 +256,9 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       if (error instanceof QueueFullError) return { ok: false, status: 'full', error }
       if (error instanceof DuplicateMessageError) return { ok: false, status: 'duplicate', error }
       if (error instanceof LoopStoppedError) return { ok: false, status: 'stopped', error }
+      if (error instanceof BackpressureError) {
+        return { ok: false, status: error.pressure.cause === 'shed' ? 'shed' : 'reject', error }
+      }
       throw error
     }
   }
@@ -311,6 +326,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
 
   async #stop(options: StopOptions | undefined): Promise<NatsStopReport> {
     this.#state = 'stopping'
+    this.#pressure?.stop()
     await this.#runner.stopPulling()
     await this.#delays.stop()
     const snapshot = await this.local.stop(options)

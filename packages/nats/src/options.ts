@@ -4,9 +4,12 @@
  *
  * @module
  */
+
+import { WatermarkController } from '@flowing/backpressure'
 import { InvalidArgumentError, type LoopOptions } from '@flowing/core'
 import { closestName } from '@flowing/errors'
 import type { NatsConnection } from '@nats-io/transport-node'
+import type { StreamBackpressureOptions } from './internal/stream-pressure.js'
 
 /** Options of a distributed loop on NATS JetStream. */
 export interface NatsLoopOptions {
@@ -85,6 +88,13 @@ export interface NatsLoopOptions {
    * @defaultValue a `console.warn` line
    */
   readonly onError?: (error: unknown) => void
+  /**
+   * Watermark backpressure over the work stream's fill (warn 60 %, shed 80 %, reject 95 % by
+   * default, as in-process): `backpressure` events on {@link NatsLoop.events}, and posts refused with
+   * `BackpressureError` (`tryPost` status `shed` / `reject`) before the stream itself is full.
+   * @defaultValue false
+   */
+  readonly backpressure?: boolean | StreamBackpressureOptions
 }
 
 /** The options with their defaults. */
@@ -104,6 +114,7 @@ export interface ResolvedNatsOptions {
   readonly idempotencyTtlMs: number | undefined
   readonly loop: NonNullable<NatsLoopOptions['loop']>
   readonly onError: (error: unknown) => void
+  readonly backpressure: StreamBackpressureOptions | undefined
 }
 
 const KNOWN = [
@@ -124,6 +135,7 @@ const KNOWN = [
   'idempotency',
   'loop',
   'onError',
+  'backpressure',
 ] as const
 
 /** Checks every option and fills in the defaults. */
@@ -162,6 +174,7 @@ export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
     idempotencyTtlMs: idempotencyTtl(options.idempotency),
     loop: loopOptions(options.loop),
     onError: onError(options.onError),
+    backpressure: backpressure(options.backpressure),
   }
 }
 
@@ -230,4 +243,19 @@ function onError(value: unknown): (error: unknown) => void {
       value(error)
     } catch {}
   }
+}
+
+function backpressure(value: unknown): StreamBackpressureOptions | undefined {
+  if (value === undefined || value === false) return undefined
+  if (value === true) return {}
+  if (typeof value !== 'object' || value === null) {
+    throw new InvalidArgumentError('options.backpressure', 'a boolean or an object of watermarks', value)
+  }
+  const { shedAbove, intervalMs, ...marks } = value as StreamBackpressureOptions
+  if (shedAbove !== undefined && !(Number.isInteger(shedAbove) && shedAbove >= 0 && shedAbove <= 9)) {
+    throw new InvalidArgumentError('options.backpressure.shedAbove', 'an integer from 0 to 9', shedAbove)
+  }
+  int('backpressure.intervalMs', intervalMs, 250, 10)
+  new WatermarkController(marks) // its own checks: unknown marks, marks out of order
+  return value as StreamBackpressureOptions
 }

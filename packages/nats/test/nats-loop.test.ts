@@ -4,7 +4,7 @@
  * in the shared stream and replay, duplicates are refused, a full stream refuses posts with the same
  * typed error an in-process loop uses.
  */
-import { InvalidArgumentError, QueueFullError, RetryableError } from '@flowing/core'
+import { BackpressureError, InvalidArgumentError, QueueFullError, RetryableError } from '@flowing/core'
 import { afterEach, expect, it } from 'vitest'
 import { createNatsLoop, type NatsLoop, type NatsLoopOptions } from '../src/index.js'
 import { describeNats, useNatsServer } from './server.js'
@@ -131,6 +131,24 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     expect(await loop.fill()).toMatchObject({ messages: 3, maxMessages: 3, fill: 1 })
   })
 
+  it('applies the watermarks to the stream fill: one event per crossing, typed refusals', async () => {
+    const loop = await make({ maxMessages: 20, backpressure: { intervalMs: 20 } })
+    const levels: string[] = []
+    loop.events.on('backpressure', (t) => levels.push(`${t.from}>${t.to}`))
+    for (let n = 0; n < 17; n++) await loop.post('step', { key: 'a', n }) // 85 %: shed
+    await new Promise((r) => setTimeout(r, 100))
+    expect(levels).toEqual(['normal>warn', 'warn>shed'])
+    const shed = await loop.tryPost('step', { key: 'a', n: 99 }, { priority: 7 })
+    expect(shed).toMatchObject({ ok: false, status: 'shed' })
+    expect(shed.ok === false && shed.error).toBeInstanceOf(BackpressureError)
+    expect(await loop.tryPost('step', { key: 'a', n: 100 }, { priority: 0 })).toMatchObject({ ok: true })
+    loop.on('step', () => {})
+    await loop.start()
+    await loop.drain()
+    await new Promise((r) => setTimeout(r, 100))
+    expect(levels.at(-1)).toMatch(/>normal$/)
+  })
+
   it('rejects bad options and arguments with typed errors, before connecting', async () => {
     await expect(createNatsLoop({ servers: server().url, partitons: 4 } as never)).rejects.toThrow(
       /options\.partitons.*did you mean `partitions`/,
@@ -139,6 +157,9 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     await expect(createNatsLoop({ servers: server().url, loop: { capacity: 3 } as never })).rejects.toThrow(
       /options\.loop\.capacity/,
     )
+    await expect(
+      createNatsLoop({ servers: server().url, backpressure: { shed: { enter: 2 } } as never }),
+    ).rejects.toThrow(/shed/)
     const loop = await make()
     await expect(loop.post('step', { key: 'a', n: 0 }, { priority: 12 as never })).rejects.toThrow(/options\.priority/)
     await expect(loop.postDelayed('step', { key: 'a', n: 0 }, -1)).rejects.toThrow(/delayMs/)

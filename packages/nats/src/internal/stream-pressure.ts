@@ -1,0 +1,97 @@
+/**
+ * Watermark backpressure over the work stream's fill — the same 60 / 80 / 95 % levels, events and
+ * typed refusals as an in-process loop's queue, for every producer of a distributed loop. The fill is
+ * the stream's stored messages (waiting or held anywhere) over its bound, read from the server every
+ * `intervalMs`, plus what this process published since the last reading; between readings a
+ * producer's own burst still moves the level.
+ *
+ * @module
+ */
+
+import { WatermarkController } from '@flowing/backpressure'
+import { BackpressureError, type BackpressureOptions, type PressureTransition, Priority } from '@flowing/core'
+import type { JetStreamManager } from '@nats-io/jetstream'
+
+/** `backpressure` of a distributed loop: core's options, and how often the fill is read. */
+export interface StreamBackpressureOptions extends BackpressureOptions {
+  /** How often the stream's fill is read from the server (ms). @defaultValue 250 */
+  readonly intervalMs?: number
+}
+
+/** The pressure on one work stream, as one producer sees it. */
+export class StreamPressure {
+  readonly #jsm: JetStreamManager
+  readonly #stream: string
+  readonly #bound: number
+  readonly #controller: WatermarkController
+  readonly #shedAbove: number
+  readonly #intervalMs: number
+  #stored = 0
+  #publishedSince = 0
+  #timer: NodeJS.Timeout | undefined
+
+  /**
+   * @param onTransition - told of each level crossing (the loop's `backpressure` event)
+   * @throws the controller's argument errors for bad marks
+   */
+  constructor(
+    jsm: JetStreamManager,
+    stream: string,
+    bound: number,
+    options: StreamBackpressureOptions,
+    onTransition: (t: PressureTransition) => void,
+  ) {
+    const { shedAbove = Priority.high, intervalMs = 250, ...marks } = options
+    this.#jsm = jsm
+    this.#stream = stream
+    this.#bound = bound
+    this.#shedAbove = shedAbove
+    this.#intervalMs = intervalMs
+    this.#controller = new WatermarkController({ ...marks, onTransition })
+  }
+
+  /** The fill as this producer knows it (0–1). */
+  get fill(): number {
+    return Math.min(1, (this.#stored + this.#publishedSince) / this.#bound)
+  }
+
+  /** Starts reading the stream's fill. */
+  start(): void {
+    const read = (): void => {
+      this.#jsm.streams.info(this.#stream).then(
+        (info) => {
+          this.#stored = info.state.messages
+          this.#publishedSince = 0
+          this.#controller.update(this.fill)
+        },
+        () => {}, // no reading while the server is away: the last level holds
+      )
+    }
+    read()
+    this.#timer = setInterval(read, this.#intervalMs)
+    this.#timer.unref()
+  }
+
+  /** Stops reading. */
+  stop(): void {
+    clearInterval(this.#timer)
+  }
+
+  /** Admits a post of `priority`, or throws the `BackpressureError` an in-process loop would. */
+  admit(type: string, priority: number): void {
+    const fill = this.fill
+    const decision = this.#controller.decide(fill, priority, this.#shedAbove)
+    if (decision.admitted) {
+      this.#publishedSince++
+      return
+    }
+    const cause = decision.cause === 'breaker' ? 'breaker' : decision.outcome === 'shed' ? 'shed' : 'reject'
+    throw new BackpressureError(type, priority, {
+      level: this.#controller.level,
+      cause,
+      fill,
+      retryAfterMs: this.#controller.retryAfterMs,
+      shedAbove: this.#shedAbove,
+    })
+  }
+}
