@@ -12,6 +12,7 @@ import {
   DuplicateMessageError,
   type Handler,
   type HandlerContext,
+  InvalidArgumentError,
   type Loop,
   type LoopEmitter,
   LoopStoppedError,
@@ -24,7 +25,6 @@ import {
   type PriorityLevel,
   QueueFullError,
   type RegisterOptions,
-  type StopOptions,
 } from '@flowing/core'
 import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
@@ -79,6 +79,19 @@ export interface NatsMetrics {
   readonly undecodable: number
   /** Delayed messages this process moved into their partitions when due. */
   readonly delayedMoved: number
+}
+
+/** Options of {@link NatsLoop.stop}. */
+export interface NatsStopOptions {
+  /**
+   * How long to let what this process holds run on (ms); then what is still running is aborted
+   * (`ctx.signal`, late effects fenced) and everything unfinished is handed back to the server.
+   * `0` hands back at once.
+   * @defaultValue 10_000
+   */
+  readonly deadlineMs?: number
+  /** Cuts the wait short when aborted, as the deadline does (a second SIGTERM, say). */
+  readonly signal?: AbortSignal
 }
 
 /** What `stop()` did. */
@@ -303,11 +316,13 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Stops pulling, stops the local loop (draining it as `Loop.stop` does, within `deadlineMs`), hands
-   * whatever it still holds back to the server — others run it at once (a backing-off retry after what
-   * it still had to wait) — and closes the connection it opened.
+   * Stops pulling, lets what this process holds run on until `deadlineMs`, hands whatever is still
+   * unfinished back to the server — others run it at once, a backing-off retry after what it still had
+   * to wait — and closes the connection it opened.
+   *
+   * @throws InvalidArgumentError for a bad deadline (the promise rejects)
    */
-  stop(options?: StopOptions): Promise<NatsStopReport> {
+  stop(options?: NatsStopOptions): Promise<NatsStopReport> {
     this.#stopped ??= this.#stop(options)
     return this.#stopped
   }
@@ -324,18 +339,22 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     }
   }
 
-  async #stop(options: StopOptions | undefined): Promise<NatsStopReport> {
+  async #stop(options: NatsStopOptions | undefined): Promise<NatsStopReport> {
+    const deadlineMs = options?.deadlineMs ?? 10_000
+    if (typeof deadlineMs !== 'number' || !(deadlineMs >= 0)) {
+      throw new InvalidArgumentError('options.deadlineMs', 'a number ≥ 0', deadlineMs)
+    }
     this.#state = 'stopping'
     this.#pressure?.stop()
     await this.#runner.stopPulling()
     await this.#delays.stop()
-    const snapshot = await this.local.stop(options)
-    this.#runner.handBack(snapshot.messages)
+    const snapshot = await this.local.stop({ deadlineMs, ...(options?.signal ? { signal: options.signal } : {}) })
+    const handedBack = this.#runner.handBack(snapshot.messages)
     this.#deliveries.stop()
     await this.#runner.ended()
     await this.#p.nc.flush().catch(() => {})
     if (this.#p.own) await this.#p.nc.close()
-    return { handedBack: snapshot.messages.length }
+    return { handedBack }
   }
 
   #refuseIfStopped(action: string): void {

@@ -78,19 +78,17 @@ export class Runner<M extends MessageMap> {
     const events = parts.local.events
     events.on('succeeded', (m) => this.#ended(m, undefined))
     events.on('dropped', (m) => this.#ended(m, undefined))
-    events.on('cancelled', (m) => this.#ended(m, undefined))
+    // `cancelled` comes only from the local loop's stop: such a message is not done — it stays held
+    // until `handBack` returns it to the server.
     events.on('dead-lettered', (m, letter) => this.#ended(m, letter))
   }
 
   /** Starts a pull loop on every partition. */
   async start(): Promise<void> {
     this.#pulling = true
-    const { js, topology, partitions } = this.#p
-    for (let p = 0; p < partitions; p++) {
-      const consumer = await js.consumers.get(topology.work, topology.consumer(p))
-      const messages = await consumer.consume({ max_messages: 1 })
-      this.#iterators.push(messages)
-      this.#loops.push(this.#pull(messages, p))
+    for (let p = 0; p < this.#p.partitions; p++) {
+      this.#iterators[p] = await this.#consume(p)
+      this.#loops.push(this.#pull(p))
     }
   }
 
@@ -105,23 +103,47 @@ export class Runner<M extends MessageMap> {
     await Promise.allSettled(this.#loops)
   }
 
-  /** Hands every delivery still held back to the server (after the local loop stopped). */
-  handBack(unfinished: readonly SnapshotMessage[]): void {
+  /**
+   * Hands every delivery still held back to the server (after the local loop stopped), each after
+   * what it still had to wait; returns how many.
+   */
+  handBack(unfinished: readonly SnapshotMessage[]): number {
     const wait = new Map(unfinished.map((sm) => [sm.id, sm.dueInMs ?? 0]))
+    let handed = 0
     for (const [id, d] of [...this.#p.deliveries.entries()]) {
       this.#p.deliveries.take(id)
       this.#forget(d)
-      this.#nak(d, Math.ceil(wait.get(id) ?? 0))
+      if (this.#nak(d, Math.ceil(wait.get(id) ?? 0))) handed++
     }
+    return handed
   }
 
-  async #pull(messages: ConsumerMessages, p: number): Promise<void> {
-    for await (const jm of messages) {
-      if (!this.#pulling) {
-        jm.nak()
-        continue
+  #consume(p: number): Promise<ConsumerMessages> {
+    const { js, topology } = this.#p
+    return js.consumers.get(topology.work, topology.consumer(p)).then((c) => c.consume({ max_messages: 1 }))
+  }
+
+  // One partition's loop: a delivery at a time. The client re-pulls across reconnects by itself; if
+  // the iteration still ends or breaks (its consumer deleted and made again, say), it starts over.
+  async #pull(p: number): Promise<void> {
+    while (this.#pulling) {
+      try {
+        for await (const jm of this.#iterators[p] as ConsumerMessages) {
+          if (!this.#pulling) {
+            jm.nak()
+            continue
+          }
+          await this.#receive(jm, p)
+        }
+      } catch (error) {
+        this.#p.report(error)
       }
-      await this.#receive(jm, p)
+      if (!this.#pulling) return
+      await new Promise((r) => setTimeout(r, 500))
+      this.#iterators[p] = await this.#consume(p).catch((error: unknown) => {
+        this.#p.report(error)
+        return this.#iterators[p] as ConsumerMessages
+      })
     }
   }
 
@@ -203,7 +225,8 @@ export class Runner<M extends MessageMap> {
     } catch (error) {
       // Its follow-ups or its letter are not stored: it is not done; the server hands it out again.
       this.#p.report(error)
-      return this.#nak(d, 1000)
+      this.#nak(d, 1000)
+      return
     }
     if (letter !== undefined) this.counters.deadLettered++
     this.#ack(d)
@@ -217,12 +240,15 @@ export class Runner<M extends MessageMap> {
     d.release()
   }
 
-  #nak(d: Delivery, delayMs: number): void {
-    if (this.#p.deliveries.valid(d, performance.now())) {
+  // Hands `d` back (unless its lease lapsed: it is the server's already); returns whether it did.
+  #nak(d: Delivery, delayMs: number): boolean {
+    const valid = this.#p.deliveries.valid(d, performance.now())
+    if (valid) {
       d.jm.nak(delayMs)
       this.counters.nakked++
     }
     d.release()
+    return valid
   }
 
   #forget(d: Delivery): void {
