@@ -197,9 +197,11 @@ export class KvIdempotencyStore implements IdempotencyStore {
    */
   forget(key: string): void {
     this.#expected.delete(key)
-    void this.#serial(key, async () => {
-      this.#held.delete(key)
-    })
+    if (!this.#chains.has(key)) this.#held.delete(key)
+    else
+      void this.#serial(key, async () => {
+        this.#held.delete(key)
+      })
   }
 
   /** Whether this store holds `key` (won or taken over, not finished): its writes are fenced on it. */
@@ -326,18 +328,15 @@ export class KvIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  // Runs `fn` after every call already made for `key` has settled (whatever its outcome).
+  // Runs `fn` after every call already made for `key` has settled (whatever its outcome). The chain
+  // entry goes before the caller sees the outcome, so an idle key has none (see `forget`).
   #serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const before = this.#chains.get(key)
-    const run = before === undefined ? fn() : before.then(fn, fn)
-    const tail = run.then(
-      () => {},
-      () => {},
-    )
-    this.#chains.set(key, tail)
-    void tail.then(() => {
+    const run = (before === undefined ? fn() : before.then(fn, fn)).finally(() => {
       if (this.#chains.get(key) === tail) this.#chains.delete(key)
     })
+    const tail: Promise<unknown> = run.then(undefined, () => {})
+    this.#chains.set(key, tail)
     return run
   }
 }
