@@ -219,7 +219,9 @@ export class KvIdempotencyStore implements IdempotencyStore {
    * the transport admits every message through the loop's restore path, where only `done` and
    * `failed` mean "skip" and `processing` / `committed` mean "my own leftover, take it over" — that
    * other holder is alive, so the message must be skipped, not run a second time. Without an
-   * expectation the entry is returned as found (a plain loop refuses the duplicate).
+   * expectation the entry is returned as found and nothing is taken: a plain loop's post refuses the
+   * duplicate, but its `restore()` of such a key would then write one it does not hold (fenced, a
+   * `ledger-error`) — restoring through this store needs {@link KvIdempotencyStore.expect}.
    *
    * @param _ttlMs - not used: expiry is the bucket's max age
    * @throws LedgerContendedError after {@link CLAIM_ATTEMPTS} lost races; what NATS throws
