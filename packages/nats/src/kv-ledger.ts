@@ -183,6 +183,15 @@ export class KvIdempotencyStore implements IdempotencyStore {
   }
 
   /**
+   * A store on a bucket the caller opened (its own timeouts or codecs): the bucket's max age is the
+   * keys' TTL, and it should keep history 1 (older revisions are never read).
+   * @param kv - an open KV bucket
+   */
+  static async bind(kv: KV): Promise<KvIdempotencyStore> {
+    return new KvIdempotencyStore(kv, (await kv.status()).bucket)
+  }
+
+  /**
    * The transport is about to admit a message of `owner` (its distributed message id) with `key`:
    * a `processing` / `committed` entry of that owner is a redelivery to take over. Synchronous.
    */

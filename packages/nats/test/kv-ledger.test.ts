@@ -4,7 +4,7 @@ import { type KV, Kvm } from '@nats-io/kv'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { KvIdempotencyStore, LedgerFencedError } from '../src/index.js'
+import { CLAIM_ATTEMPTS, KvIdempotencyStore, LedgerContendedError, LedgerFencedError } from '../src/index.js'
 import { describeNats, useNatsServer } from './server.js'
 
 describeNats('KvIdempotencyStore', () => {
@@ -185,6 +185,38 @@ describeNats('KvIdempotencyStore', () => {
       }
       expect((await raw(kv, 'order=2042=2Ex=3D=C3=BC'))?.value).toMatchObject({ checkpoint: 'order 42.x=ü' })
       expect((await raw(kv, 'a/b-c_D9'))?.value).toMatchObject({ checkpoint: 'a/b-c_D9' })
+    })
+  })
+
+  describe('claim() against a rival that always wins', () => {
+    it('gives up after CLAIM_ATTEMPTS lost races with a LedgerContendedError', async () => {
+      const [, , kv] = await two()
+      const rival = await new Kvm(await connection()).open((await kv.status()).bucket)
+      await rival.put('k', JSON.stringify({ state: 'failed' }))
+      let rounds = 0
+      // The store's bucket, with a rival writing the key just before each of the store's writes.
+      const contended = new Proxy(kv, {
+        get(target, property, receiver) {
+          if (property !== 'update') return Reflect.get(target, property, receiver)
+          return async (...args: Parameters<KV['update']>) => {
+            rounds++
+            await rival.put('k', JSON.stringify({ state: 'failed' }))
+            return target.update(...args)
+          }
+        },
+      })
+      const store = await KvIdempotencyStore.bind(contended)
+      const error = await store.claim('k', 1, true).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(error).toBeInstanceOf(LedgerContendedError)
+      expect(error).toMatchObject({ code: 'ERR_FLOWING_LEDGER_CONTENDED', key: 'k' })
+      expect((error as Error).message).toBe(
+        `Claiming idempotency key \`k\` in NATS KV bucket \`${store.bucket}\` lost the compare-and-set race ${CLAIM_ATTEMPTS} times in a row: others keep rewriting it`,
+      )
+      expect(rounds).toBe(CLAIM_ATTEMPTS)
+      expect(store.holds('k')).toBe(false)
     })
   })
 
