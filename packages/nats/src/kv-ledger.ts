@@ -183,6 +183,15 @@ export class KvIdempotencyStore implements IdempotencyStore {
   }
 
   /**
+   * A store on a bucket the caller opened (its own timeouts or codecs): the bucket's max age is the
+   * keys' TTL, and it should keep history 1 (older revisions are never read).
+   * @param kv - an open KV bucket
+   */
+  static async bind(kv: KV): Promise<KvIdempotencyStore> {
+    return new KvIdempotencyStore(kv, (await kv.status()).bucket)
+  }
+
+  /**
    * The transport is about to admit a message of `owner` (its distributed message id) with `key`:
    * a `processing` / `committed` entry of that owner is a redelivery to take over. Synchronous.
    */
@@ -197,9 +206,11 @@ export class KvIdempotencyStore implements IdempotencyStore {
    */
   forget(key: string): void {
     this.#expected.delete(key)
-    void this.#serial(key, async () => {
-      this.#held.delete(key)
-    })
+    if (!this.#chains.has(key)) this.#held.delete(key)
+    else
+      void this.#serial(key, async () => {
+        this.#held.delete(key)
+      })
   }
 
   /** Whether this store holds `key` (won or taken over, not finished): its writes are fenced on it. */
@@ -217,7 +228,9 @@ export class KvIdempotencyStore implements IdempotencyStore {
    * the transport admits every message through the loop's restore path, where only `done` and
    * `failed` mean "skip" and `processing` / `committed` mean "my own leftover, take it over" — that
    * other holder is alive, so the message must be skipped, not run a second time. Without an
-   * expectation the entry is returned as found (a plain loop refuses the duplicate).
+   * expectation the entry is returned as found and nothing is taken: a plain loop's post refuses the
+   * duplicate, but its `restore()` of such a key would then write one it does not hold (fenced, a
+   * `ledger-error`) — restoring through this store needs {@link KvIdempotencyStore.expect}.
    *
    * @param _ttlMs - not used: expiry is the bucket's max age
    * @throws LedgerContendedError after {@link CLAIM_ATTEMPTS} lost races; what NATS throws
@@ -326,18 +339,15 @@ export class KvIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  // Runs `fn` after every call already made for `key` has settled (whatever its outcome).
+  // Runs `fn` after every call already made for `key` has settled (whatever its outcome). The chain
+  // entry goes before the caller sees the outcome, so an idle key has none (see `forget`).
   #serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const before = this.#chains.get(key)
-    const run = before === undefined ? fn() : before.then(fn, fn)
-    const tail = run.then(
-      () => {},
-      () => {},
-    )
-    this.#chains.set(key, tail)
-    void tail.then(() => {
+    const run = (before === undefined ? fn() : before.then(fn, fn)).finally(() => {
       if (this.#chains.get(key) === tail) this.#chains.delete(key)
     })
+    const tail: Promise<unknown> = run.then(undefined, () => {})
+    this.#chains.set(key, tail)
     return run
   }
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { accepting, describeNats, NatsServer } from './server.js'
 
 const opened: NatsConnection[] = []
@@ -69,7 +69,8 @@ describeNats('NatsServer', () => {
       const closed = nc.closed()
       server.kill9()
       await closed
-      expect(await accepting(server.port)).toBe(false)
+      // The client may see its socket drop a moment before the dying process lets go of the port.
+      await vi.waitFor(async () => expect(await accepting(server.port)).toBe(false), { timeout: 2_000, interval: 20 })
       await server.restart()
       const info = await (await jetstreamManager(await open(server))).streams.info('CRASH')
       expect(info.state.messages).toBe(1)

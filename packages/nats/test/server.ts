@@ -5,7 +5,7 @@
  * transport must survive. Without a `nats-server` binary the suites skip, saying why.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, connect as tcpConnect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
@@ -115,9 +115,16 @@ export class NatsServer {
     await this.#launch()
   }
 
-  /** Freezes the server (`SIGSTOP`): its sockets stay open, nothing answers — a partition or a GC pause. */
+  /**
+   * Freezes the server (`SIGSTOP`): its sockets stay open, nothing answers — a partition or a GC pause.
+   * Returns once every thread has stopped (the signal stops a Go process's threads one by one: a
+   * request sent right after `kill` could still be answered).
+   */
   freeze(): void {
-    this.#child?.kill('SIGSTOP')
+    const child = this.#child
+    if (child?.pid === undefined) return
+    child.kill('SIGSTOP')
+    waitStopped(child.pid)
   }
 
   /** Lets a frozen server run again (`SIGCONT`). */
@@ -183,6 +190,22 @@ export class NatsServer {
     } catch {
       return '(no log)'
     }
+  }
+}
+
+// Waits (synchronously, up to a second) until every thread of `pid` is stopped, as Linux's /proc
+// tells; elsewhere it returns at once.
+function waitStopped(pid: number): void {
+  const tick = new Int32Array(new SharedArrayBuffer(4))
+  for (let waited = 0; waited < 1_000; waited++) {
+    try {
+      const threads = readdirSync(`/proc/${pid}/task`)
+      const stopped = (t: string) => /^\d+ \(.*\) [tT] /.test(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'))
+      if (threads.every(stopped)) return
+    } catch {
+      return // no /proc, or the process is gone
+    }
+    Atomics.wait(tick, 0, 0, 1)
   }
 }
 
