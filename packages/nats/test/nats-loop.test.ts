@@ -135,7 +135,7 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     const loop = await make({ maxMessages: 20, backpressure: { intervalMs: 20 } })
     const levels: string[] = []
     loop.events.on('backpressure', (t) => levels.push(`${t.from}>${t.to}`))
-    for (let n = 0; n < 17; n++) await loop.post('step', { key: 'a', n }) // 85 %: shed
+    for (let n = 0; n < 16; n++) await loop.post('step', { key: 'a', n }) // 80 %: shed
     await new Promise((r) => setTimeout(r, 100))
     expect(levels).toEqual(['normal>warn', 'warn>shed'])
     const shed = await loop.tryPost('step', { key: 'a', n: 99 }, { priority: 7 })
