@@ -9,7 +9,7 @@ import type { DeadLetter, DeadLetterFilter } from '@flowing/core'
 import type { JetStreamManager } from '@nats-io/jetstream'
 import type { Wire } from './internal/codec.js'
 import { partitionOf } from './internal/partition.js'
-import type { Ids, Publisher } from './internal/publisher.js'
+import type { Publisher } from './internal/publisher.js'
 import type { Topology } from './internal/topology.js'
 
 /** A dead letter as the stream keeps it. */
@@ -38,15 +38,13 @@ export class NatsDeadLetters {
   readonly #jsm: JetStreamManager
   readonly #topology: Topology
   readonly #publisher: Publisher
-  readonly #ids: Ids
   readonly #partitions: number
 
   /** @internal */
-  constructor(jsm: JetStreamManager, topology: Topology, publisher: Publisher, ids: Ids, partitions: number) {
+  constructor(jsm: JetStreamManager, topology: Topology, publisher: Publisher, partitions: number) {
     this.#jsm = jsm
     this.#topology = topology
     this.#publisher = publisher
-    this.#ids = ids
     this.#partitions = partitions
   }
 
@@ -75,7 +73,8 @@ export class NatsDeadLetters {
     const replayed = new Map<string, string>()
     const refused: { letter: StoredDeadLetter; error: Error }[] = []
     for (const { letter, wire } of await this.#read(filter)) {
-      const id = this.#ids.next()
+      // A deterministic id: two replays of one letter at once (two processes) store one message.
+      const id = `${letter.id}~${letter.seq}`
       const again: Wire = { ...wire, id, postedAtEpochMs: Date.now(), dueAtEpochMs: undefined }
       try {
         await this.#publisher.publish(this.#topology.subject(partitionOf(wire.key, id, this.#partitions)), again, id)

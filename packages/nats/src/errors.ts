@@ -48,3 +48,31 @@ export class PublishError extends FlowingError {
     this.subject = subject
   }
 }
+
+/**
+ * This process could not take a delivered message, reported through `onError`: no handler for its
+ * type here, or its idempotency key still held by a stale copy — handed back, and after
+ * `maxDeliveries` deliveries without an outcome dead-lettered; or not a Flowing message at all (another
+ * publisher's) — acknowledged and dropped, so the partition moves on.
+ */
+export class DeliveryError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_NATS_DELIVERY'
+  /** The message's id. */
+  readonly messageId: string
+  /** Its type. */
+  readonly messageType: string
+
+  /**
+   * @param messageId - the message's id
+   * @param messageType - its type
+   * @param outcome - what became of it
+   * @param cause - why it could not be taken
+   */
+  constructor(messageId: string, messageType: string, outcome: 'handed back' | 'dropped', cause: unknown) {
+    const why = (cause as Error)?.message ?? String(cause)
+    super('ERR_FLOWING_NATS_DELIVERY', `Message ${messageId} (${messageType}) was ${outcome}: ${why}`, { cause })
+    this.messageId = messageId
+    this.messageType = messageType
+  }
+}

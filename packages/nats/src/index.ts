@@ -21,7 +21,7 @@
  * @module @flowing/nats
  */
 export { NatsDeadLetters, type NatsReplayReport, type StoredDeadLetter } from './dead-letters.js'
-export { PublishError, TopologyError } from './errors.js'
+export { DeliveryError, PublishError, TopologyError } from './errors.js'
 export type { NatsPostOptions } from './internal/post-input.js'
 export {
   CLAIM_ATTEMPTS,

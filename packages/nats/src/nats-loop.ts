@@ -105,7 +105,7 @@ export interface NatsStopReport {
  * count), and returns the loop, not yet pulling: register handlers, then `start()`.
  *
  * @example
- * ```ts
+ * ```ts no-run
  * import { createNatsLoop } from '@flowing/nats'
  *
  * interface Messages { 'order.paid': { orderId: string } }
@@ -130,13 +130,22 @@ export async function createNatsLoop<M extends MessageMap = MessageMap>(
     const topology = new Topology(o)
     await topology.ensure(jsm)
     const ledger =
-      o.idempotencyTtlMs === undefined
-        ? undefined
-        : await KvIdempotencyStore.open(nc, { bucket: topology.keys, ttlMs: o.idempotencyTtlMs })
+      o.idempotencyTtlMs === undefined ? undefined : await openLedger(nc, topology.keys, o.idempotencyTtlMs)
     return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger })
   } catch (error) {
     if (own) await nc.close()
     throw error
+  }
+}
+
+// The ledger's bucket, its TTL error named as this loop's option.
+async function openLedger(nc: NatsConnection, bucket: string, ttlMs: number): Promise<KvIdempotencyStore> {
+  try {
+    return await KvIdempotencyStore.open(nc, { bucket, ttlMs })
+  } catch (error) {
+    if (!(error instanceof InvalidArgumentError) || error.argument !== 'options.ttlMs') throw error
+    const rule = error.message.replace(/^Expected `options\.ttlMs` to be (.*), got .*$/s, '$1')
+    throw new InvalidArgumentError('options.idempotency.ttlMs', rule, ttlMs, { cause: error })
   }
 }
 
@@ -182,7 +191,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       autoStart: false,
       ...(ledger === undefined ? {} : { idempotency: { store: ledger, ttlMs: o.idempotencyTtlMs ?? 0 } }),
     })
-    this.deadLetters = new NatsDeadLetters(jsm, topology, this.#publisher, this.#ids, o.partitions)
+    this.deadLetters = new NatsDeadLetters(jsm, topology, this.#publisher, o.partitions)
     this.#deliveries = new Deliveries(o.leaseMs, (d) => d.release())
     this.#runner = new Runner<M>({
       local: this.local,
@@ -311,7 +320,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   /** The work stream's fill: messages stored (waiting or held) over its bound. */
   async fill(): Promise<{ readonly messages: number; readonly maxMessages: number; readonly fill: number }> {
     const info = await this.#p.jsm.streams.info(this.#p.topology.work)
-    const maxMessages = this.#p.options.maxMessages
+    const maxMessages = info.config.max_msgs // the stream's, as the last process to start set it
     return { messages: info.state.messages, maxMessages, fill: info.state.messages / maxMessages }
   }
 
@@ -396,7 +405,11 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       dueAtEpochMs === undefined
         ? topology.subject(partitionOf(wire.key, wire.id, options.partitions))
         : topology.delayedSubject
-    const published = await this.#publisher.publish(subject, { ...wire, dueAtEpochMs }, wire.idempotencyKey ?? wire.id)
+    const msgId = wire.idempotencyKey ?? wire.id
+    const published =
+      dueAtEpochMs === undefined
+        ? await this.#publisher.publish(subject, wire, msgId)
+        : await this.#publisher.publishDelayed(subject, { ...wire, dueAtEpochMs }, msgId, options.maxDelayed)
     if (refuseDuplicate && published.duplicate && wire.idempotencyKey !== undefined) {
       throw new DuplicateMessageError(wire.type, wire.idempotencyKey, 'published')
     }
@@ -407,7 +420,10 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   async #watchConnection(): Promise<void> {
     for await (const s of this.#p.nc.status()) {
       if (s.type === 'disconnect') this.#deliveries.connected = false
-      else if (s.type === 'reconnect') this.#deliveries.connected = true
+      else if (s.type === 'reconnect') {
+        this.#deliveries.connected = true
+        this.#runner.reconnected()
+      }
     }
   }
 }

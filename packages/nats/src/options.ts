@@ -19,8 +19,9 @@ export interface NatsLoopOptions {
   readonly connection?: NatsConnection
   /**
    * The loop's name: every process that shares the work uses the same name. It names the streams
-   * (`<name>-work`, `<name>-delayed`, `<name>-dead`), their subjects (`<name>.work.<partition>`…) and
-   * the consumers. Letters, digits, `_` and `-`.
+   * (`<name>-work`, `<name>-delayed`, `<name>-dead`), their subjects (`<name>.work.<partition>`…), the
+   * consumers (`<name>-p<partition>`, `<name>-delays`) and the ledger's KV bucket (`<name>-keys`).
+   * Letters, digits, `_` and `-`.
    * @defaultValue `'flowing'`
    */
   readonly name?: string
@@ -49,8 +50,9 @@ export interface NatsLoopOptions {
    */
   readonly leaseMarginMs?: number
   /**
-   * Deliveries without an outcome (crashes, lost leases) after which a message is dead-lettered
-   * without running again: a message that kills its process cannot loop forever.
+   * Deliveries without an outcome after which a message is dead-lettered without running again — a
+   * message that kills or freezes its process cannot loop for ever. Every delivery that did not end
+   * counts: crashes, lost leases, hand-backs on stop, a process with no handler for its type.
    * @defaultValue 5
    */
   readonly maxDeliveries?: number

@@ -6,7 +6,7 @@
  */
 import { BackpressureError, InvalidArgumentError, QueueFullError, RetryableError } from '@flowing/core'
 import { afterEach, expect, it } from 'vitest'
-import { createNatsLoop, type NatsLoop, type NatsLoopOptions } from '../src/index.js'
+import { createNatsLoop, type NatsLoop, type NatsLoopOptions, TopologyError } from '../src/index.js'
 import { describeNats, useNatsServer } from './server.js'
 
 interface Messages {
@@ -147,6 +147,16 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     await loop.drain()
     await new Promise((r) => setTimeout(r, 100))
     expect(levels.at(-1)).toMatch(/>normal$/)
+  })
+
+  it('refuses to share streams made for another partition count or another ackWaitMs', async () => {
+    await make({ name: 'shared', partitions: 4, ackWaitMs: 5000 })
+    const other = createNatsLoop({ servers: server().url, name: 'shared', partitions: 8, ackWaitMs: 5000 })
+    await expect(other).rejects.toBeInstanceOf(TopologyError)
+    await expect(other).rejects.toThrow(/partitions=4.*partitions=8/)
+    const slower = createNatsLoop({ servers: server().url, name: 'shared', partitions: 4, ackWaitMs: 9000 })
+    await expect(slower).rejects.toThrow(/waits 5000 ms for acks and this process asks for 9000 ms/)
+    await expect(slower).rejects.toMatchObject({ code: 'ERR_FLOWING_NATS_TOPOLOGY', stream: 'shared-work' })
   })
 
   it('rejects bad options and arguments with typed errors, before connecting', async () => {

@@ -56,8 +56,8 @@ export class DelayMover {
     let w: Wire
     try {
       w = decode(jm.headers, jm.data)
-    } catch (error) {
-      jm.term(`not a Flowing message: ${(error as Error).message}`)
+    } catch {
+      jm.ack() // another publisher's message: dropped (a terminated one would stay in the stream)
       return
     }
     const wait = (w.dueAtEpochMs ?? 0) - Date.now()

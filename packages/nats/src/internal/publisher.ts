@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { QueueFullError } from '@flowing/core'
+import { DelayedFullError, QueueFullError } from '@flowing/core'
 import type { JetStreamClient } from '@nats-io/jetstream'
 import { PublishError } from '../errors.js'
 import { encode, type Wire } from './codec.js'
@@ -41,7 +41,19 @@ export class Publisher {
   }
 
   /** Stores `w` on `subject` (message id `msgId`); throws `QueueFullError` or `PublishError`. */
-  async publish(subject: string, w: Wire, msgId: string): Promise<Published> {
+  publish(subject: string, w: Wire, msgId: string): Promise<Published> {
+    const bound = this.#bound
+    return this.#publish(subject, w, msgId, () => {
+      return new QueueFullError(w.type, { queued: bound, capacity: bound, running: 0, waitingProducers: 0 })
+    })
+  }
+
+  /** Stores a delayed message; throws `DelayedFullError` (the delayed stream is full) or `PublishError`. */
+  publishDelayed(subject: string, w: Wire, msgId: string, maxDelayed: number): Promise<Published> {
+    return this.#publish(subject, w, msgId, () => new DelayedFullError(w.type, maxDelayed, maxDelayed))
+  }
+
+  async #publish(subject: string, w: Wire, msgId: string, full: () => Error): Promise<Published> {
     const { headers, body } = encode(w)
     try {
       const ack = await this.#js.publish(subject, body, { headers, msgID: msgId })

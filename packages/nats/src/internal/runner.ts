@@ -22,6 +22,7 @@ import {
 } from '@flowing/core'
 import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream'
 import type { NatsDeadLetters } from '../dead-letters.js'
+import { DeliveryError } from '../errors.js'
 import type { KvIdempotencyStore } from '../kv-ledger.js'
 import { decode, toSnapshotMessage, type Wire } from './codec.js'
 import type { Deliveries, Delivery } from './deliveries.js'
@@ -62,6 +63,7 @@ export class Runner<M extends MessageMap> {
   #admitting: Delivery | undefined
   #admittingEnded = false
   #pulling = false
+  readonly #unsent: Delivery[] = []
   readonly counters: RunnerCounters = {
     received: 0,
     acked: 0,
@@ -77,7 +79,10 @@ export class Runner<M extends MessageMap> {
     this.#p = parts
     const events = parts.local.events
     events.on('succeeded', (m) => this.#ended(m, undefined))
-    events.on('dropped', (m) => this.#ended(m, undefined))
+    events.on('dropped', (m, reason) => {
+      if (reason === 'duplicate') this.counters.skipped++ // its idempotency key is done elsewhere
+      this.#ended(m, undefined)
+    })
     // `cancelled` comes only from the local loop's stop: such a message is not done — it stays held
     // until `handBack` returns it to the server.
     events.on('dead-lettered', (m, letter) => this.#ended(m, letter))
@@ -153,8 +158,11 @@ export class Runner<M extends MessageMap> {
     try {
       wire = decode(jm.headers, jm.data)
     } catch (error) {
+      // Another publisher's message: acknowledged (a terminated one would stay in the work-queue
+      // stream for ever), reported.
       this.counters.undecodable++
-      jm.term(`not a Flowing message: ${(error as Error).message}`)
+      this.#p.report(new DeliveryError(`${jm.subject}#${jm.seq}`, 'not a Flowing message', 'dropped', error))
+      jm.ack()
       return
     }
     const count = jm.info.deliveryCount
@@ -191,7 +199,7 @@ export class Runner<M extends MessageMap> {
       m = this.#p.local.readmit(toSnapshotMessage(wire, checkpoint))
     } catch (error) {
       // No handler for its type here, or its idempotency key still held by a stale copy: later.
-      this.#p.report(error)
+      this.#p.report(new DeliveryError(wire.id, wire.type, 'handed back', error))
       this.#forget(d)
       this.#nak(d, 1000)
       return
@@ -232,7 +240,18 @@ export class Runner<M extends MessageMap> {
     this.#ack(d)
   }
 
+  /** The connection is back: the acknowledgements held while it was down go, if their leases hold. */
+  reconnected(): void {
+    for (const d of this.#unsent.splice(0)) this.#ack(d)
+  }
+
+  // An ack sent while the connection is down would be buffered and could reach the server after its
+  // `ack_wait`: it waits for the reconnection, and goes only if the lease still holds then.
   #ack(d: Delivery): void {
+    if (!this.#p.deliveries.connected && !d.lost) {
+      this.#unsent.push(d)
+      return
+    }
     if (this.#p.deliveries.valid(d, performance.now())) {
       d.jm.ack()
       this.counters.acked++

@@ -22,7 +22,7 @@ export interface StreamBackpressureOptions extends BackpressureOptions {
 export class StreamPressure {
   readonly #jsm: JetStreamManager
   readonly #stream: string
-  readonly #bound: number
+  #bound: number
   readonly #controller: WatermarkController
   readonly #shedAbove: number
   readonly #intervalMs: number
@@ -61,6 +61,7 @@ export class StreamPressure {
       this.#jsm.streams.info(this.#stream).then(
         (info) => {
           this.#stored = info.state.messages
+          if (info.config.max_msgs > 0) this.#bound = info.config.max_msgs // as the last process set it
           this.#publishedSince = 0
           this.#controller.update(this.fill)
         },

@@ -157,8 +157,21 @@ async function ensureConsumer(
     if ((error as { code?: number }).code === 10014) return undefined // consumer not found
     throw error
   })
-  if (found === undefined) await jsm.consumers.add(stream, config)
-  else if (found.config.ack_wait !== config.ack_wait || found.config.max_ack_pending !== maxAckPending) {
-    await jsm.consumers.update(stream, durable, { ack_wait: config.ack_wait, max_ack_pending: maxAckPending })
+  if (found === undefined) {
+    await jsm.consumers.add(stream, config)
+    return
+  }
+  // A lease shorter than the server's ack_wait is safe; a longer one is not (this process would ack
+  // after the server handed the message to another): processes must agree, as on P.
+  if (found.config.ack_wait !== config.ack_wait) {
+    throw new TopologyError(
+      stream,
+      `its consumer ${durable} waits ${(found.config.ack_wait ?? 0) / MS} ms for acks and this process asks for ` +
+        `${ackWaitMs} ms (ackWaitMs) — give every process the same ackWaitMs, or delete the consumers while ` +
+        'nothing runs to change it',
+    )
+  }
+  if (found.config.max_ack_pending !== maxAckPending) {
+    await jsm.consumers.update(stream, durable, { max_ack_pending: maxAckPending })
   }
 }
