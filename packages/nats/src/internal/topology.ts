@@ -67,40 +67,39 @@ export class Topology {
     return `${this.#name}.dead`
   }
 
+  // On disk, replicated as asked.
+  #kept(): { storage: typeof StorageType.File; num_replicas: number } {
+    return { storage: StorageType.File, num_replicas: this.#options.replicas }
+  }
+
   /** Creates whatever is missing; refuses streams made for another partition count. */
   async ensure(jsm: JetStreamManager): Promise<void> {
     const o = this.#options
-    const description = `flowing partitions=${o.partitions}`
+    // Work-queue streams, bounded, refusing when full: each message is removed once acknowledged.
+    const queue = { retention: RetentionPolicy.Workqueue, discard: DiscardPolicy.New, ...this.#kept() }
     await ensureStream(jsm, {
+      ...queue,
       name: this.work,
-      description,
+      description: `flowing partitions=${o.partitions}`,
       subjects: [`${this.#name}.work.*`],
-      retention: RetentionPolicy.Workqueue,
-      discard: DiscardPolicy.New,
       max_msgs: o.maxMessages,
       max_bytes: o.maxBytes,
       duplicate_window: o.duplicateWindowMs * MS,
-      storage: StorageType.File,
-      num_replicas: o.replicas,
     })
     await ensureStream(jsm, {
+      ...queue,
       name: this.delayed,
       subjects: [this.delayedSubject],
-      retention: RetentionPolicy.Workqueue,
-      discard: DiscardPolicy.New,
       max_msgs: o.maxDelayed,
       duplicate_window: o.duplicateWindowMs * MS,
-      storage: StorageType.File,
-      num_replicas: o.replicas,
     })
     await ensureStream(jsm, {
+      ...this.#kept(),
       name: this.dead,
       subjects: [this.deadSubject],
       retention: RetentionPolicy.Limits,
       discard: DiscardPolicy.Old,
       max_msgs: o.maxDeadLetters,
-      storage: StorageType.File,
-      num_replicas: o.replicas,
     })
     for (let p = 0; p < o.partitions; p++) {
       await ensureConsumer(jsm, this.work, this.consumer(p), this.subject(p), 1, o.ackWaitMs)
