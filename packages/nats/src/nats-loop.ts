@@ -196,6 +196,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     this.#runner = new Runner<M>({
       local: this.local,
       js,
+      jsm,
       topology,
       partitions: o.partitions,
       maxDeliveries: o.maxDeliveries,

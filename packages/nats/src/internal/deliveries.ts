@@ -12,6 +12,11 @@
 import type { JsMsg } from '@nats-io/jetstream'
 import type { Wire } from './codec.js'
 
+// The gap watch: its period, and how long deliveries stay suspect after a gap (what the client had
+// buffered comes out within a few turns of the thaw).
+const TICK_MS = 100
+const SUSPECT_MS = 1000
+
 /** One message held from the server. */
 export interface Delivery {
   /** The server's message. */
@@ -40,6 +45,10 @@ export class Deliveries {
   readonly #byId = new Map<string, Delivery>()
   readonly #onLost: (d: Delivery) => void
   #timer: NodeJS.Timeout | undefined
+  #ticker: NodeJS.Timeout | undefined
+  // The last turn of the ticker, and until when deliveries are suspect after a gap (see `suspect`).
+  #lastTick = performance.now()
+  #suspectUntil = 0
   /** Whether leases may be extended now (the connection is up). */
   connected = true
   /** Leases that lapsed. */
@@ -54,16 +63,33 @@ export class Deliveries {
     this.#onLost = onLost
   }
 
-  /** Starts the heartbeat (a few times per lease). */
+  /** Starts the heartbeat (a few times per lease) and the gap watch. */
   start(): void {
     this.#timer ??= setInterval(() => this.sweep(performance.now()), Math.max(50, this.#leaseMs / 4))
     this.#timer.unref()
+    this.#lastTick = performance.now()
+    this.#ticker ??= setInterval(() => this.suspect(performance.now()), TICK_MS)
+    this.#ticker.unref()
   }
 
-  /** Stops it. */
+  /** Stops them. */
   stop(): void {
     clearInterval(this.#timer)
+    clearInterval(this.#ticker)
     this.#timer = undefined
+    this.#ticker = undefined
+  }
+
+  /**
+   * Whether a delivery taken now may be stale: the process was frozen or its event loop blocked for
+   * a good part of a lease lately (the ticker missed its turns). A message the client had buffered
+   * before such a gap may have been handed to another process meanwhile, and its lease here would
+   * start only now; the caller checks with the server before running it.
+   */
+  suspect(now: number): boolean {
+    if (now - this.#lastTick > Math.max(4 * TICK_MS, this.#leaseMs / 2)) this.#suspectUntil = now + SUSPECT_MS
+    this.#lastTick = now
+    return now < this.#suspectUntil
   }
 
   /** Deliveries held. */

@@ -20,13 +20,15 @@ import {
   type MessageMap,
   type SnapshotMessage,
 } from '@flowing/core'
-import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream'
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
 import type { NatsDeadLetters } from '../dead-letters.js'
 import { DeliveryError } from '../errors.js'
 import type { KvIdempotencyStore } from '../kv-ledger.js'
 import { decode, toSnapshotMessage, type Wire } from './codec.js'
 import type { Deliveries, Delivery } from './deliveries.js'
 import type { Topology } from './topology.js'
+
+const PULL_EXPIRES_MS = 2000
 
 /** The counters of the consuming side. */
 export interface RunnerCounters {
@@ -44,6 +46,7 @@ export interface RunnerCounters {
 export interface RunnerParts<M extends MessageMap> {
   readonly local: Loop<M>
   readonly js: JetStreamClient
+  readonly jsm: JetStreamManager
   readonly topology: Topology
   readonly partitions: number
   readonly maxDeliveries: number
@@ -125,7 +128,10 @@ export class Runner<M extends MessageMap> {
 
   #consume(p: number): Promise<ConsumerMessages> {
     const { js, topology } = this.#p
-    return js.consumers.get(topology.work, topology.consumer(p)).then((c) => c.consume({ max_messages: 1 }))
+    // Short pull requests: nats-server 2.9 does not hand a NAKed message of a full partition
+    // (max_ack_pending 1) to a pull request already waiting, only to a new one.
+    const options = { max_messages: 1, expires: PULL_EXPIRES_MS }
+    return js.consumers.get(topology.work, topology.consumer(p)).then((c) => c.consume(options))
   }
 
   // One partition's loop: a delivery at a time. The client re-pulls across reconnects by itself; if
@@ -165,11 +171,23 @@ export class Runner<M extends MessageMap> {
       jm.ack()
       return
     }
+    if (this.#p.deliveries.suspect(performance.now()) && (await this.#stale(jm, p))) {
+      this.counters.fenced++ // handed to another process while this one was frozen: not ours to run
+      return
+    }
     const count = jm.info.deliveryCount
     if (count > 1) this.counters.redelivered++
     if (count > this.#p.maxDeliveries) return this.#deadLetterUnfinished(jm, wire, count)
     const checkpoint = count > 1 ? await this.#checkpointOf(wire) : undefined
     await new Promise<void>((release) => this.#admit(jm, wire, p, checkpoint, once(release)))
+  }
+
+  // The server gives every delivery, redeliveries too, the consumer's next sequence: one past this
+  // delivery's means the message went out again since.
+  async #stale(jm: JsMsg, p: number): Promise<boolean> {
+    const { jsm, topology } = this.#p
+    const info = await jsm.consumers.info(topology.work, topology.consumer(p)).catch(() => undefined)
+    return info === undefined || info.delivered.consumer_seq > jm.info.deliverySequence
   }
 
   // A redelivered message resumes after the commit point its last holder reached.
