@@ -39,7 +39,7 @@ export interface WorkerConfig {
   readonly partitions: number
   readonly workers: number
   readonly ackWaitMs: number
-  /** Print one line per held message and a count every so often (the cluster example). */
+  /** Print one line per held message, and send `progress` every 100 ms (the cluster example). */
   readonly verbose?: boolean
 }
 
@@ -82,5 +82,6 @@ export type Report =
   | { readonly type: 'started'; readonly at: number }
   | { readonly type: 'holding'; readonly pid: number; readonly seq: number; readonly at: number }
   | { readonly type: 'report'; readonly records: Records; readonly counters: WorkerCounters }
+  | { readonly type: 'progress'; readonly pid: number; readonly ran: number }
   | { readonly type: 'stopped'; readonly handedBack: number }
   | { readonly type: 'failed'; readonly error: string }

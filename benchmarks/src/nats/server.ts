@@ -17,11 +17,16 @@ import { freePort } from '../durable/servers.js'
 export const INSTALL_HINT = [
   'Debian/Ubuntu: apt-get install nats-server   (it lands in /usr/sbin)',
   'macOS:         brew install nats-server',
-  'Docker:        docker run -p 4222:4222 nats -js   (then point servers at 127.0.0.1:4222)',
+  'Docker:        docker run -p 4222:4222 nats -js   (then run with NATS_URL=127.0.0.1:4222)',
 ].join('\n')
 
-/** Finds `nats-server`: on `PATH`, or where Debian puts it (`/usr/sbin`, often not on a user's `PATH`). */
+/**
+ * Finds `nats-server`: `$NATS_SERVER_BIN` if set (a path that does not exist means none), else on
+ * `PATH`, or where Debian puts it (`/usr/sbin`, often not on a user's `PATH`).
+ */
 export function natsBinary(): string | undefined {
+  const given = process.env['NATS_SERVER_BIN']
+  if (given !== undefined && given !== '') return existsSync(given) ? given : undefined
   const dirs = (process.env['PATH'] ?? '').split(delimiter).filter((d) => d !== '')
   dirs.push('/usr/sbin', '/usr/local/sbin')
   return dirs.map((d) => join(d, 'nats-server')).find((file) => existsSync(file))
@@ -94,10 +99,18 @@ function cpuOf(pid: number | undefined): number {
   }
 }
 
-/** Starts a private nats-server with JetStream, if the machine has the binary. */
+/**
+ * Starts a private nats-server with JetStream, if the machine has the binary — or, with `$NATS_URL`
+ * set (`127.0.0.1:4222`, a server of your own such as the Docker one, JetStream on), uses that one.
+ */
 export async function startNats(): Promise<StartedNats> {
+  const external = process.env['NATS_URL']
+  if (external !== undefined && external !== '') {
+    const description = `the server at $NATS_URL (${external})`
+    return { ok: true, server: { url: external, description, cpuMs: () => 0, stop: async () => {} } }
+  }
   const binary = natsBinary()
-  if (binary === undefined) return { ok: false, reason: 'no `nats-server` binary on PATH nor in /usr/sbin' }
+  if (binary === undefined) return { ok: false, reason: 'no `nats-server` binary ($NATS_SERVER_BIN, PATH, /usr/sbin)' }
   const dir = mkdtempSync(join(tmpdir(), 'flowing-nats-bench-'))
   const log = join(dir, 'nats.log')
   const port = await freePort()

@@ -49,6 +49,9 @@ async function configure(config: WorkerConfig): Promise<void> {
     records.end[i] = epochNow()
   })
   loop = l
+  if (config.verbose === true) {
+    setInterval(() => send({ type: 'progress', pid: process.pid, ran: records.start.length }), 100).unref()
+  }
   send({ type: 'ready', pid: process.pid })
 }
 
