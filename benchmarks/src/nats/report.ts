@@ -51,11 +51,15 @@ function throughputTable(f: Figures): string {
       String(r.partitions),
       r.mode === 'burst' ? 'pre-published' : 'while publishing',
       rate(r.msgsPerSec),
+      r.range === undefined || r.range.rounds === 1
+        ? '1 run'
+        : `${r.range.rounds} runs, ${rate(r.range.min)}–${rate(r.range.max)}`,
       r.processes === 1 || one === undefined ? '—' : formatRatio(r.msgsPerSec / one.msgsPerSec),
       formatRatio(r.msgsPerSec / core),
       rate(r.publishPerSec),
       String(r.account.violations),
       r.account.perProcess.map(formatCount).join(' / '),
+      `${r.cpu.workers.toFixed(0)} / ${r.cpu.server.toFixed(0)} / ${r.cpu.producer.toFixed(0)}`,
       target,
     ]
   })
@@ -66,10 +70,12 @@ function throughputTable(f: Figures): string {
       '—',
       mode === 'burst' ? 'pre-posted' : 'while posting',
       rate(c.msgsPerSec),
+      '1 run',
       '—',
       '1×',
       '—',
       String(c.violations),
+      '—',
       '—',
       '',
     ])
@@ -80,11 +86,13 @@ function throughputTable(f: Figures): string {
       'P',
       'publishing',
       'msgs/s',
+      'median of',
       'vs 1 process',
       'vs core',
       'publish msgs/s',
       'order violations',
       'runs per process',
+      'CPU µs/msg workers / server / producer',
       'target',
     ]),
     rows,

@@ -35,6 +35,8 @@ export interface RunResult extends RunSpec {
   readonly redelivered: number
   /** CPU per message (µs) over the timed window's run: the workers together, the server, the producer. */
   readonly cpu: { readonly workers: number; readonly server: number; readonly producer: number }
+  /** Over several rounds (this is the median one): the lowest and highest msgs/s. */
+  readonly range?: { readonly min: number; readonly max: number; readonly rounds: number }
 }
 
 /** The server a run talks to. */
