@@ -1,0 +1,153 @@
+/**
+ * `node dist/nats.js [--smoke]`: Flowing across processes on NATS JetStream, on a private nats-server —
+ * ordered throughput of a keyed no-op workload across 3 worker processes (P = 8, 32, 64; pre-published
+ * burst and published while running), the same in one process and on the in-process core loop beside
+ * it, post-to-start latency at a steady rate, and the redelivery time after `kill -9` of a worker that
+ * holds a message. Without a `nats-server` binary the suite is skipped, saying why. Fails (exit 1) when a
+ * count does not add up or per-key order is broken — never on speed.
+ */
+import { writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { BenchError } from './lib/check.js'
+import { UsageError } from './lib/cli.js'
+import { codeRevision, describeMachine, formatMachine } from './lib/machine.js'
+import { runSuite } from './lib/run-suite.js'
+import { type Figures, figuresTables } from './nats/report.js'
+import { natsDocument } from './nats/results.js'
+import {
+  clusterRun,
+  coreRun,
+  type Episode,
+  killEpisode,
+  latencyRun,
+  type Mode,
+  type RunResult,
+  type RunSpec,
+  type Target,
+} from './nats/runs.js'
+import { INSTALL_HINT, startNats } from './nats/server.js'
+
+const RESULTS = new URL('../RESULTS-nats.md', import.meta.url)
+const USAGE = 'usage: node dist/nats.js [--smoke]'
+
+/** The suite's sizes: full, or smoke (every path, a few seconds). */
+export function natsWorkload(smoke: boolean) {
+  return {
+    n: smoke ? 2_000 : 10_000,
+    keys: 1_000,
+    workers: 8,
+    partitions: smoke ? [8] : [32, 8, 64],
+    /** The P of the rows run `rounds` times (the others once), of the 1-process rows and of latency. */
+    headline: smoke ? 8 : 32,
+    rounds: smoke ? 1 : 3,
+    /** Steady rates well below the 3-process throughput: the latency of a loop that keeps up. */
+    latency: smoke
+      ? [{ n: 300, perSecond: 200 }]
+      : [
+          { n: 2_000, perSecond: 200 },
+          { n: 3_000, perSecond: 500 },
+        ],
+    ackWaitMs: smoke ? 1_000 : 2_000,
+    episodes: smoke ? [0] : [0, 0, 0, 1_000],
+  }
+}
+
+function logRun(r: RunResult): void {
+  const a = r.account
+  process.stdout.write(
+    `  ${r.processes} proc P=${r.partitions} ${r.mode}: ${Math.round(r.msgsPerSec)} msgs/s, ${a.violations} order violations, per process ${a.perProcess.join('/')}; CPU µs/msg workers ${r.cpu.workers.toFixed(0)}, server ${r.cpu.server.toFixed(0)}, producer ${r.cpu.producer.toFixed(0)}\n`,
+  )
+}
+
+/** `rounds` runs of one spec: the median run by msgs/s, with the range and every round's violations. */
+async function measured(server: Target, spec: RunSpec, rounds: number): Promise<RunResult> {
+  const results: RunResult[] = []
+  for (let i = 0; i < rounds; i++) {
+    const r = await clusterRun(server, spec)
+    logRun(r)
+    results.push(r)
+  }
+  const sorted = [...results].sort((a, b) => a.msgsPerSec - b.msgsPerSec)
+  const mid = sorted[sorted.length >> 1] as RunResult
+  const violations = results.reduce((sum, r) => sum + r.account.violations, 0)
+  const range = { min: sorted[0]?.msgsPerSec ?? 0, max: sorted[sorted.length - 1]?.msgsPerSec ?? 0, rounds }
+  return { ...mid, account: { ...mid.account, violations }, range }
+}
+
+async function throughput(server: Target, w: ReturnType<typeof natsWorkload>, smoke: boolean) {
+  const rows: RunResult[] = []
+  const base = { n: w.n, keys: w.keys, workers: w.workers }
+  for (const partitions of w.partitions) {
+    for (const mode of ['burst', 'live'] as const satisfies readonly Mode[]) {
+      const rounds = partitions === w.headline ? w.rounds : 1
+      rows.push(await measured(server, { ...base, processes: 3, partitions, mode }, rounds))
+    }
+  }
+  for (const mode of ['burst', 'live'] as const satisfies readonly Mode[]) {
+    rows.push(await measured(server, { ...base, processes: 1, partitions: w.headline, mode }, w.rounds))
+  }
+  const core = {
+    burst: await coreRun(smoke ? w.n : 200_000, w.keys, 'burst', w.workers),
+    live: await coreRun(smoke ? w.n : 200_000, w.keys, 'live', w.workers),
+  }
+  return { rows, core }
+}
+
+async function main(args: string[]): Promise<void> {
+  const unknown = args.filter((a) => a !== '--smoke')
+  if (unknown.length > 0) throw new UsageError(`Unknown argument \`${unknown[0]}\``)
+  const smoke = args.includes('--smoke')
+  const started = performance.now()
+  const machine = formatMachine(describeMachine())
+  const nats = await startNats()
+  if (!nats.ok) {
+    console.log(`NATS suite skipped — ${nats.reason}. To run it, install a nats-server:\n${INSTALL_HINT}`)
+    return
+  }
+  const w = natsWorkload(smoke)
+  try {
+    console.log(`NATS JetStream — ${nats.server.description}, on ${nats.server.url}\n`)
+    const { rows, core } = await throughput(nats.server, w, smoke)
+    const latency = []
+    for (const l of w.latency) {
+      const r = await latencyRun(nats.server.url, 3, w.headline, l.n, l.perSecond)
+      process.stdout.write(`  latency at ${l.perSecond}/s: p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms\n`)
+      latency.push(r)
+    }
+    const episodes: Episode[] = []
+    for (const killAfter of w.episodes) {
+      const e = await killEpisode(nats.server.url, w.ackWaitMs, killAfter)
+      process.stdout.write(
+        `  kill -9 after ${e.heldBeforeKill.toFixed(0)} ms held: redelivered ${e.killToStart.toFixed(0)} ms after the kill\n`,
+      )
+      episodes.push(e)
+    }
+    const violations = [...rows.map((r) => r.account.violations), ...latency.map((l) => l.violations)].reduce(
+      (a, b) => a + b,
+      0,
+    )
+    const figures: Figures = { rows, core, latency, episodes, ackWaitMs: w.ackWaitMs, n: w.n, keys: w.keys }
+    const tables = figuresTables(figures)
+    console.log(`\n${tables}`)
+    if (violations > 0) throw new BenchError(`${violations} per-key order violations`)
+    if (!smoke) {
+      writeFileSync(
+        RESULTS,
+        natsDocument({
+          revision: codeRevision(),
+          machine,
+          loadAtEnd: loadavg()[0] ?? 0,
+          server: nats.server.description,
+          seconds: (performance.now() - started) / 1000,
+          figures,
+          tables,
+        }),
+      )
+      console.log(`\nWrote ${RESULTS.pathname}`)
+    }
+  } finally {
+    await nats.server.stop()
+  }
+}
+
+runSuite('nats', USAGE, main)
