@@ -227,15 +227,28 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     return this.local.events
   }
 
-  /** Registers the handler of a type (as `Loop.on`); its `ctx.post` publishes into the streams. */
+  /**
+   * Registers the handler of a type (as `Loop.on`). The handler sees the message with the id its
+   * post returned (the same on every delivery); its `ctx.post` publishes into the streams.
+   */
   on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): this {
-    this.local.on(type, (m, ctx) => handler(m, this.#context(m, ctx)), options)
+    this.local.on(
+      type,
+      (m, ctx) => {
+        const c = this.#context(m, ctx)
+        return handler(c.message as Message<M, T>, c)
+      },
+      options,
+    )
     return this
   }
 
   /** Appends a middleware around every handler call (as `Loop.use`). */
   use(middleware: Middleware<M>): this {
-    this.local.use((m, ctx, next) => middleware(m, this.#context(m, ctx), next))
+    this.local.use((m, ctx, next) => {
+      const c = this.#context(m, ctx)
+      return middleware(c.message, c, next)
+    })
     return this
   }
 
@@ -311,9 +324,12 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   async drain(): Promise<void> {
     const { jsm, topology } = this.#p
     for (;;) {
-      const [work, delayed] = await Promise.all([jsm.streams.info(topology.work), jsm.streams.info(topology.delayed)])
+      // A request made while the client reconnects is lost (it times out): ask again.
+      const infos = await Promise.all([jsm.streams.info(topology.work), jsm.streams.info(topology.delayed)]).catch(
+        () => undefined,
+      )
       const idle = this.#deliveries.size === 0 && this.local.queued === 0 && this.local.running === 0
-      if (idle && work.state.messages === 0 && delayed.state.messages === 0) return
+      if (idle && infos !== undefined && infos.every((i) => i.state.messages === 0)) return
       await new Promise((r) => setTimeout(r, 20))
     }
   }
@@ -371,7 +387,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     if (this.#state === 'stopping') throw new LoopStoppedError(action, 'stopped')
   }
 
-  #context(m: Message<M>, ctx: HandlerContext<M>): HandlerContext<M> {
+  #context(m: Message<M>, ctx: HandlerContext<M>): NatsContext<M> {
     return new NatsContext(ctx, this.#deliveries.get(m.id), this.#followUp)
   }
 

@@ -27,6 +27,7 @@ export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
   readonly #ctx: HandlerContext<M>
   readonly #delivery: Delivery | undefined
   readonly #followUp: FollowUp
+  #message: Message<M> | undefined
 
   /**
    * @param ctx - the local loop's context
@@ -40,8 +41,11 @@ export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
     this.#followUp = followUp
   }
 
+  /** The message with its distributed id (the one its post returned), not the local loop's. */
   get message(): Message<M> {
-    return this.#ctx.message
+    this.#message ??=
+      this.#delivery === undefined ? this.#ctx.message : { ...this.#ctx.message, id: this.#delivery.wire.id }
+    return this.#message
   }
   get attempt(): number {
     return this.#ctx.attempt

@@ -28,8 +28,6 @@ import { decode, toSnapshotMessage, type Wire } from './codec.js'
 import type { Deliveries, Delivery } from './deliveries.js'
 import type { Topology } from './topology.js'
 
-const PULL_EXPIRES_MS = 2000
-
 /** The counters of the consuming side. */
 export interface RunnerCounters {
   received: number
@@ -128,10 +126,7 @@ export class Runner<M extends MessageMap> {
 
   #consume(p: number): Promise<ConsumerMessages> {
     const { js, topology } = this.#p
-    // Short pull requests: nats-server 2.9 does not hand a NAKed message of a full partition
-    // (max_ack_pending 1) to a pull request already waiting, only to a new one.
-    const options = { max_messages: 1, expires: PULL_EXPIRES_MS }
-    return js.consumers.get(topology.work, topology.consumer(p)).then((c) => c.consume(options))
+    return js.consumers.get(topology.work, topology.consumer(p)).then((c) => c.consume({ max_messages: 1 }))
   }
 
   // One partition's loop: a delivery at a time. The client re-pulls across reconnects by itself; if
