@@ -193,6 +193,28 @@ function redeliveryCases(kit: Kit): void {
   kit.case('no ack → redelivery: a process that dies mid-handler — the next one runs it again, keys in order', () =>
     unacked('kill'),
   )
+  kit.case(
+    'no ack → redelivery: what a stopping process hands back starts in the next one at once (within 400 ms)',
+    async () => {
+      const a = await kit.make()
+      const started = signal()
+      a.on('step', async () => {
+        started.resolve()
+        await forever
+      })
+      await a.start()
+      await a.post('step', { key: 'k', n: 0 }, { key: 'k' })
+      await started.promise
+      await a.stop({ finish: false })
+      const stoppedAt = Date.now()
+      const b = kit.track(await a.restart())
+      const log = new Log()
+      b.on('step', log.handler('b'))
+      await b.start()
+      await until('the handed-back message in the next process', () => log.succeeded.length === 1)
+      expect((log.succeeded[0]?.at ?? 0) - stoppedAt).toBeLessThan(400)
+    },
+  )
   kit.case('no ack → redelivery: a process dies while others of its keys wait — none is lost', async () => {
     const a = await kit.make()
     const log = new Log()
