@@ -20,7 +20,7 @@ describeNats('NATS JetStream', () => {
       // message shows another id.
       'identity: a handler sees the id its post returned, and the retry of a message the same id':
         'handlers see the local loop’s id, not the posted one (src/nats-loop.ts:199, src/internal/runner.ts:169)',
-      // src/nats-loop.ts:292 promises that a stop hands back what it holds and "others run it at
+      // src/nats-loop.ts:290–292 promises that a stop hands back what it holds and "others run it at
       // once"; src/internal/runner.ts:114 does it with a NAK. But the partition consumers have
       // max_ack_pending 1 (src/internal/topology.ts:106) and nats-server 2.9.10 counts a NAKed
       // message as pending (its getNextMsg stops at `len(o.pending) >= o.maxp` before it looks at
