@@ -137,8 +137,14 @@ class NatsTransport implements TransportUnderTest<M> {
 
   async restartBroker(options?: { readonly reconnected?: boolean }): Promise<void> {
     const before = this.#reconnects
+    if (options?.reconnected === false) {
+      // This process may not reconnect before the caller's next call: its way back opens 500 ms later.
+      this.#proxy.refusing(true)
+      await this.#server().restart()
+      setTimeout(() => this.#proxy.refusing(false), 500).unref()
+      return
+    }
     await this.#server().restart()
-    if (options?.reconnected === false) return
     const deadline = Date.now() + 15_000
     while (this.#reconnects === before) {
       if (Date.now() > deadline) throw new Error('not reconnected 15 s after the broker restarted')

@@ -12,6 +12,7 @@ export class TcpProxy {
   readonly #pairs = new Map<Socket, Socket>()
   #port = 0
   #cut = false
+  #refusing = false
 
   private constructor(targetPort: number) {
     this.#target = targetPort
@@ -49,6 +50,11 @@ export class TcpProxy {
     }
   }
 
+  /** Resets every new connection until `refusing(false)`; open ones are left alone. */
+  refusing(on: boolean): void {
+    this.#refusing = on
+  }
+
   /** Cuts and stops listening. */
   close(): Promise<void> {
     this.cut()
@@ -56,7 +62,7 @@ export class TcpProxy {
   }
 
   #forward(client: Socket): void {
-    if (this.#cut) {
+    if (this.#cut || this.#refusing) {
       client.destroy()
       return
     }
