@@ -44,7 +44,7 @@ export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
   /** The message with its distributed id (the one its post returned), not the local loop's. */
   get message(): Message<M> {
     this.#message ??=
-      this.#delivery === undefined ? this.#ctx.message : { ...this.#ctx.message, id: this.#delivery.wire.id }
+      this.#delivery === undefined ? this.#ctx.message : withId(this.#ctx.message, this.#delivery.wire.id)
     return this.#message
   }
   get attempt(): number {
@@ -94,4 +94,11 @@ export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
       return { ok: false, status: 'reject', error: error as Error }
     }
   }
+}
+
+// The local message (an envelope whose fields are partly getters: a spread would lose them) under
+// another id.
+function withId<M extends MessageMap>(m: Message<M>, id: string): Message<M> {
+  const { type, payload, key, priority, routeKey, postedAt, seq, traceId, hops } = m
+  return { id, type, payload, key, priority, routeKey, postedAt, seq, traceId, hops }
 }

@@ -240,6 +240,11 @@ export class Runner<M extends MessageMap> {
   }
 
   async #settle(d: Delivery, letter: DeadLetter | undefined): Promise<void> {
+    if (!this.#p.deliveries.valid(d, performance.now())) {
+      this.counters.fenced++ // the server's again: no letter, no ack from here
+      d.release()
+      return
+    }
     try {
       if (d.followUps.length > 0) await Promise.all(d.followUps)
       if (letter !== undefined) await this.#p.deadLetters.publish({ ...letter, id: d.wire.id }, d.wire)
