@@ -2,8 +2,10 @@
  * Real processes on a private nats-server, no mocks: three workers (test/process/worker.ts, one
  * `createNatsLoop` each, the same name, P = 16, ackWaitMs 3000, 8 workers) run a load of keyed
  * messages with idempotency keys that this file posts at a steady pace; during the run one worker is
- * frozen (SIGSTOP) for longer than ackWaitMs and thawed, another is killed (SIGKILL), and the server is
- * restarted once. Afterwards (the streams empty) the workers' logs and effects are checked.
+ * killed (SIGKILL), another is then frozen (SIGSTOP) for longer than ackWaitMs and thawed, and the
+ * server is restarted once. Afterwards (the streams empty) the workers' logs and effects are checked.
+ * The kill and the freeze land on probe messages whose keys have partitions free of load, so they
+ * come where they are meant to (in a running handler, after or before its effect).
  *
  * What the transport can honestly promise, and so what each `it` checks:
  *
@@ -30,6 +32,11 @@
  *   a killed process's runs end at the kill) never overlap — except the frozen process's runs across
  *   its freeze: those "run" in wall-clock terms while their lease lapses, and the previous point
  *   checks what they can do once thawed.
+ *
+ * A second part reproduces a bug (see its comment): a delivery that reached a frozen process's socket
+ * is run and acked after the thaw although the server handed it to another process meanwhile. It is
+ * `it.fails` until runner.ts is fixed; the load scenario rarely meets it (a frozen worker's buffered
+ * deliveries are redelivered and finished elsewhere well before the thaw, and then skipped as done).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -142,7 +149,7 @@ function parseLine(text: string): Line | undefined {
   return { at: Number(m[1]), pid: Number(m[2]), event: m[3] as string, id: m[4] as string }
 }
 
-/** One handler call: from its start to its end (a killed process's: to the kill; undefined if unknown). */
+/** One handler call: from its start to its end (a killed process's: to its death; undefined if unknown). */
 interface Run {
   readonly id: string
   readonly key: string
@@ -164,6 +171,7 @@ interface Outcome {
   readonly freezeAt: number
   readonly thawAt: number
   readonly killAt: number
+  readonly deadAt: number
   readonly restartAt: number
   readonly restartDoneAt: number
   readonly frozenBefore: Metrics
@@ -176,7 +184,7 @@ const keyOf = (id: string) => id.slice(0, id.lastIndexOf('-'))
 const seqOf = (id: string) => Number(id.slice(id.lastIndexOf('-') + 1))
 
 // Pairs each `start` with the next `end` of the same id in the same process.
-function runsOf(lines: readonly Line[], killedPid: number, killAt: number): Map<string, Run[]> {
+function runsOf(lines: readonly Line[], killedPid: number, deadAt: number): Map<string, Run[]> {
   const runs = new Map<string, Run[]>()
   const open = new Map<string, Run>()
   for (const l of [...lines].sort((a, b) => a.at - b.at)) {
@@ -202,7 +210,7 @@ function runsOf(lines: readonly Line[], killedPid: number, killAt: number): Map<
       if (run !== undefined) run.outcome = l.event
     }
   }
-  for (const run of open.values()) if (run.pid === killedPid) run.end = killAt
+  for (const run of open.values()) if (run.pid === killedPid) run.end = deadAt
   return runs
 }
 
@@ -284,6 +292,7 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
       const killAt = Date.now()
       killed.signal('SIGKILL')
       await killed.exited
+      const deadAt = Date.now() // a process busy in the kernel may die a little after the signal
       const others = three.filter((w) => w !== killed)
       await probeLine(others, /end pk-1$/, 30_000)
       await sleep(killAt + ACK_WAIT_MS + 1_500 - Date.now()) // what the killed worker held is redelivered
@@ -346,13 +355,14 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
       return {
         posted,
         effects,
-        runs: runsOf(lines, killed.pid, killAt),
+        runs: runsOf(lines, killed.pid, deadAt),
         errors,
         frozenPid: frozen.pid,
         killedPid: killed.pid,
         freezeAt,
         thawAt,
         killAt,
+        deadAt,
         restartAt,
         restartDoneAt,
         frozenBefore,
@@ -366,7 +376,7 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
     // one across its freeze, or in flight around the server restart (until leases lapse and redeliver).
     const disrupted = (r: Run): boolean => {
       const end = r.end ?? Number.POSITIVE_INFINITY
-      if (r.pid === out.killedPid && r.start <= out.killAt && end >= out.killAt - 100) return true
+      if (r.pid === out.killedPid && r.start <= out.deadAt && end >= out.killAt - 100) return true
       if (r.pid === out.frozenPid && r.start <= out.thawAt && end >= out.freezeAt - 100) return true
       return r.start <= out.restartDoneAt + 2 * ACK_WAIT_MS + 3_000 && end >= out.restartAt - 100
     }
@@ -384,7 +394,11 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
     it('applies each keyed effect once; every rerun is explained by a disruption, at most P per disruption', () => {
       const all = [...out.runs.values()].flat()
       const applied = all.filter((r) => r.outcome === 'effect')
-      expect(applied.length).toBe(out.posted.size) // one applied effect per message, no more
+      // No two runs of a message applied its effect; a message without an `effect` line was applied by
+      // the killed worker, killed between the effect and its log line.
+      expect([...out.runs].filter(([, runs]) => runs.filter((r) => r.outcome === 'effect').length > 1)).toEqual([])
+      const unlogged = [...out.runs].filter(([, runs]) => !runs.some((r) => r.outcome === 'effect'))
+      expect(unlogged.filter(([, runs]) => !runs.some((r) => r.pid === out.killedPid))).toEqual([])
       const refused = all.filter((r) => r.outcome === 'refused')
       const resumed = all.filter((r) => r.outcome === 'resume')
       const unexplained: string[] = []
@@ -414,7 +428,7 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
     it('keeps per-key order: effects of a key happen in post order', () => {
       const byKey = new Map<string, Run[]>()
       for (const runs of out.runs.values()) {
-        const r = runs.find((x) => x.outcome === 'effect')
+        const r = runs.find((x) => x.outcome === 'effect') ?? runs.find((x) => x.pid === out.killedPid)
         if (r !== undefined) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r])
       }
       const disorder: string[] = []
@@ -431,7 +445,7 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
     it('redelivers what a killed worker held within ackWaitMs + 1 s, in another process', () => {
       const delays: number[] = []
       for (const runs of out.runs.values()) {
-        const cut = runs.find((r) => r.pid === out.killedPid && r.end === out.killAt)
+        const cut = runs.find((r) => r.pid === out.killedPid && r.end === out.deadAt)
         if (cut === undefined) continue
         const next = runs.find((r) => r.pid !== out.killedPid && r.start >= cut.start)
         expect(next, `${cut.id} redelivered`).toBeDefined()
