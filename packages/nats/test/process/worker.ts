@@ -58,6 +58,13 @@ const loop = await createNatsLoop<WorkMessages>({
   },
 })
 
+// A dead letter is no effect: say why (the test lists them when a message has no effect).
+loop.events.on('dead-lettered', (m, letter) => {
+  const { key, seq } = m.payload as WorkMessages['work']
+  const why = `${letter.reason} ${letter.error.name}: ${letter.error.message}`.replace(/\n/g, ' ')
+  appendFileSync(config.log, `${Date.now()} ${pid} error dead-lettered ${idOf(key, seq)} (${why})\n`)
+})
+
 loop.on('work', async (m, ctx) => {
   const { key, seq, probe } = m.payload
   const id = idOf(key, seq)
