@@ -37,10 +37,9 @@
  * The frozen process's runs started just after the thaw for messages already run elsewhere (BUG 1)
  * are TEMPORARILY left out of the order, overlap and rerun checks, and printed.
  *
- * A second part reproduces BUG 1 (see its comment): a delivery that reached a frozen process's socket
- * is run and acked after the thaw although the server handed it to another process meanwhile. It is
- * `it.fails` until runner.ts is fixed; the load scenario rarely meets it (a frozen worker's buffered
- * deliveries are redelivered and finished elsewhere well before the thaw, and then skipped as done).
+ * A second part is BUG 1's regression test (see its comment): a delivery that reached a frozen
+ * process's socket must be neither run nor acked after the thaw when the server handed it to another
+ * process meanwhile (the runner checks such a delivery with the server first).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -540,13 +539,13 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
   })
 
   describe('a delivery that reached a frozen process', () => {
-    // BUG 1 (runner.ts #admit, deliveries.ts): a delivery the server pushed into a frozen process's
-    // socket gets its lease when the process reads it after the thaw (`extendedAt: performance.now()`),
-    // not when the server sent it; by then the server has handed it to another process. The thawed
-    // process claims the key (same owner: a "redelivery"), runs the handler a second time concurrently,
-    // and acks — the server matches the ack by stream sequence, frees the partition, and the next
-    // message of the key starts while the redelivered copy still runs. `it.fails` until it is fixed.
-    it.fails('is neither run nor acked once thawed, when the server handed it to another process meanwhile', async () => {
+    // BUG 1 (fixed): a delivery the server pushed into a frozen process's socket got its lease when
+    // the process read it after the thaw, not when the server sent it; by then the server had handed
+    // it to another process. The thawed process ran the handler a second time concurrently and acked —
+    // the server matches the ack by stream sequence, freed the partition, and the key's next message
+    // started while the redelivered copy still ran. Now a delivery read right after a gap in the event
+    // loop is checked against the consumer's delivered sequence first.
+    it('is neither run nor acked once thawed, when the server handed it to another process meanwhile', async () => {
       const name = 'stale'
       const under = join(dir, name)
       mkdirSync(under)
