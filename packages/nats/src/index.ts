@@ -23,6 +23,7 @@
 export { NatsDeadLetters, type NatsReplayReport, type StoredDeadLetter } from './dead-letters.js'
 export { DeliveryError, PublishError, TopologyError } from './errors.js'
 export type { NatsPostOptions } from './internal/post-input.js'
+export type { StreamBackpressureOptions } from './internal/stream-pressure.js'
 export {
   CLAIM_ATTEMPTS,
   KvIdempotencyStore,
@@ -30,11 +31,6 @@ export {
   LedgerContendedError,
   LedgerFencedError,
 } from './kv-ledger.js'
-export {
-  createNatsLoop,
-  NatsLoop,
-  type NatsMetrics,
-  type NatsPostResult,
-  type NatsStopReport,
-} from './nats-loop.js'
+export { createNatsLoop, NatsLoop } from './nats-loop.js'
 export type { NatsLoopOptions } from './options.js'
+export type { NatsMetrics, NatsPostResult, NatsStopOptions, NatsStopReport } from './types.js'

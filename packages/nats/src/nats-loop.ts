@@ -41,64 +41,7 @@ import { StreamPressure } from './internal/stream-pressure.js'
 import { Topology } from './internal/topology.js'
 import { KvIdempotencyStore } from './kv-ledger.js'
 import { type NatsLoopOptions, type ResolvedNatsOptions, resolveOptions } from './options.js'
-
-/** `tryPost` on a distributed loop: stored, or refused with the error `post` would have thrown. */
-export type NatsPostResult<M extends MessageMap, T extends MessageType<M>> =
-  | { readonly ok: true; readonly status: 'queued'; readonly message: Message<M, T> }
-  | { readonly ok: false; readonly status: 'full' | 'shed' | 'reject' | 'duplicate' | 'stopped'; readonly error: Error }
-
-/** A distributed loop's figures: its local loop's, and the transport's. */
-export interface NatsMetrics {
-  /** The local loop that runs this process's handlers. */
-  readonly local: MetricsSnapshot
-  /** Messages this process holds from the server now. */
-  readonly held: number
-  /** Messages published (posts, follow-ups, delayed ones moved, replays) and stored. */
-  readonly published: number
-  /** Publishes the server dropped as duplicates (a message id seen within its window). */
-  readonly duplicates: number
-  /** Publishes refused by a full stream. */
-  readonly refused: number
-  /** Deliveries received. */
-  readonly received: number
-  /** Deliveries acknowledged. */
-  readonly acked: number
-  /** Deliveries handed back (`nak`): on stop, or when they could not be admitted or settled. */
-  readonly nakked: number
-  /** Deliveries this process ended after their lease lapsed: it did not acknowledge them. */
-  readonly fenced: number
-  /** Leases that lapsed (a frozen process, a blocked event loop, a lost connection). */
-  readonly leasesLost: number
-  /** Deliveries that were redeliveries. */
-  readonly redelivered: number
-  /** Messages this process dead-lettered. */
-  readonly deadLettered: number
-  /** Deliveries skipped because their idempotency key was done. */
-  readonly skipped: number
-  /** Deliveries that were not Flowing messages (terminated). */
-  readonly undecodable: number
-  /** Delayed messages this process moved into their partitions when due. */
-  readonly delayedMoved: number
-}
-
-/** Options of {@link NatsLoop.stop}. */
-export interface NatsStopOptions {
-  /**
-   * How long to let what this process holds run on (ms); then what is still running is aborted
-   * (`ctx.signal`, late effects fenced) and everything unfinished is handed back to the server.
-   * `0` hands back at once.
-   * @defaultValue 10_000
-   */
-  readonly deadlineMs?: number
-  /** Cuts the wait short when aborted, as the deadline does (a second SIGTERM, say). */
-  readonly signal?: AbortSignal
-}
-
-/** What `stop()` did. */
-export interface NatsStopReport {
-  /** Messages this process held unfinished and handed back to the server (others run them). */
-  readonly handedBack: number
-}
+import type { NatsMetrics, NatsPostResult, NatsStopOptions, NatsStopReport } from './types.js'
 
 /**
  * Connects, makes sure the streams and consumers exist (refusing ones made for another partition
