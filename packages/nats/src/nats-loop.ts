@@ -171,27 +171,18 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Registers the handler of a type (as `Loop.on`). The handler sees the message with the id its
-   * post returned (the same on every delivery); its `ctx.post` publishes into the streams.
+   * Registers the handler of a type (as `Loop.on`); its `ctx.post` publishes into the streams. The
+   * handler — like the events, traces and metrics of {@link NatsLoop.local} — sees the id of this
+   * delivery in this process's local loop; the id its post returned is the root's `traceId`.
    */
   on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): this {
-    this.local.on(
-      type,
-      (m, ctx) => {
-        const c = this.#context(m, ctx)
-        return handler(c.message as Message<M, T>, c)
-      },
-      options,
-    )
+    this.local.on(type, (m, ctx) => handler(m, this.#context(m, ctx)), options)
     return this
   }
 
   /** Appends a middleware around every handler call (as `Loop.use`). */
   use(middleware: Middleware<M>): this {
-    this.local.use((m, ctx, next) => {
-      const c = this.#context(m, ctx)
-      return middleware(c.message, c, next)
-    })
+    this.local.use((m, ctx, next) => middleware(m, this.#context(m, ctx), next))
     return this
   }
 
@@ -208,7 +199,8 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
 
   /**
    * Publishes a message into its key's partition; resolves once the stream stored it (the durable
-   * acknowledgement), with the message as handlers will see it (`id`, `traceId`, `hops`).
+   * acknowledgement), with its distributed id — the same on every delivery, the `traceId` its handler
+   * and its follow-ups see (a handler's `msg.id` is its delivery's id in the local loop).
    *
    * @throws InvalidArgumentError; QueueFullError when the stream is full; BackpressureError past the
    * shed or reject watermark (with `backpressure`); DuplicateMessageError when

@@ -27,7 +27,6 @@ export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
   readonly #ctx: HandlerContext<M>
   readonly #delivery: Delivery | undefined
   readonly #followUp: FollowUp
-  #message: Message<M> | undefined
 
   /**
    * @param ctx - the local loop's context
@@ -41,11 +40,8 @@ export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
     this.#followUp = followUp
   }
 
-  /** The message with its distributed id (the one its post returned), not the local loop's. */
   get message(): Message<M> {
-    this.#message ??=
-      this.#delivery === undefined ? this.#ctx.message : withId(this.#ctx.message, this.#delivery.wire.id)
-    return this.#message
+    return this.#ctx.message
   }
   get attempt(): number {
     return this.#ctx.attempt
@@ -94,11 +90,4 @@ export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
       return { ok: false, status: 'reject', error: error as Error }
     }
   }
-}
-
-// The local message (an envelope whose fields are partly getters: a spread would lose them) under
-// another id.
-function withId<M extends MessageMap>(m: Message<M>, id: string): Message<M> {
-  const { type, payload, key, priority, routeKey, postedAt, seq, traceId, hops } = m
-  return { id, type, payload, key, priority, routeKey, postedAt, seq, traceId, hops }
 }

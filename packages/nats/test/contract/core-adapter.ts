@@ -134,6 +134,6 @@ class CoreTransport implements TransportUnderTest<M> {
     if (this.#state === 'dead') return never
     const handler = this.#handlers.get(type)
     if (handler === undefined) throw new Error(`the contract registered no handler for ${type}`)
-    return handler({ id: m.id, payload: m.payload as never, attempt: ctx.attempt })
+    return handler({ id: m.traceId, payload: m.payload as never, attempt: ctx.attempt }) // a root's trace id is its id
   }
 }

@@ -91,26 +91,29 @@ function orderCases(kit: Kit): void {
 }
 
 function resendCases(kit: Kit): void {
-  kit.case('identity: a handler sees the id its post returned, and the retry of a message the same id', async () => {
-    const t = await kit.make()
-    const seen: [number, string, number][] = []
-    t.on('step', (m) => {
-      seen.push([m.payload.n, m.id, m.attempt])
-      if (m.payload.n === 0 && m.attempt === 1) throw new RetryableError('once')
-    })
-    await t.start()
-    const ids: string[] = []
-    for (const n of [0, 1]) {
-      const posted = await t.post('step', { key: 'k', n }, { key: 'k' })
-      ids.push(posted.outcome === 'accepted' ? posted.id : 'refused')
-    }
-    await t.drain()
-    expect(seen).toEqual([
-      [0, ids[0], 1],
-      [0, ids[0], 2],
-      [1, ids[1], 1],
-    ])
-  })
+  kit.case(
+    'identity: a handler can tell the id its post returned (a root’s trace id), the same on its retry',
+    async () => {
+      const t = await kit.make()
+      const seen: [number, string, number][] = []
+      t.on('step', (m) => {
+        seen.push([m.payload.n, m.id, m.attempt])
+        if (m.payload.n === 0 && m.attempt === 1) throw new RetryableError('once')
+      })
+      await t.start()
+      const ids: string[] = []
+      for (const n of [0, 1]) {
+        const posted = await t.post('step', { key: 'k', n }, { key: 'k' })
+        ids.push(posted.outcome === 'accepted' ? posted.id : 'refused')
+      }
+      await t.drain()
+      expect(seen).toEqual([
+        [0, ids[0], 1],
+        [0, ids[0], 2],
+        [1, ids[1], 1],
+      ])
+    },
+  )
   kit.case('resend on error: a RetryableError is retried, and later messages of its key wait for it', async () => {
     const t = await kit.make()
     const order: string[] = []

@@ -68,7 +68,8 @@ class NatsTransport implements TransportUnderTest<M> {
         if (this.#state === 'dead') return never
         const handler = this.#handlers.get(type)
         if (handler === undefined) throw new Error(`the contract registered no handler for ${type}`)
-        return handler({ id: m.id, payload: m.payload as never, attempt: ctx.attempt })
+        // The posted id travels as a root message's trace id (a handler's `m.id` is its delivery's).
+        return handler({ id: m.traceId, payload: m.payload as never, attempt: ctx.attempt })
       })
     }
   }

@@ -15,7 +15,7 @@ export const CONTRACT_TYPES = ['step'] as const satisfies readonly (keyof Contra
 
 /** What a handler is given. */
 export interface Delivered<P> {
-  /** The message id (stable across deliveries of one message). */
+  /** The id its post returned, as the handler can read it (a root message's trace id): stable across deliveries. */
   readonly id: string
   readonly payload: P
   /** 1 for a first attempt, 2 for its first retry… */
