@@ -41,7 +41,10 @@ describePostgres('PostgresStore when the server goes away', () => {
         expect(error).toMatchObject({
           name: 'StoreError',
           operation: 'lease',
-          message: expect.stringContaining('a background renewal failed: the server refused the connection'),
+          // The first renewal to fail may meet the pooled connection as the server shuts it, or a refusal after.
+          message: expect.stringMatching(
+            /a background renewal failed: (the server refused the connection|the server is shutting down|the connection was reset|Connection terminated)/,
+          ),
         })
       } finally {
         await db.server.resume()
