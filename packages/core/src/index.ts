@@ -97,6 +97,7 @@ export {
   type MessageTrace,
   type Transition,
 } from './failure/trace.js'
+export { checkHeaders, MAX_HEADER_NAME, MAX_HEADER_VALUE, MAX_HEADERS, mergeHeaders, NO_HEADERS } from './headers.js'
 export type { IdempotencyOptions } from './idempotency/ledger.js'
 export {
   type IdempotencyStore,
@@ -119,7 +120,9 @@ export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
 export type { StallOptions } from './loop/stall-option.js'
 export type {
+  HeaderStamper,
   Message,
+  MessageHeaders,
   MessageKey,
   MessageMap,
   MessageType,

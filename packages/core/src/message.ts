@@ -54,7 +54,33 @@ export interface Message<M extends MessageMap = MessageMap, T extends MessageTyp
   readonly traceId: string
   /** Follow-up depth: 0 for messages posted from outside a handler. */
   readonly hops: number
+  /**
+   * Its headers: a small map of strings (trace context, correlation ids) that travels with the message
+   * through retries, dead letters, snapshots, journals and its follow-ups. Frozen; empty when none.
+   */
+  readonly headers: MessageHeaders
 }
+
+/**
+ * Message headers: names are HTTP tokens (letters, digits and ``!#$%&'*+-.^_|~`` or a backtick, at
+ * most 256 characters; lowercase travels best between transports), values strings without line
+ * breaks or NUL (at most 8192 characters), at most 64 per message.
+ */
+export type MessageHeaders = Readonly<Record<string, string>>
+
+/**
+ * Adds headers to every message a loop admits, e.g. the active trace context. Registered with
+ * `loop.stamp(stamper)`; called synchronously at each post — from outside and from a handler's
+ * `ctx.post`, in the poster's own async context — with the type and the headers the message would
+ * otherwise have (its parent's, overridden by the post's). What it returns is merged over them;
+ * `undefined` adds nothing. A stamper that throws, or returns something that is not a headers map,
+ * refuses the post with its error, nothing admitted.
+ *
+ * @param type - the message type being posted
+ * @param headers - the headers so far (frozen)
+ * @returns headers to add (or replace), or `undefined`
+ */
+export type HeaderStamper = (type: string, headers: MessageHeaders) => MessageHeaders | undefined
 
 /** What happens when a post finds the queue full. */
 export type OverflowPolicy = 'reject' | 'drop-new' | 'drop-oldest-lowest' | 'wait'
@@ -89,6 +115,12 @@ export interface PostOptions {
    * nothing runs.
    */
   readonly idempotencyKey?: string | undefined
+  /**
+   * Headers of the message (see {@link MessageHeaders}). A follow-up (`ctx.post`) inherits its
+   * parent's; the ones given here override them by name. The map is copied: later changes to it do
+   * not reach the message.
+   */
+  readonly headers?: MessageHeaders | undefined
 }
 
 /** Options of {@link PostOptions} plus waiting controls, for `send()`. */

@@ -21,6 +21,8 @@ import {
   type MessageType,
   type MetricsSnapshot,
   type Middleware,
+  mergeHeaders,
+  NO_HEADERS,
   type PostOptions,
   type PriorityLevel,
   QueueFullError,
@@ -331,7 +333,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     type: string,
     payload: unknown,
     o: PostOptions | undefined,
-    parent: { readonly traceId: string; readonly hops: number } | undefined,
+    parent: Pick<Message, 'traceId' | 'hops' | 'headers'> | undefined,
   ): Wire {
     return {
       id,
@@ -344,6 +346,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       idempotencyKey: o?.idempotencyKey,
       retry: o?.retry,
       handlerTimeoutMs: o?.handlerTimeoutMs,
+      headers: mergeHeaders(parent?.headers ?? NO_HEADERS, o?.headers ?? NO_HEADERS),
       postedAtEpochMs: Date.now(),
       dueAtEpochMs: undefined,
     }
@@ -392,6 +395,7 @@ function messageOf<M extends MessageMap, T extends MessageType<M>>(w: Wire): Mes
     seq: 0,
     traceId: w.traceId,
     hops: w.hops,
+    headers: w.headers,
   }
   return message as unknown as Message<M, T>
 }

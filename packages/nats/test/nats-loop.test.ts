@@ -71,6 +71,26 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     expect(children).toEqual([{ traceId: posted.id, hops: 1 }])
   })
 
+  it('carries headers as NATS headers; a follow-up inherits them and overrides by name', async () => {
+    const loop = await make()
+    const seen: unknown[] = []
+    loop.on('parent', (m, ctx) => {
+      seen.push(['parent', { ...m.headers }])
+      ctx.post('child', { n: 2 }, { headers: { step: 'child' } })
+    })
+    loop.on('child', (m) => void seen.push(['child', { ...m.headers }]))
+    await loop.start()
+    await loop.post('parent', { n: 1 }, { headers: { 'x-correlation-id': 'c-1', step: 'parent' } })
+    await loop.drain()
+    expect(seen).toEqual([
+      ['parent', { 'x-correlation-id': 'c-1', step: 'parent' }],
+      ['child', { 'x-correlation-id': 'c-1', step: 'child' }],
+    ])
+    await expect(loop.post('parent', { n: 3 }, { headers: { 'bad name': 'x' } })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
+  })
+
   it('retries back off while later messages of the key wait', async () => {
     const loop = await make({ loop: { retry: { maxAttempts: 3, baseMs: 30, jitter: 0 }, logger: false } })
     const order: string[] = []

@@ -30,7 +30,7 @@ import type { DeadLetter } from '../failure/dead-letters.js'
 import { mergeRetry } from '../failure/retry-policy.js'
 import type { Traces } from '../failure/trace.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
-import { Envelope, Where } from '../internal/envelope.js'
+import { Envelope, type Origin, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import * as check from '../internal/validate.js'
 import { Journal } from '../journal/journal.js'
@@ -44,6 +44,7 @@ import type { DelayedMessage, DelayedPosts } from '../timers/delayed-posts.js'
 import { checkPostOptions } from './post-options.js'
 import type { LoopPressure } from './pressure.js'
 import { type RefusalStatus, RefusedPost } from './refusal.js'
+import { Stamping } from './stamping.js'
 
 /** The stages admission touches. */
 export interface AdmissionParts<M extends MessageMap> {
@@ -76,6 +77,8 @@ export class Admission<M extends MessageMap> {
   #schedulePump: () => void = () => {}
   // The queue's load, as overload errors report it (the pool's running count is in it).
   #load: () => QueueLoad = () => ({ queued: 0, capacity: 0, running: 0, waitingProducers: 0 })
+  /** The headers of posts: given, inherited, stamped. */
+  readonly stamping = new Stamping()
 
   /** @param parts - the stages admission touches */
   constructor(parts: AdmissionParts<M>) {
@@ -94,7 +97,8 @@ export class Admission<M extends MessageMap> {
   }
 
   /**
-   * Admits, drops or refuses a post whose `posted` was counted. `hops` > 0 for a follow-up (`ctx.post`).
+   * Admits, drops or refuses a post whose `posted` was counted; `from` is a follow-up's parent side
+   * (its root's id, its hop count, its headers).
    * @returns the message (`throws`), or a result (`tryPost`)
    */
   post(
@@ -102,25 +106,26 @@ export class Admission<M extends MessageMap> {
     payload: unknown,
     options: PostOptions | undefined,
     throws: boolean,
-    hops = 0,
-    trace?: string,
+    from?: Origin,
   ): Message<M> | PostResult<M, MessageType<M>> {
     this.checkOptions(type, options)
-    return this.admit(type, payload, options, throws, hops, trace)
+    return this.admit(type, payload, options, throws, this.#originOrRefuse(type, options, from))
   }
 
-  /** {@link Admission.post} for options already checked (`send`, whose options are a superset). */
+  /**
+   * {@link Admission.post} for options already checked and an origin already built
+   * ({@link Admission.originOf}: `send`, whose options are a superset, builds it when it is called).
+   */
   admit(
     type: string,
     payload: unknown,
     options: PostOptions | undefined,
     throws: boolean,
-    hops = 0,
-    trace?: string,
+    origin: Origin | undefined,
   ): Message<M> | PostResult<M, MessageType<M>> {
     const p = this.#p
     const lifecycle = p.lifecycle
-    if (!(hops > 0 ? lifecycle.admitsFollowUps : lifecycle.admitsRoots)) {
+    if (!(origin !== undefined && origin.hops > 0 ? lifecycle.admitsFollowUps : lifecycle.admitsRoots)) {
       const state = lifecycle.state
       return this.refuse(type, 'stopped', () => stoppedError(`post \`${type}\``, state), throws)
     }
@@ -143,7 +148,7 @@ export class Admission<M extends MessageMap> {
       if (refusal !== undefined) return this.refuse(type, 'not-durable', () => refusal, throws)
       json = this.#payloadJson(type, payload)
     }
-    const m = this.stamp(type, payload, options, hops, trace)
+    const m = this.stamp(type, payload, options, origin)
     if (options !== undefined) {
       p.extras.keep(m, options)
       const holder = this.#claimKey(m, options)
@@ -179,7 +184,7 @@ export class Admission<M extends MessageMap> {
     const refusal = journal?.refusal
     if (refusal !== undefined) this.refuseInput(type, refusal)
     const json = journal === undefined ? undefined : this.#payloadJson(type, payload)
-    const m = this.stamp(type, payload, options, 0, undefined)
+    const m = this.stamp(type, payload, options, this.#originOrRefuse(type, options, undefined))
     this.#p.extras.keep(m, options)
     const holder = this.#claimKey(m, options)
     if (holder !== undefined) this.#refuseDuplicate(m, holder, true)
@@ -204,7 +209,8 @@ export class Admission<M extends MessageMap> {
    */
   replay(letter: DeadLetter, throws: boolean): Message<M> | PostResult<M, MessageType<M>> {
     this.#p.metrics.posted++
-    const options: PostOptions = { key: letter.key, priority: letter.priority, idempotencyKey: letter.idempotencyKey }
+    const { key, priority, idempotencyKey, headers } = letter
+    const options: PostOptions = { key, priority, idempotencyKey, headers }
     const result = this.post(letter.type, letter.payload, options, throws)
     const m = (throws ? result : (result as { message?: Message<M> }).message) as unknown as Envelope | undefined
     if (m !== undefined && m.where !== Where.Done && letter.checkpoint !== undefined) {
@@ -231,19 +237,13 @@ export class Admission<M extends MessageMap> {
    * time (the aging bound, I3, is stated in real post times) and runs the router's selector.
    * @throws (counted) UnknownMessageTypeError, UnknownRouteError, or what the selector throws
    */
-  stamp(
-    type: string,
-    payload: unknown,
-    options: PostOptions | undefined,
-    hops: number,
-    trace: string | undefined,
-  ): Envelope {
+  stamp(type: string, payload: unknown, options: PostOptions | undefined, origin: Origin | undefined): Envelope {
     try {
       const router = this.#p.registry.resolve(type)
       const { idPrefix, defaultPriority } = this.#p.options
       const priority = options?.priority ?? defaultPriority
       const now = this.#p.clock.now()
-      const m = new Envelope(idPrefix, ++this.#seq, type, payload, options?.key, priority, now, hops, trace)
+      const m = new Envelope(idPrefix, ++this.#seq, type, payload, options?.key, priority, now, origin)
       if (router !== undefined) m.routeKey = router.select(m as unknown as Message<MessageMap, never>)
       return m
     } catch (error) {
@@ -354,6 +354,14 @@ export class Admission<M extends MessageMap> {
   #checkTimeoutBreaker(type: string): void {
     const openFor = this.#p.breakers?.refuses(type)
     if (openFor !== undefined) this.refuseInput(type, new CircuitOpenError(type, openFor))
+  }
+
+  #originOrRefuse(type: string, options: PostOptions | undefined, from: Origin | undefined): Origin | undefined {
+    try {
+      return this.stamping.originOf(type, options, from)
+    } catch (error) {
+      return this.refuseInput(type, error as Error)
+    }
   }
 
   // Claims the idempotency key of a message being admitted; returns what holds it when it is a duplicate.

@@ -11,6 +11,7 @@ import type { Clock, TimerHandle } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import { LoopStoppingError, QueueFullError, SendAbortedError } from '../errors.js'
+import type { Origin } from '../internal/envelope.js'
 import * as check from '../internal/validate.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
@@ -61,7 +62,7 @@ export class Pacing<M extends MessageMap> {
     const { admission } = parts
     this.#gate = new SendGate<M>(
       parts.clock,
-      (w) => admission.admit(w.type, w.payload, w.options, true),
+      (w) => admission.admit(w.type, w.payload, w.options, true, w.origin),
       (type, error) => admission.refused(type, error),
     )
   }
@@ -74,8 +75,10 @@ export class Pacing<M extends MessageMap> {
   /** See `Loop.send`; `posted` was counted. */
   send<T extends MessageType<M>>(type: T, payload: M[T], options: SendOptions | undefined): Promise<Message<M, T>> {
     const { admission, lifecycle, queue, options: o, pressure } = this.#p
+    let origin: Origin | undefined
     try {
       checkPostOptions(options, true)
+      origin = admission.stamping.originOf(type, options, undefined) // stamped now, in the sender's context
       // An already-aborted signal means "do not send", whether or not there is room (AbortSignal convention).
       if (options?.signal?.aborted) throw new SendAbortedError(type, options.signal.reason)
       if (this.#gate.length >= o.maxWaiting) throw new QueueFullError(type, admission.load())
@@ -86,7 +89,9 @@ export class Pacing<M extends MessageMap> {
         (queue.length >= o.capacity || !(pressure?.admits(priority, queue.length) ?? true))
       if (wait) {
         this.#p.registry.resolve(type) // refuse unknown types now, not after the wait
-        const waiting = this.#gate.wait(type, payload, options, priority, admission.load()) as Promise<Message<M, T>>
+        const waiting = this.#gate.wait(type, payload, options, priority, admission.load(), origin) as Promise<
+          Message<M, T>
+        >
         this.#armBreakerWake()
         return waiting
       }
@@ -96,7 +101,7 @@ export class Pacing<M extends MessageMap> {
       return Promise.reject(typed)
     }
     try {
-      return Promise.resolve(admission.admit(type, payload, options, true) as Message<M, T>)
+      return Promise.resolve(admission.admit(type, payload, options, true, origin) as Message<M, T>)
     } catch (error) {
       return Promise.reject(error) // admission counted the refusal
     }

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors.js'
 import { checkRetryOptions } from '../failure/retry-policy.js'
+import { checkHeaders } from '../headers.js'
 import * as check from '../internal/validate.js'
 import { OVERFLOW_POLICIES } from '../loop/options.js'
 import type { SendOptions } from '../message.js'
@@ -24,7 +25,8 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
       name === 'overflow' ||
       name === 'handlerTimeoutMs' ||
       name === 'retry' ||
-      name === 'idempotencyKey'
+      name === 'idempotencyKey' ||
+      name === 'headers'
     if (!known && !(forSend && (name === 'signal' || name === 'timeoutMs'))) {
       check.knownKeys('options', options as Record<string, unknown>, forSend ? SEND_KEYS : POST_KEYS)
     }
@@ -50,6 +52,7 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
   if (idem !== undefined && !(typeof idem === 'string' && idem.length > 0)) {
     throw new InvalidArgumentError('options.idempotencyKey', 'a non-empty string', idem)
   }
+  if (options.headers !== undefined) checkHeaders('options.headers', options.headers)
   if (!forSend) return
   if (options.timeoutMs !== undefined) check.nonNegativeNumber('options.timeoutMs', options.timeoutMs, false)
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
@@ -57,5 +60,5 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
   }
 }
 
-const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs', 'retry', 'idempotencyKey']
+const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs', 'retry', 'idempotencyKey', 'headers']
 const SEND_KEYS = [...POST_KEYS, 'signal', 'timeoutMs']

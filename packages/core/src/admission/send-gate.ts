@@ -1,5 +1,6 @@
 import type { Clock, TimerHandle } from '../clock.js'
 import { type QueueLoad, SendAbortedError, SendTimeoutError } from '../errors.js'
+import type { Origin } from '../internal/envelope.js'
 import type { Message, MessageMap, SendOptions } from '../message.js'
 import { type Waiter, WaitingRoom } from '../queue/waiting-room.js'
 
@@ -8,6 +9,8 @@ export interface SendWaiter extends Waiter {
   readonly type: string
   readonly payload: unknown
   readonly options: SendOptions | undefined
+  // Its headers and stamps, built when `send` was called (in the sender's async context).
+  readonly origin: Origin | undefined
   resolve(message: never): void
   reject(error: unknown): void
   timer: TimerHandle | undefined
@@ -45,6 +48,7 @@ export class SendGate<M extends MessageMap> {
     options: SendOptions | undefined,
     priority: number,
     load: QueueLoad,
+    origin: Origin | undefined,
   ): Promise<Message<M>> {
     const timeoutMs = options?.timeoutMs // validated by the loop
     const signal = options?.signal
@@ -54,6 +58,7 @@ export class SendGate<M extends MessageMap> {
         type,
         payload,
         options,
+        origin,
         priority,
         seq: this.#seq++,
         settled: false,

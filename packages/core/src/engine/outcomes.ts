@@ -20,6 +20,7 @@
  */
 import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
 import type { Traces } from '../failure/trace.js'
+import { NO_HEADERS } from '../headers.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
@@ -98,12 +99,14 @@ export class Outcomes<M extends MessageMap> {
    * The `dead-lettered` outcome: the letter is kept in the store (the sink, alerts and the event
    * follow from the failure side, after its own `failed` event).
    */
-  deadLettered(m: Envelope, letter: Omit<DeadLetter, 'idempotencyKey' | 'checkpoint'>): DeadLetter {
+  deadLettered(m: Envelope, letter: Omit<DeadLetter, 'idempotencyKey' | 'checkpoint' | 'headers'>): DeadLetter {
     const key = this.#p.ledger.current?.keyOf(m)
     const checkpoint = this.#p.extras.checkpointOf(m)
+    const headers = m.headers
     const full: DeadLetter = {
       ...(key === undefined ? {} : { idempotencyKey: key }),
       ...(checkpoint === undefined ? {} : { checkpoint }),
+      ...(headers === NO_HEADERS ? {} : { headers }),
       ...letter,
     }
     this.#finish(m, true)

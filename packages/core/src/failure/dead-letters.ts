@@ -6,7 +6,7 @@
  */
 import { InvalidArgumentError } from '../errors.js'
 import { type OrderLinks, OrderList } from '../idempotency/order-list.js'
-import type { Message, MessageKey, MessageMap, PostResult } from '../message.js'
+import type { Message, MessageHeaders, MessageKey, MessageMap, PostResult } from '../message.js'
 import type { PriorityLevel } from '../priority.js'
 import type { ErrorClass, ErrorInfo } from './classify.js'
 import type { AttemptRecord } from './trace.js'
@@ -43,6 +43,8 @@ export interface DeadLetter {
   readonly idempotencyKey?: string
   /** Its last commit point, if its handler committed: a replay resumes after it (`ctx.committed`). */
   readonly checkpoint?: unknown
+  /** Its headers, if it has any: a replay carries them. */
+  readonly headers?: MessageHeaders
 }
 
 /**

@@ -1,5 +1,16 @@
-import type { Message, MessageKey } from '../message.js'
+import { NO_HEADERS } from '../headers.js'
+import type { Message, MessageHeaders, MessageKey } from '../message.js'
 import type { PriorityLevel } from '../priority.js'
+
+/**
+ * Where a message comes from and what it carries besides its payload: its root's id (`''` for a
+ * root: its own id), its hop count and its headers. Absent for a plain root without headers.
+ */
+export interface Origin {
+  readonly trace: string
+  readonly hops: number
+  readonly headers: MessageHeaders
+}
 
 /** Where an envelope is; the single source of truth for which structure holds it. */
 export enum Where {
@@ -44,9 +55,9 @@ export class Envelope {
   routeKey: string | undefined = undefined
   // When the message entered the queue; a delayed message gets its entry time when it becomes due.
   postedAt: number
-  // Where a follow-up comes from — its root's id and its hop count — or undefined for a root (its trace
-  // id is its own id, 0 hops): one field instead of two keeps a queued message within 140 B.
-  readonly #origin: { readonly trace: string; readonly hops: number } | undefined
+  // Where a follow-up comes from — its root's id, its hop count — and the headers, or undefined for a
+  // plain root (its trace id is its own id, 0 hops, no headers): one field keeps a message within 140 B.
+  readonly #origin: Origin | undefined
   // The loop's id prefix, shared by every envelope of one loop.
   readonly #prefix: string
   where: Where = Where.Ready
@@ -63,8 +74,7 @@ export class Envelope {
     key: MessageKey | undefined,
     priority: PriorityLevel,
     postedAt: number,
-    hops: number,
-    trace: string | undefined,
+    origin: Origin | undefined,
   ) {
     this.#prefix = prefix
     this.seq = seq
@@ -73,7 +83,7 @@ export class Envelope {
     this.key = key
     this.priority = priority
     this.postedAt = postedAt
-    this.#origin = trace === undefined && hops === 0 ? undefined : { trace: trace ?? '', hops }
+    this.#origin = origin
   }
 
   get id(): string {
@@ -90,8 +100,18 @@ export class Envelope {
     return this.#origin?.hops ?? 0
   }
 
+  /** Its headers (frozen; the shared empty map when it has none). */
+  get headers(): MessageHeaders {
+    return this.#origin?.headers ?? NO_HEADERS
+  }
+
+  /** Its origin, for a follow-up or a copy: `undefined` for a plain root. */
+  get origin(): Origin | undefined {
+    return this.#origin
+  }
+
   toJSON(): Message {
-    const { id, type, payload, key, priority, routeKey, postedAt, seq, traceId, hops } = this
-    return { id, type, payload, key, priority, routeKey, postedAt, seq, traceId, hops } as Message
+    const { id, type, payload, key, priority, routeKey, postedAt, seq, traceId, hops, headers } = this
+    return { id, type, payload, key, priority, routeKey, postedAt, seq, traceId, hops, headers } as Message
   }
 }

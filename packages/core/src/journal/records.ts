@@ -6,6 +6,7 @@
  */
 import { type Clock, wallNow } from '../clock.js'
 import type { Traces } from '../failure/trace.js'
+import { NO_HEADERS } from '../headers.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
@@ -70,6 +71,7 @@ export function recordOf(
   if (fields.checkpoint !== undefined) r.checkpoint = fields.checkpoint
   if (fields.retry !== undefined) r.retry = fields.retry
   if (fields.handlerTimeoutMs !== undefined) r.handlerTimeoutMs = fields.handlerTimeoutMs
+  if (m.origin !== undefined && m.headers !== NO_HEADERS) r.headers = m.headers
   return r as JournalRecord
 }
 

@@ -13,7 +13,7 @@ import type { DeadLetter } from '../failure/dead-letters.js'
 import type { RetryOptions } from '../failure/retry-options.js'
 import type { AttemptRecord } from '../failure/trace.js'
 import type { LedgerEntry } from '../idempotency/store.js'
-import type { MessageKey } from '../message.js'
+import type { MessageHeaders, MessageKey } from '../message.js'
 import type { HistogramSnapshot } from '../metrics/histogram.js'
 import type { PriorityLevel } from '../priority.js'
 
@@ -54,6 +54,8 @@ export interface JournalRecord {
   readonly retry?: RetryOptions
   /** Its per-post handler deadline, if it had one. */
   readonly handlerTimeoutMs?: number
+  /** Its headers, if it has any. */
+  readonly headers?: MessageHeaders
 }
 
 /** A finished idempotency key (`done` or `failed`): a duplicate post after a restart still runs nothing. */

@@ -14,7 +14,15 @@ import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
 import { checkRetryOptions, mergeRetry } from '../failure/retry-policy.js'
 import type { MessageTrace } from '../failure/trace.js'
 import * as check from '../internal/validate.js'
-import type { Message, MessageMap, MessageType, PostOptions, PostResult, SendOptions } from '../message.js'
+import type {
+  HeaderStamper,
+  Message,
+  MessageMap,
+  MessageType,
+  PostOptions,
+  PostResult,
+  SendOptions,
+} from '../message.js'
 import type { MetricsSnapshot } from '../metrics/loop-metrics.js'
 import { restoreSnapshot } from '../shutdown/restore.js'
 import { type LoopSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type SnapshotMessage } from '../shutdown/snapshot.js'
@@ -91,6 +99,21 @@ export class Loop<M extends MessageMap = MessageMap> {
   /** Appends a middleware around every handler call (outermost first). */
   use(middleware: Middleware<M>): this {
     this.#e.registry.use(middleware)
+    return this
+  }
+
+  /**
+   * Adds a header stamper, run at every post after the ones added before it — e.g. to put the active
+   * trace context into every message (see {@link HeaderStamper}).
+   *
+   * @example
+   * ```ts
+   * loop.stamp(() => ({ 'x-deployment': 'blue' }))
+   * ```
+   * @throws InvalidArgumentError when `stamper` is not a function
+   */
+  stamp(stamper: HeaderStamper): this {
+    this.#e.admission.stamping.add(check.fn('stamper', stamper) as HeaderStamper)
     return this
   }
 

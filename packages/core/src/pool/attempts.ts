@@ -253,9 +253,8 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     metrics.posted++
     const hops = parent.hops + 1
     if (hops > o.maxHops) admission.refuseInput(type, new HopLimitError(type, hops, o.maxHops))
-    return admission.post(type, payload, options, mode === 'throw', hops, parent.traceId) as
-      | Message<M, T>
-      | PostResult<M, T>
+    const from = { trace: parent.traceId, hops, headers: parent.headers }
+    return admission.post(type, payload, options, mode === 'throw', from) as Message<M, T> | PostResult<M, T>
   }
 
   /** The deadline of a message: per post, else per type, else the loop's — bounded for a breaker probe. */

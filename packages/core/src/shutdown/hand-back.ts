@@ -7,6 +7,7 @@
  * @module
  */
 import type { Clock, TimerHandle } from '../clock.js'
+import { NO_HEADERS } from '../headers.js'
 import type { Envelope } from '../internal/envelope.js'
 import {
   type LoopSnapshot,
@@ -97,6 +98,7 @@ export class HandBack {
       state,
     }
     if (m.key !== undefined) entry.key = m.key
+    if (m.headers !== NO_HEADERS) entry.headers = m.headers
     for (const [name, value] of Object.entries(extras)) {
       if (value !== undefined) (entry as Record<string, unknown>)[name] = value
     }

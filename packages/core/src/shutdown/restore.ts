@@ -11,6 +11,7 @@ import type { Clock } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
 import { SnapshotError } from '../errors.js'
 import type { Failures } from '../failure/failures.js'
+import { NO_HEADERS } from '../headers.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
@@ -121,7 +122,8 @@ function readmit<M extends MessageMap>(
 ): () => void {
   const { admission, extras, failures, queue, metrics, events, journal } = host
   const options: PostOptions = { key: sm.key, priority: sm.priority }
-  const m: Envelope = admission.stamp(sm.type, sm.payload, options, sm.hops, sm.traceId)
+  const origin = { trace: sm.traceId, hops: sm.hops, headers: sm.headers ?? NO_HEADERS }
+  const m: Envelope = admission.stamp(sm.type, sm.payload, options, origin)
   extras.keep(m, { handlerTimeoutMs: sm.handlerTimeoutMs, retry: sm.retry, idempotencyKey: sm.idempotencyKey })
   if (sm.checkpoint !== undefined) extras.commit(m, sm.checkpoint)
   // A loop, not push(...): a long attempt history would throw RangeError half-way through the restore.

@@ -8,7 +8,8 @@ import { describeValue, SnapshotError } from '../errors.js'
 import type { RetryOptions } from '../failure/retry-policy.js'
 import { checkRetryOptions } from '../failure/retry-policy.js'
 import type { AttemptRecord } from '../failure/trace.js'
-import type { MessageKey } from '../message.js'
+import { checkHeaders } from '../headers.js'
+import type { MessageHeaders, MessageKey } from '../message.js'
 import { MAX_PRIORITY, type PriorityLevel } from '../priority.js'
 
 /** The format name every snapshot carries. */
@@ -53,6 +54,8 @@ export interface SnapshotMessage {
   readonly retry?: RetryOptions
   /** Its per-post handler deadline, if it had one. */
   readonly handlerTimeoutMs?: number
+  /** Its headers, if it has any. */
+  readonly headers?: MessageHeaders
 }
 
 /** What `stop({ deadlineMs })` resolves with and `restore()` takes. */
@@ -85,6 +88,7 @@ const KEYS = new Set([
   'checkpoint',
   'retry',
   'handlerTimeoutMs',
+  'headers',
 ])
 
 /**
@@ -154,6 +158,13 @@ function checkMessage(path: string, value: unknown): void {
   const t = m.handlerTimeoutMs
   if (t !== undefined && !(typeof t === 'number' && t > 0))
     fail(`${path}.handlerTimeoutMs`, `must be a positive number, got ${show(t)}`)
+  if (m.headers !== undefined) {
+    try {
+      checkHeaders(`${path}.headers`, m.headers)
+    } catch (error) {
+      fail(`${path}.headers`, (error as Error).message)
+    }
+  }
 }
 
 function checkAttempt(path: string, value: unknown, expected: number): void {

@@ -4,7 +4,14 @@
  *
  * @module
  */
-import type { MessageKey, PriorityLevel, RetryOptions, SnapshotMessage } from '@flowing/core'
+import {
+  type MessageHeaders,
+  type MessageKey,
+  NO_HEADERS,
+  type PriorityLevel,
+  type RetryOptions,
+  type SnapshotMessage,
+} from '@flowing/core'
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node'
 
 /** Header names. */
@@ -22,6 +29,9 @@ export const H = {
   postedAt: 'Flowing-Posted-At',
 } as const
 
+/** The prefix of the NATS header that carries a message header (`Flowing-H-<name>`). */
+export const HEADER_PREFIX = 'Flowing-H-'
+
 /** A message as it travels: what a process needs to run it. */
 export interface Wire {
   /** Its distributed id (stable across deliveries; the root of a trace gives its trace id). */
@@ -35,6 +45,8 @@ export interface Wire {
   readonly idempotencyKey: string | undefined
   readonly retry: RetryOptions | undefined
   readonly handlerTimeoutMs: number | undefined
+  /** Its headers (the message's own, not the transport's). */
+  readonly headers: MessageHeaders
   /** When it was published, in ms since the Unix epoch. */
   readonly postedAtEpochMs: number
   /** For a delayed message: when it is due, in ms since the Unix epoch. */
@@ -58,6 +70,7 @@ export function encode(w: Wire): { headers: MsgHdrs; body: Uint8Array } {
   if (w.retry !== undefined) h.set(H.retry, JSON.stringify(w.retry))
   if (w.handlerTimeoutMs !== undefined) h.set(H.timeout, String(w.handlerTimeoutMs))
   if (w.dueAtEpochMs !== undefined) h.set(H.due, String(w.dueAtEpochMs))
+  for (const [name, value] of Object.entries(w.headers)) h.set(`${HEADER_PREFIX}${name}`, value)
   const body = w.payload === undefined ? new Uint8Array(0) : encoder.encode(JSON.stringify(w.payload))
   return { headers: h, body }
 }
@@ -87,6 +100,7 @@ export function decode(headers: MsgHdrs | undefined, body: Uint8Array): Wire {
     idempotencyKey: get(H.idempotencyKey),
     retry: retry === undefined ? undefined : (json(retry, H.retry) as RetryOptions),
     handlerTimeoutMs: optionalNumber(get(H.timeout), H.timeout),
+    headers: messageHeaders(headers),
     postedAtEpochMs: optionalNumber(get(H.postedAt), H.postedAt) ?? Date.now(),
     dueAtEpochMs: optionalNumber(get(H.due), H.due),
   }
@@ -108,7 +122,19 @@ export function toSnapshotMessage(w: Wire, checkpoint: unknown): SnapshotMessage
     ...(checkpoint === undefined ? {} : { checkpoint }),
     ...(w.retry === undefined ? {} : { retry: w.retry }),
     ...(w.handlerTimeoutMs === undefined ? {} : { handlerTimeoutMs: w.handlerTimeoutMs }),
+    ...(w.headers === NO_HEADERS ? {} : { headers: w.headers }),
   }
+}
+
+// The message headers among a NATS message's headers (`Flowing-H-<name>`), or the shared empty map.
+function messageHeaders(headers: MsgHdrs | undefined): MessageHeaders {
+  let found: Record<string, string> | undefined
+  for (const name of headers?.keys() ?? []) {
+    if (!name.startsWith(HEADER_PREFIX)) continue
+    found ??= {}
+    found[name.slice(HEADER_PREFIX.length)] = headers?.get(name) ?? ''
+  }
+  return found === undefined ? NO_HEADERS : Object.freeze(found)
 }
 
 function json(text: string, what: string): unknown {

@@ -4,7 +4,14 @@
  *
  * @module
  */
-import { InvalidArgumentError, type MessageKey, type PriorityLevel, type RetryOptions } from '@flowing/core'
+import {
+  checkHeaders,
+  InvalidArgumentError,
+  type MessageHeaders,
+  type MessageKey,
+  type PriorityLevel,
+  type RetryOptions,
+} from '@flowing/core'
 import { closestName } from '@flowing/errors'
 
 /** The options of a post to a distributed loop. */
@@ -22,9 +29,14 @@ export interface NatsPostOptions {
   readonly retry?: RetryOptions | undefined
   /** Handler deadline for this message (ms). */
   readonly handlerTimeoutMs?: number | undefined
+  /**
+   * Headers of the message (core's `MessageHeaders`): they travel as NATS headers named
+   * `Flowing-H-<name>`. A follow-up inherits its parent's; the ones given override them by name.
+   */
+  readonly headers?: MessageHeaders | undefined
 }
 
-const KNOWN = ['key', 'priority', 'idempotencyKey', 'retry', 'handlerTimeoutMs'] as const
+const KNOWN = ['key', 'priority', 'idempotencyKey', 'retry', 'handlerTimeoutMs', 'headers'] as const
 
 /** Checks a post's type and options. */
 export function checkPost(type: unknown, options: NatsPostOptions | undefined): void {
@@ -51,6 +63,7 @@ export function checkPost(type: unknown, options: NatsPostOptions | undefined): 
   if (handlerTimeoutMs !== undefined && !(typeof handlerTimeoutMs === 'number' && handlerTimeoutMs > 0)) {
     throw new InvalidArgumentError('options.handlerTimeoutMs', 'a number > 0', handlerTimeoutMs)
   }
+  if (options.headers !== undefined) checkHeaders('options.headers', options.headers)
 }
 
 /** Checks a delay (ms). */

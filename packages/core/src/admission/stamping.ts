@@ -1,0 +1,52 @@
+/**
+ * The headers of a post: its parent's (a follow-up), the ones it is given, then what each stamper adds
+ * (`loop.stamp`), merged in that order into the message's own frozen map.
+ *
+ * @module
+ */
+import { InvalidArgumentError } from '../errors.js'
+import { checkHeaders, mergeHeaders, NO_HEADERS } from '../headers.js'
+import type { Origin } from '../internal/envelope.js'
+import type { HeaderStamper, MessageHeaders, PostOptions } from '../message.js'
+
+/** The loop's header stampers, and the origin they give each post. */
+export class Stamping {
+  // In registration order (replaced, never mutated: a stamper may add another while one runs).
+  #stampers: readonly HeaderStamper[] = []
+
+  /** Adds a stamper (see `HeaderStamper`), run after those added before it. */
+  add(stamper: HeaderStamper): void {
+    this.#stampers = [...this.#stampers, stamper]
+  }
+
+  /**
+   * The origin of a post whose options are valid: `from` (a follow-up's parent side, or undefined for
+   * a root), with the post's headers and then each stamper's merged over its headers. Plain roots
+   * without headers and stampers get `undefined`: nothing is allocated.
+   * @throws (not counted: the caller refuses the post) InvalidArgumentError for too many headers, or a
+   *   stamper that threw or returned something else than headers
+   */
+  originOf(type: string, options: PostOptions | undefined, from: Origin | undefined): Origin | undefined {
+    const given = options?.headers
+    const stampers = this.#stampers
+    if (given === undefined && stampers.length === 0) return from
+    let headers = mergeHeaders(from?.headers ?? NO_HEADERS, given ?? NO_HEADERS)
+    for (const stamper of stampers) headers = mergeHeaders(headers, stamped(stamper, type, headers))
+    return { trace: from?.trace ?? '', hops: from?.hops ?? 0, headers }
+  }
+}
+
+// What a stamper adds, checked; a stamper that throws is a typed error with what it threw as the cause.
+function stamped(stamper: HeaderStamper, type: string, headers: MessageHeaders): MessageHeaders {
+  let added: MessageHeaders | undefined
+  try {
+    added = stamper(type, headers)
+  } catch (error) {
+    throw new InvalidArgumentError('stamper', 'a header stamper that returns headers (it threw)', error, {
+      cause: error,
+    })
+  }
+  if (added === undefined) return NO_HEADERS
+  checkHeaders('the headers a stamper returned', added)
+  return added
+}
