@@ -44,6 +44,26 @@ describe('instrument', () => {
     expect(otel.failures).toBe(0)
   })
 
+  it('a dead-lettered message leaves one ERROR span per attempt', async () => {
+    const { exporter, tracerProvider } = setup()
+    const loop = createLoop<M>({ retry: { maxAttempts: 2, baseMs: 1, jitter: 0 } })
+    instrument(loop, { tracerProvider })
+    let letters = 0
+    loop.events.on('dead-lettered', () => letters++)
+    loop.on('job', () => {
+      throw new Error('always')
+    })
+    loop.start()
+    loop.post('job', { n: 1 })
+    await loop.stop({ drain: true })
+    const spans = exporter.getFinishedSpans()
+    expect(letters).toBe(1)
+    expect(spans.map((s) => [s.attributes['flowing.attempt'], s.status.code])).toEqual([
+      [1, SpanStatusCode.ERROR],
+      [2, SpanStatusCode.ERROR],
+    ])
+  })
+
   it('refuses an option typo with a hint', () => {
     const loop = createLoop<M>()
     expect(() => instrument(loop, { tracerProvidr: {} } as never)).toThrow(InvalidArgumentError)
