@@ -48,6 +48,7 @@ export default defineConfig({
         },
       },
       { extends: true, test: { name: 'errors', root: 'packages/errors', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'otel', root: 'packages/otel', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'] } },
       { extends: true, test: { name: 'benchmarks', root: 'benchmarks', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'scripts', root: 'scripts', include: ['test/**/*.test.ts'] } },

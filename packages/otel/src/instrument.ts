@@ -1,0 +1,180 @@
+/**
+ * `instrument(loop)`: a middleware that runs each attempt inside a consumer span, and a header stamper
+ * that injects the poster's active context into every message posted.
+ *
+ * @module
+ */
+import {
+  type HandlerContext,
+  InvalidArgumentError,
+  type Message,
+  type MessageMap,
+  type Middleware,
+} from '@flowing/core'
+import {
+  type Attributes,
+  type Context,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapPropagator,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api'
+
+/** The header stamper shape of `loop.stamp` (type, headers so far) → headers to merge over them. */
+type Stamper = (type: string, headers: Readonly<Record<string, string>>) => Readonly<Record<string, string>> | undefined
+
+/** What `instrument` needs of a loop: `use` for the middleware, and `stamp` when the loop has it. */
+export interface OtelLoop<M extends MessageMap = MessageMap> {
+  /** Registers a middleware (see `Loop.use`). */
+  use(middleware: Middleware<M>): unknown
+  /** Registers a header stamper, called at every post (absent on loops without message headers). */
+  stamp?(stamper: Stamper): unknown
+}
+
+/** Options of {@link instrument}. Unknown keys are refused with an `InvalidArgumentError`. */
+export interface InstrumentOptions {
+  /** Where spans come from. @defaultValue the global tracer provider (a no-op until an SDK registers) */
+  readonly tracerProvider?: TracerProvider
+  /** Injects and extracts the trace context in headers. @defaultValue the global propagator */
+  readonly propagator?: TextMapPropagator
+}
+
+/** What {@link instrument} returns. */
+export interface InstrumentHandle {
+  /** Stops tracing: the middleware and stamper stay registered but pass everything through. */
+  close(): void
+  /** How many times the tracer or propagator threw; each time the message ran (or posted) untraced. */
+  readonly failures: number
+}
+
+const KNOWN = ['tracerProvider', 'propagator'] as const
+const getter = {
+  get: (h: Record<string, string>, k: string) => h[k],
+  keys: (h: Record<string, string>) => Object.keys(h),
+}
+
+/**
+ * Traces a loop with one line: `const otel = instrument(loop)`. Each attempt runs in a span named
+ * `<type> process` (kind `CONSUMER`), a child of the context found in the message's headers; a failed
+ * attempt ends with status `ERROR` and its exception recorded; follow-ups posted by the handler carry
+ * the attempt span's context. A tracer or propagator that throws never fails a message: the message runs
+ * untraced and {@link InstrumentHandle.failures} counts it.
+ *
+ * @typeParam M - the loop's message map
+ * @param loop - a Flowing loop (`createLoop()`)
+ * @param options - see {@link InstrumentOptions}
+ * @returns a handle to stop tracing
+ * @throws InvalidArgumentError for an unknown option (with a "did you mean" hint for a typo)
+ */
+export function instrument<M extends MessageMap>(loop: OtelLoop<M>, options: InstrumentOptions = {}): InstrumentHandle {
+  checkOptions(options)
+  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer('@flowing/otel')
+  const state = { open: true, failures: 0 }
+  const propagator = (): TextMapPropagator => options.propagator ?? propagation
+  // The middleware reads only the fields every message has, whatever the loop's message map.
+  loop.use(middleware(tracer, propagator, state) as unknown as Middleware<M>)
+  loop.stamp?.(() => (state.open ? stamp(propagator(), state) : undefined))
+  return {
+    close: () => {
+      state.open = false
+    },
+    get failures() {
+      return state.failures
+    },
+  }
+}
+
+function checkOptions(options: InstrumentOptions): void {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options)
+  for (const key of Object.keys(options)) {
+    if ((KNOWN as readonly string[]).includes(key)) continue
+    const near = KNOWN.find((k) => k.toLowerCase().slice(0, 5) === key.toLowerCase().slice(0, 5))
+    throw new InvalidArgumentError(
+      `options.${key}`,
+      `one of the known options (${KNOWN.join(', ')})`,
+      (options as Record<string, unknown>)[key],
+      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
+    )
+  }
+}
+
+function stamp(propagator: TextMapPropagator, state: { failures: number }): Record<string, string> | undefined {
+  try {
+    const carrier: Record<string, string> = {}
+    propagator.inject(context.active(), carrier, {
+      set: (c: Record<string, string>, k: string, v: string) => {
+        c[k] = v
+      },
+    })
+    return Object.keys(carrier).length === 0 ? undefined : carrier
+  } catch {
+    state.failures++
+    return undefined
+  }
+}
+
+function headersOf(message: Message): Record<string, string> {
+  return (message as { headers?: Record<string, string> }).headers ?? {}
+}
+
+function attributes(message: Message, attempt: number): Attributes {
+  const attrs: Attributes = {
+    'messaging.system': 'flowing',
+    'messaging.operation': 'process',
+    'messaging.message.id': message.id,
+    'messaging.destination.name': message.type,
+    'flowing.attempt': attempt,
+    'flowing.priority': message.priority,
+    'flowing.trace_id': message.traceId,
+    'flowing.hops': message.hops,
+  }
+  if (message.key !== undefined) attrs['flowing.key'] = String(message.key)
+  if (message.routeKey !== undefined) attrs['flowing.route'] = message.routeKey
+  return attrs
+}
+
+function middleware(
+  tracer: Tracer,
+  propagator: () => TextMapPropagator,
+  state: { open: boolean; failures: number },
+): Middleware<MessageMap> {
+  return (message: Message, ctx: HandlerContext, next: () => Promise<void>) => {
+    if (!state.open) return next()
+    let parent: Context
+    try {
+      parent = propagator().extract(ROOT_CONTEXT, headersOf(message), getter)
+    } catch {
+      state.failures++
+      parent = ROOT_CONTEXT
+    }
+    let span: ReturnType<Tracer['startSpan']>
+    try {
+      span = tracer.startSpan(
+        `${message.type} process`,
+        { kind: SpanKind.CONSUMER, attributes: attributes(message, ctx.attempt) },
+        parent,
+      )
+    } catch {
+      state.failures++
+      return next()
+    }
+    return context.with(trace.setSpan(parent, span), () => run(span, next))
+  }
+}
+
+async function run(span: ReturnType<Tracer['startSpan']>, next: () => Promise<void>): Promise<void> {
+  try {
+    await next()
+  } catch (error) {
+    span.recordException(error instanceof Error ? error : String(error))
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) })
+    throw error
+  } finally {
+    span.end()
+  }
+}
