@@ -47,6 +47,10 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        extends: true,
+        test: { name: 'prometheus', root: 'packages/prometheus', include: ['test/**/*.test.ts'] },
+      },
       { extends: true, test: { name: 'errors', root: 'packages/errors', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'otel', root: 'packages/otel', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'] } },
