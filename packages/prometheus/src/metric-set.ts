@@ -5,7 +5,8 @@
  * @module
  */
 import { InvalidArgumentError, type MetricsSnapshot } from '@flowing/core'
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import { Gauge, type Metric, type Registry } from 'prom-client'
+import { CounterCells, HistogramCells } from './cells.js'
 
 /** What a gauge reads from a loop's metrics snapshot. */
 type Read = (m: MetricsSnapshot) => number
@@ -69,17 +70,17 @@ export interface GaugeSource {
 
 /** The event-driven metrics one loop writes. */
 export interface EventMetrics {
-  readonly posted: Counter
-  readonly accepted: Counter
-  readonly rejected: Counter
-  readonly processed: Counter
-  readonly finished: Counter
-  readonly failed: Counter
-  readonly retries: Counter
-  readonly deadLetters: Counter
-  readonly queueWait: Histogram
-  readonly handler: Histogram
-  readonly lifecycle: Histogram
+  readonly posted: CounterCells
+  readonly accepted: CounterCells
+  readonly rejected: CounterCells
+  readonly processed: CounterCells
+  readonly finished: CounterCells
+  readonly failed: CounterCells
+  readonly retries: CounterCells
+  readonly deadLetters: CounterCells
+  readonly queueWait: HistogramCells
+  readonly handler: HistogramCells
+  readonly lifecycle: HistogramCells
 }
 
 /**
@@ -96,29 +97,18 @@ export class MetricSet {
   /** The histogram buckets every loop here uses. */
   readonly buckets: readonly number[]
   // Everything registered, for removal with the last loop.
-  readonly #all: { readonly name: string; readonly metric: Counter | Gauge | Histogram }[] = []
+  readonly #all: { readonly name: string; readonly metric: CounterCells | HistogramCells | Gauge }[] = []
   readonly #registry: Registry
 
   constructor(registry: Registry, prefix: string, labelNames: readonly string[], buckets: readonly number[]) {
     this.#registry = registry
     this.labelNames = labelNames
     this.buckets = buckets
-    const counter = (name: string, help: string, extra: readonly string[]) =>
-      this.#add(
-        prefix + name,
-        new Counter({ name: prefix + name, help, labelNames: [...labelNames, ...extra], registers: [] }),
-      )
-    const histogram = (name: string, help: string, extra: readonly string[]) =>
-      this.#add(
-        prefix + name,
-        new Histogram({
-          name: prefix + name,
-          help,
-          labelNames: [...labelNames, ...extra],
-          buckets: [...buckets],
-          registers: [],
-        }),
-      )
+    // The label names past the constant ones are documented per metric; the cells take any labels.
+    const counter = (name: string, help: string, _labels: readonly string[]) =>
+      this.#add(prefix + name, new CounterCells(prefix + name, help))
+    const histogram = (name: string, help: string, _labels: readonly string[]) =>
+      this.#add(prefix + name, new HistogramCells(prefix + name, help, buckets))
     this.events = {
       posted: counter('posted_total', 'Posts of each message type (accepted + rejected)', ['type']),
       accepted: counter('accepted_total', 'Messages admitted, immediate or delayed', ['type']),
@@ -154,13 +144,17 @@ export class MetricSet {
         prefix,
       )
     }
-    for (const { metric } of this.#all) registry.registerMetric(metric)
+    for (const { metric } of this.#all) {
+      if (metric instanceof Gauge) registry.registerMetric(metric)
+      else metric.registerIn(registry)
+    }
   }
 
   /** Removes every metric of the set from its registry (after the last loop left). */
   remove(): void {
     for (const { name, metric } of this.#all) {
-      if (this.#registry.getSingleMetric(name) === metric) this.#registry.removeSingleMetric(name)
+      if (this.#registry.getSingleMetric(name) === (metric as unknown as Metric))
+        this.#registry.removeSingleMetric(name)
     }
   }
 
@@ -169,7 +163,7 @@ export class MetricSet {
     return this.#all.map((m) => m.name)
   }
 
-  #add<T extends Counter | Gauge | Histogram>(name: string, metric: T): T {
+  #add<T extends CounterCells | HistogramCells | Gauge>(name: string, metric: T): T {
     this.#all.push({ name, metric })
     return metric
   }

@@ -1,13 +1,13 @@
 /**
  * One loop's event listeners: each per-message event is a lookup in a small per-type cache of
- * prom-client children and one `inc` or `observe` — no label hashing, no allocation per message.
+ * cells (see cells.ts) and one increment or bucket scan — no label hashing, no allocation per message.
  *
  * @module
  */
 
 import type { AttemptFailure, DeadLetter, DropReason, Loop, Message, MessageMap } from '@flowing/core'
 import { errorCode } from '@flowing/errors'
-import type { Counter, Histogram } from 'prom-client'
+import type { CounterCell, CounterCells, HistogramCell, HistogramCells } from './cells.js'
 import type { EventMetrics } from './metric-set.js'
 
 /**
@@ -34,48 +34,39 @@ interface Emitter {
   off(event: string, fn: Listener): unknown
 }
 
-// One metric's children by label values (`type`, or `type\0outcome`): created on first use.
+// One metric's cells of this loop by label values (`type`, or `type\0value`): created on first use.
 class Children<C> {
-  readonly #labels = new Map<string, Record<string, string>>()
-  readonly #children = new Map<string, C>()
-  readonly #make: (labels: Record<string, string>) => C
+  readonly #cells = new Map<string, C>()
+  readonly #metric: CounterCells | HistogramCells
   readonly #base: Readonly<Record<string, string>>
-  readonly #metric: Counter | Histogram
+  // Series ids in the metric: this loop's `loop` label, then the local id.
+  readonly #prefix: string
 
-  constructor(
-    metric: Counter | Histogram,
-    base: Readonly<Record<string, string>>,
-    make: (labels: Record<string, string>) => C,
-  ) {
+  constructor(metric: CounterCells | HistogramCells, base: Readonly<Record<string, string>>) {
     this.#metric = metric
     this.#base = base
-    this.#make = make
+    this.#prefix = `${base['loop']}\0`
   }
 
-  /** The child for `type` (and a second label `name` = `value`). */
+  /** The cell for `type` (and a second label `name` = `value`). */
   get(type: string, name?: string, value?: string): C {
     const id = value === undefined ? type : `${type}\0${value}`
-    let child = this.#children.get(id)
-    if (child === undefined) {
+    let cell = this.#cells.get(id)
+    if (cell === undefined) {
       const labels: Record<string, string> = { ...this.#base, type }
       if (name !== undefined && value !== undefined) labels[name] = value
-      child = this.#make(labels)
-      this.#children.set(id, child)
-      this.#labels.set(id, labels)
+      cell = this.#metric.cell(this.#prefix + id, labels) as C
+      this.#cells.set(id, cell)
     }
-    return child
+    return cell
   }
 
   /** Removes every series this loop wrote. */
   remove(): void {
-    for (const labels of this.#labels.values()) this.#metric.remove(labels)
-    this.#children.clear()
-    this.#labels.clear()
+    for (const id of this.#cells.keys()) this.#metric.remove(this.#prefix + id)
+    this.#cells.clear()
   }
 }
-
-type Inc = { inc(value?: number): void }
-type Observe = { observe(value: number): void }
 
 /** The outcome label: `dead-lettered` → `dead_lettered` (Prometheus label values read best in snake case). */
 function outcomeLabel(outcome: string): string {
@@ -102,8 +93,8 @@ export class Recorder {
 
   constructor(loop: Loop<MessageMap>, metrics: EventMetrics, base: Readonly<Record<string, string>>) {
     this.#events = loop.events as unknown as Emitter
-    const counter = (m: Counter) => this.#children<Inc>(m, base, (l) => m.labels(l))
-    const histogram = (m: Histogram) => this.#children<Observe>(m, base, (l) => m.labels(l))
+    const counter = (m: CounterCells) => this.#children<CounterCell>(m, base)
+    const histogram = (m: HistogramCells) => this.#children<HistogramCell>(m, base)
     const posted = counter(metrics.posted)
     const accepted = counter(metrics.accepted)
     const rejected = counter(metrics.rejected)
@@ -116,8 +107,8 @@ export class Recorder {
     const handler = histogram(metrics.handler)
     const lifecycle = histogram(metrics.lifecycle)
     const admit = (type: string): void => {
-      posted.get(type).inc()
-      accepted.get(type).inc()
+      posted.get(type).value++
+      accepted.get(type).value++
     }
     this.#on('scheduled', (message: Message) => {
       this.#scheduled.add(message)
@@ -131,23 +122,27 @@ export class Recorder {
       if (reason === 'drop-new') admit(message.type)
     })
     this.#on('rejected', (type: string, error: Error) => {
-      posted.get(type).inc()
-      rejected.get(type, 'reason', errorCode(error) ?? 'unknown').inc()
+      posted.get(type).value++
+      rejected.get(type, 'reason', errorCode(error) ?? 'unknown').value++
     })
     this.#on('succeeded', (message: Message, durationMs: number) => {
-      processed.get(message.type).inc()
-      handler.get(message.type, 'result', 'succeeded').observe(durationMs / 1000)
+      processed.get(message.type).value++
+      metrics.handler.observe(handler.get(message.type, 'result', 'succeeded'), durationMs / 1000)
     })
     this.#on('failed', (message: Message, _error: unknown, failure: AttemptFailure) => {
-      failed.get(message.type, 'error_class', errorClass(failure)).inc()
+      failed.get(message.type, 'error_class', errorClass(failure)).value++
     })
-    this.#on('retrying', (message: Message) => retries.get(message.type).inc())
-    this.#on('dead-lettered', (message: Message, _letter: DeadLetter) => deadLetters.get(message.type).inc())
+    this.#on('retrying', (message: Message) => {
+      retries.get(message.type).value++
+    })
+    this.#on('dead-lettered', (message: Message, _letter: DeadLetter) => {
+      deadLetters.get(message.type).value++
+    })
     this.#on('finished', (message: Message, summary: FinishedSummary) => {
       const outcome = outcomeLabel(summary.outcome)
-      finished.get(message.type, 'outcome', outcome).inc()
-      lifecycle.get(message.type, 'outcome', outcome).observe(summary.lifecycleMs / 1000)
-      if (summary.waitMs !== undefined) queueWait.get(message.type).observe(summary.waitMs / 1000)
+      finished.get(message.type, 'outcome', outcome).value++
+      metrics.lifecycle.observe(lifecycle.get(message.type, 'outcome', outcome), summary.lifecycleMs / 1000)
+      if (summary.waitMs !== undefined) metrics.queueWait.observe(queueWait.get(message.type), summary.waitMs / 1000)
     })
   }
 
@@ -163,12 +158,8 @@ export class Recorder {
     this.#listeners.push([event, fn])
   }
 
-  #children<C>(
-    metric: Counter | Histogram,
-    base: Readonly<Record<string, string>>,
-    make: (l: Record<string, string>) => C,
-  ): Children<C> {
-    const children = new Children<C>(metric, base, make)
+  #children<C>(metric: CounterCells | HistogramCells, base: Readonly<Record<string, string>>): Children<C> {
+    const children = new Children<C>(metric, base)
     this.#all.push(children as Children<unknown>)
     return children
   }
