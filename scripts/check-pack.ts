@@ -52,7 +52,11 @@ function run(step: string, command: string, args: string[], cwd: string): string
 // pnpm as the test run found it (`npm_execpath` under `pnpm run`), else the pinned version through npx.
 function pnpm(args: string[], cwd: string, step: string): string {
   const exec = process.env['npm_execpath']
-  if (exec?.includes('pnpm')) return run(step, process.execPath, [exec, ...args], cwd)
+  if (exec?.includes('pnpm')) {
+    // pnpm ships either as a script (run it with this Node) or as a native executable (run it as is).
+    const script = /\.[cm]?js$/.test(exec)
+    return script ? run(step, process.execPath, [exec, ...args], cwd) : run(step, exec, args, cwd)
+  }
   return run(step, 'npx', ['-y', 'pnpm@12.4.2', ...args], cwd)
 }
 
