@@ -24,6 +24,7 @@ export type { BackpressureOptions } from './admission/pressure.js'
 export { type Clock, systemClock, type TimerHandle, VirtualClock, wallNow } from './clock.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
 export type { Router } from './dispatcher/router.js'
+export type { FinishedSummary, MessageLogger, MessageLogLine, Outcome } from './engine/finished.js'
 export {
   BackpressureError,
   type BackpressureState,

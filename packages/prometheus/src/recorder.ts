@@ -5,27 +5,10 @@
  * @module
  */
 
-import type { AttemptFailure, DeadLetter, DropReason, Loop, Message, MessageMap } from '@flowing/core'
+import type { AttemptFailure, DeadLetter, DropReason, FinishedSummary, Loop, Message, MessageMap } from '@flowing/core'
 import { errorCode } from '@flowing/errors'
 import type { CounterCell, CounterCells, HistogramCell, HistogramCells } from './cells.js'
 import type { EventMetrics } from './metric-set.js'
-
-/**
- * The `finished` event's summary (core's `FinishedSummary`), as this package reads it: declared here so
- * the exporter compiles against a core that names it or not.
- */
-export interface FinishedSummary {
-  /** The outcome. */
-  readonly outcome: 'succeeded' | 'dead-lettered' | 'dropped' | 'cancelled' | 'snapshotted'
-  /** Attempts started. */
-  readonly attempts: number
-  /** From admission to outcome (ms). */
-  readonly lifecycleMs: number
-  /** From entering the queue to the last attempt's start (ms); undefined if it never started. */
-  readonly waitMs: number | undefined
-  /** The last attempt's run time (ms). */
-  readonly durationMs: number | undefined
-}
 
 // The listeners' signatures, as `loop.events` calls them.
 type Listener = (...args: never[]) => void

@@ -96,6 +96,29 @@ describe('prometheus()', () => {
     exporter.unregister()
   })
 
+  it('counts every outcome in finished_total and times queue wait and lifecycle from the finished event', async () => {
+    const { clock, loop } = orders()
+    const registry = new Registry()
+    prometheus(loop, { registry, labels: { loop: 'orders' }, buckets: [0.001, 0.01, 0.1] })
+    await busyDay(clock, loop)
+    const text = await registry.metrics()
+    const finished = (type: string, outcome: string) => value(text, 'flowing_finished_total', { ...L, type, outcome })
+    expect(finished('ok', 'succeeded')).toBe(3)
+    expect(finished('ok', 'dropped')).toBe(1)
+    expect(finished('flaky', 'succeeded')).toBe(1)
+    expect(finished('bad', 'dead_lettered')).toBe(1)
+    const sum = [...text.matchAll(/^flowing_finished_total\{[^}]*\} (\d+)$/gm)].reduce((s, m) => s + Number(m[1]), 0)
+    expect(sum).toBe(loop.metrics().counters.accepted) // one outcome per accepted message
+    // `flaky` entered at 0, waited 10 ms behind two `ok`s, failed after 2 ms, backed off 10 ms, ran 2 ms.
+    const flaky = { ...L, type: 'flaky', outcome: 'succeeded' }
+    expect(value(text, 'flowing_lifecycle_seconds_sum', flaky)).toBeCloseTo(0.024, 10)
+    expect(value(text, 'flowing_lifecycle_seconds_bucket', { ...flaky, le: '0.01' })).toBe(0)
+    expect(value(text, 'flowing_lifecycle_seconds_bucket', { ...flaky, le: '0.1' })).toBe(1)
+    // The `ok`s waited 0, 5 (behind the first) and 0 ms (the delayed one, when due).
+    expect(value(text, 'flowing_queue_wait_seconds_count', { ...L, type: 'ok' })).toBe(3)
+    expect(value(text, 'flowing_queue_wait_seconds_sum', { ...L, type: 'ok' })).toBeCloseTo(0.005, 10)
+  })
+
   it('records each successful attempt in handler_seconds buckets (virtual time: exactly 5 ms and 2 ms)', async () => {
     const { clock, loop } = orders()
     const registry = new Registry()

@@ -121,7 +121,8 @@ export class Engine<M extends MessageMap> {
       o.deadLetters.maxSize,
       (letter) => this.admission.replay(letter, false) as never,
     )
-    this.outcomes = new Outcomes<M>({ ...this.#common(), deadLetters, handBack, journal: this.journal })
+    const messageLog = o.messageLog === false ? undefined : o.messageLog
+    this.outcomes = new Outcomes<M>({ ...this.#common(), deadLetters, handBack, journal: this.journal, messageLog })
     this.delayed = new DelayedPosts(
       scheduler,
       { enterDue: (m) => this.admission.enterDue(m), cancelled: (m) => this.outcomes.cancelled(m) },

@@ -10,7 +10,8 @@
  * 5. **side tables**: the per-post extras go;
  * 6. **trace**: the final transition (it retires the trace);
  * 7. **events**: user-visible listeners, last — one of them may call back into the loop, and finds the
- *    message finished everywhere;
+ *    message finished everywhere; the outcome's own event, then the per-message log line and `finished`
+ *    (the last event of every message, whatever its outcome);
  * 8. **idle**: when nothing is left, `idle` fires and `drain()` waiters resolve.
  *
  * I1 then reads: `accepted = succeeded + dead-lettered + dropped + cancelled + snapshotted + what the
@@ -19,19 +20,23 @@
  * @module
  */
 import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
-import type { Traces } from '../failure/trace.js'
+import type { Trace, Traces } from '../failure/trace.js'
 import { NO_HEADERS } from '../headers.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import type { Journal } from '../journal/journal.js'
 import { fieldsOf } from '../journal/records.js'
-import type { DropReason, LoopEmitter } from '../loop/events.js'
+import { type DropReason, type LoopEmitter, rethrowLater } from '../loop/events.js'
 import type { Message, MessageMap } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { HandBack } from '../shutdown/hand-back.js'
 import type { SnapshotState } from '../shutdown/snapshot.js'
+import { type FinishedSummary, logLine, type MessageLogger, type Outcome, summarize } from './finished.js'
+
+// The per-message log's message.
+const FINISHED = 'message finished'
 
 /** Records a success's side effects on the failure stage; returns whether user code may have run. */
 export interface SuccessObserver {
@@ -50,6 +55,8 @@ export interface OutcomeParts<M extends MessageMap> {
   readonly events: LoopEmitter<M>
   readonly clock: { now(): number }
   readonly journal: Journal<M> | undefined
+  /** The per-message log (`messageLog` option), if on. */
+  readonly messageLog: MessageLogger | undefined
 }
 
 /** The loop's outcomes, and the idle check that follows each. */
@@ -85,6 +92,9 @@ export class Outcomes<M extends MessageMap> {
    * @returns whether user code ran (listeners)
    */
   succeeded(m: Envelope, durationMs: number, attempt: number, startedAt: number, now: number): boolean {
+    const summary = this.#wanted()
+      ? summarize('succeeded', m, this.#p.traces.of(m), now, { attempt, startedAt, durationMs })
+      : undefined
     this.#finish(m, true)
     this.#p.metrics.succeeded++
     this.#p.ledger.current?.ended(m, 'done', now)
@@ -92,6 +102,7 @@ export class Outcomes<M extends MessageMap> {
     let heard = this.#observer?.succeeded(m, attempt, startedAt, now) === true
     const events = this.#p.events
     if (events.hears.succeeded) heard = events.emit('succeeded', m as unknown as Message<M>, durationMs) || heard
+    if (summary !== undefined) heard = this.#announce(m, summary) || heard
     return this.idleCheck() || heard
   }
 
@@ -120,10 +131,22 @@ export class Outcomes<M extends MessageMap> {
   }
 
   /**
+   * The end of a dead letter's announcement (the failure side's `dead-lettered` event went out): its
+   * log line and `finished`.
+   * @param trace - the message's trace, retired by now (it keeps the attempts)
+   */
+  deadLetterAnnounced(m: Envelope, letter: DeadLetter, trace: Trace): void {
+    if (!this.#wanted()) return
+    const last = trace.attempts[trace.attempts.length - 1]
+    this.#announce(m, summarize('dead-lettered', m, trace, letter.at, last, letter.reason, letter.error))
+  }
+
+  /**
    * The `dropped` outcome: by the overflow policy, or (`duplicate`) an async ledger found its key
    * taken before it ran — the entry is someone else's and the ledger is left alone.
    */
   dropped(m: Envelope, reason: DropReason, holdsKey = false): void {
+    const summary = this.#unran('dropped', m, reason)
     this.#finish(m, holdsKey)
     this.#p.metrics.dropped++
     if (reason === 'duplicate') this.#p.ledger.current?.handedBack(m)
@@ -131,16 +154,19 @@ export class Outcomes<M extends MessageMap> {
     this.#p.extras.forget(m)
     this.#p.traces.note(m, 'dropped', this.#p.clock.now())
     this.#p.events.emit('dropped', m as unknown as Message<M>, reason)
+    if (summary !== undefined) this.#announce(m, summary)
   }
 
   /** The `cancelled` outcome (a stop without drain, `DelayedMessage.cancel()`). */
   cancelled(m: Envelope): void {
+    const summary = this.#unran('cancelled', m)
     this.#finish(m, false)
     this.#p.metrics.cancelled++
     this.#release(m)
     this.#p.extras.forget(m)
     this.#p.traces.note(m, 'cancelled', this.#p.clock.now())
     this.#p.events.emit('cancelled', m as unknown as Message<M>)
+    if (summary !== undefined) this.#announce(m, summary)
   }
 
   /**
@@ -150,6 +176,7 @@ export class Outcomes<M extends MessageMap> {
    */
   snapshotted(m: Envelope, state: SnapshotState, dueAt?: number, holdsKey = false): void {
     const { extras, traces, ledger } = this.#p
+    const summary = this.#unran('snapshotted', m, state)
     const entry = fieldsOf(this.#p, m)
     this.#p.journal?.saved(m, state, entry, dueAt) // with a journal, its row stays for the next start
     this.#finish(m, holdsKey)
@@ -158,6 +185,7 @@ export class Outcomes<M extends MessageMap> {
     ledger.current?.handedBack(m)
     extras.forget(m)
     traces.note(m, 'snapshotted', this.#p.clock.now(), undefined, state)
+    if (summary !== undefined) this.#announce(m, summary)
   }
 
   /** A failure is being handled (user code will run); {@link Outcomes.landed} when it is placed. */
@@ -194,6 +222,36 @@ export class Outcomes<M extends MessageMap> {
       for (const resolve of waiters) resolve()
     }
     return heard
+  }
+
+  // Whether a summary is wanted: `finished` has listeners, or the per-message log is on.
+  #wanted(): boolean {
+    return this.#p.events.hears.finished || this.#p.messageLog !== undefined
+  }
+
+  // The summary of an outcome that ends a message outside an attempt (read before its trace retires).
+  #unran(outcome: Outcome, m: Envelope, reason?: string): FinishedSummary | undefined {
+    if (!this.#wanted()) return undefined
+    return summarize(outcome, m, this.#p.traces.of(m), this.#p.clock.now(), undefined, reason)
+  }
+
+  // The last step of every outcome: the per-message log line, then `finished`. A logger that throws is
+  // reported as a throwing listener is (re-thrown on a microtask), never in the outcome's way.
+  // Returns whether user code ran.
+  #announce(m: Envelope, summary: FinishedSummary): boolean {
+    const log = this.#p.messageLog
+    if (log !== undefined) {
+      try {
+        if (summary.outcome === 'dead-lettered' || summary.outcome === 'dropped')
+          log.warn(logLine(m, summary), FINISHED)
+        else log.info(logLine(m, summary), FINISHED)
+      } catch (error) {
+        rethrowLater(error)
+      }
+    }
+    const events = this.#p.events
+    const heard = events.hears.finished && events.emit('finished', m as unknown as Message<M>, summary)
+    return heard || log !== undefined
   }
 
   // The ledger step of a message that will not run: its key is released — unless it committed, in

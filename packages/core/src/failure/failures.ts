@@ -203,7 +203,7 @@ export class Failures<M extends MessageMap> {
       error: info,
       next: scheduled === undefined ? 'dead-letter' : 'retry',
     })
-    if (scheduled === undefined) this.#announce(m, letter as DeadLetter)
+    if (scheduled === undefined) this.#announce(m, letter as DeadLetter, t)
     // (unless a `failed` listener stopped the loop, which cancelled or handed back the retry)
     else if (m.where === Where.Backoff) events.emit('retrying', message, scheduled)
     this.#checkExit(now)
@@ -282,7 +282,7 @@ export class Failures<M extends MessageMap> {
   }
 
   // What a dead letter tells the outside: the sink, the first-seen signature, the alert window, the event.
-  #announce(m: Envelope, letter: DeadLetter): void {
+  #announce(m: Envelope, letter: DeadLetter, t: Trace): void {
     const { events, options } = this.#h
     const error = letter.error
     this.#toSink(letter)
@@ -293,6 +293,7 @@ export class Failures<M extends MessageMap> {
     }
     this.#alerts.record(m.type, error.signature)
     events.emit('dead-lettered', m as unknown as Message<M>, letter)
+    this.#h.outcomes.deadLetterAnnounced(m, letter, t)
   }
 
   #toSink(letter: DeadLetter): void {

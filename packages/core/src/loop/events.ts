@@ -5,6 +5,7 @@
  */
 import type { PressureTransition } from '@flowing/backpressure'
 import type { StallReport } from '@flowing/watchdog'
+import type { FinishedSummary } from '../engine/finished.js'
 import type { StoreError } from '../errors.js'
 import type { DeadLetterAlert } from '../failure/alerts.js'
 import type { CircuitChange } from '../failure/circuits.js'
@@ -101,6 +102,12 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   zombies: [count: number, zombies: readonly ZombieSummary[]]
   /** A type's timeout breaker changed state (see the `timeoutBreaker` option). */
   breaker: [change: BreakerChange]
+  /**
+   * A message ended, whatever its outcome (`succeeded`, `dead-lettered`, `dropped`, `cancelled`,
+   * `snapshotted`): its last event, after the outcome's own. `summary` tells how: attempts, queue wait,
+   * run time, time from entering the queue to the outcome.
+   */
+  finished: [message: Message<M>, summary: FinishedSummary]
   /** The lifecycle state changed. */
   state: [state: LoopState, previous: LoopState]
 }
@@ -113,6 +120,8 @@ export interface PerMessageListening {
   readonly started: boolean
   /** `succeeded` has listeners. */
   readonly succeeded: boolean
+  /** `finished` has listeners. */
+  readonly finished: boolean
 }
 
 // eventemitter3's listener record (its `EE`), which its own `emit` walks: the isolating path below
@@ -128,8 +137,11 @@ interface Internals {
   readonly _events: Record<string, ListenerRecord | readonly ListenerRecord[] | undefined>
 }
 
-/** Reports a listener's error without unwinding the emit: re-thrown, untouched, on a fresh microtask. */
-function rethrowLater(error: unknown): void {
+/**
+ * Reports a listener's error without unwinding the emit: re-thrown, untouched, on a fresh microtask.
+ * @internal
+ */
+export function rethrowLater(error: unknown): void {
   queueMicrotask(() => {
     throw error // as a throwing listener's with Node's own emitter: uncaught, never in the loop's way
   })
@@ -185,7 +197,7 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
    * {@link LoopEmitter.heard} of the per-message events, as plain fields kept up to date by every
    * subscription change: one property read per message instead of a dictionary lookup.
    */
-  readonly hears: PerMessageListening = { posted: false, started: false, succeeded: false }
+  readonly hears: PerMessageListening = { posted: false, started: false, succeeded: false, finished: false }
 
   override on<T extends EventEmitter.EventNames<LoopEvents<M>>>(
     event: T,
@@ -245,6 +257,7 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
     hears.posted = this.heard('posted')
     hears.started = this.heard('started')
     hears.succeeded = this.heard('succeeded')
+    hears.finished = this.heard('finished')
     return this
   }
 

@@ -6,6 +6,7 @@
 import { nanoid } from 'nanoid'
 import { type BackpressureOptions, checkBackpressure } from '../admission/pressure.js'
 import { type Clock, systemClock } from '../clock.js'
+import type { MessageLogger } from '../engine/finished.js'
 import { InvalidArgumentError } from '../errors.js'
 import type { AlertOptions } from '../failure/alerts.js'
 import { type CircuitBreakerOptions, type CircuitPolicy, checkCircuitOptions } from '../failure/circuits.js'
@@ -18,6 +19,16 @@ import * as check from '../internal/validate.js'
 import type { Store } from '../journal/store.js'
 import type { OverflowPolicy } from '../message.js'
 import { Priority, type PriorityLevel } from '../priority.js'
+import {
+  checkAlerts,
+  checkDeadLetters,
+  checkFailureExit,
+  checkIdempotency,
+  checkLogger,
+  checkMessageLog,
+  checkStore,
+  type ResolvedDeadLetters,
+} from './option-checks.js'
 import { checkStall, type StallOptions } from './stall-option.js'
 
 /** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. */
@@ -190,6 +201,13 @@ export interface LoopOptions {
    */
   readonly logger?: FailureLogger | false
   /**
+   * The per-message log: one structured line per finished message — id, type, key, route, trace id,
+   * outcome, attempts, queue wait, run time, time in the loop — to a logger with `info` and `warn`
+   * (pino's, `console`); `false` for none. Dead-lettered and dropped messages go to `warn`.
+   * @defaultValue `false`
+   */
+  readonly messageLog?: MessageLogger | false
+  /**
    * Uniform random numbers in [0, 1) for back-off jitter; inject a seeded one for exact tests.
    * @defaultValue `Math.random`
    */
@@ -235,7 +253,7 @@ export type ResolvedLoopOptions = Required<
   readonly idempotency: IdempotencyOptions | undefined
   readonly classify: Classifier | undefined
   readonly breaker: CircuitPolicy | false
-  readonly deadLetters: { readonly maxSize: number; readonly sink: DeadLetterSink | undefined }
+  readonly deadLetters: ResolvedDeadLetters
   readonly alerts: AlertOptions
   readonly logger: FailureLogger | false
 }
@@ -268,6 +286,7 @@ export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
   'deadLetters',
   'alerts',
   'logger',
+  'messageLog',
   'random',
   'traces',
   'keepTraces',
@@ -324,6 +343,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     deadLetters: pick('deadLetters', { maxSize: 10_000, sink: undefined }, checkDeadLetters),
     alerts: pick('alerts', {} as AlertOptions, checkAlerts),
     logger: pick('logger', console as FailureLogger | false, checkLogger),
+    messageLog: pick('messageLog', false as MessageLogger | false, checkMessageLog),
     random: pick('random', Math.random, (n, v) => check.fn(n, v) as () => number),
     traces: pick('traces', 'failures' as const, (n, v) => check.oneOf(n, v, ['failures', 'all'] as const)),
     keepTraces: pick('keepTraces', 1000, check.nonNegativeInteger),
@@ -363,12 +383,6 @@ function checkIdPrefix(name: string, value: unknown): string {
   return value
 }
 
-function checkLogger(name: string, value: unknown): FailureLogger | false {
-  if (value === false) return false
-  check.fn(`${name}.warn`, (check.plainObject(name, value) as { warn?: unknown }).warn)
-  return value as FailureLogger
-}
-
 function checkClock(name: string, value: unknown): Clock {
   const c = check.plainObject(name, value)
   for (const fn of ['now', 'setTimeout', 'clearTimeout', 'setImmediate']) {
@@ -378,71 +392,4 @@ function checkClock(name: string, value: unknown): Clock {
     throw new InvalidArgumentError(`${name}.wallNow`, 'a function (or absent)', c['wallNow'])
   }
   return value as Clock
-}
-
-function checkDeadLetters(name: string, value: unknown): ResolvedLoopOptions['deadLetters'] {
-  const raw = check.plainObject(name, value)
-  check.knownKeys(name, raw, ['maxSize', 'sink'])
-  const o = raw as { readonly maxSize?: unknown; readonly sink?: unknown }
-  const maxSize = o.maxSize === undefined ? 10_000 : check.nonNegativeInteger(`${name}.maxSize`, o.maxSize)
-  if (o.sink !== undefined)
-    check.fn(`${name}.sink.add`, (check.plainObject(`${name}.sink`, o.sink) as { add?: unknown }).add)
-  return { maxSize, sink: o.sink as DeadLetterSink | undefined }
-}
-
-function checkAlerts(name: string, value: unknown): AlertOptions {
-  const raw = check.plainObject(name, value)
-  check.knownKeys(name, raw, ['windowMs', 'threshold', 'top', 'onAlert'])
-  const o = raw as { readonly [K in keyof AlertOptions]?: unknown }
-  if (o.windowMs !== undefined && !(typeof o.windowMs === 'number' && o.windowMs > 0 && Number.isFinite(o.windowMs))) {
-    throw new InvalidArgumentError(`${name}.windowMs`, 'a positive finite number of ms', o.windowMs)
-  }
-  if (o.threshold !== undefined) check.positiveInteger(`${name}.threshold`, o.threshold)
-  if (o.top !== undefined) check.nonNegativeInteger(`${name}.top`, o.top)
-  if (o.onAlert !== undefined) check.fn(`${name}.onAlert`, o.onAlert)
-  return o as AlertOptions
-}
-
-function checkIdempotency(name: string, value: unknown): IdempotencyOptions {
-  const raw = check.plainObject(name, value)
-  check.knownKeys(name, raw, ['store', 'ttlMs', 'maxKeys', 'failed', 'dedupe'])
-  const o = raw as { readonly [K in keyof IdempotencyOptions]?: unknown }
-  if (o.store !== undefined) {
-    const store = check.plainObject(`${name}.store`, o.store) as Record<string, unknown>
-    for (const method of ['claim', 'set', 'release']) check.fn(`${name}.store.${method}`, store[method])
-  }
-  if (o.ttlMs !== undefined && !(typeof o.ttlMs === 'number' && o.ttlMs > 0)) {
-    throw new InvalidArgumentError(`${name}.ttlMs`, 'a positive number of ms', o.ttlMs)
-  }
-  if (o.maxKeys !== undefined) check.positiveInteger(`${name}.maxKeys`, o.maxKeys)
-  if (o.failed !== undefined) check.oneOf(`${name}.failed`, o.failed, ['retry', 'duplicate'] as const)
-  if (o.dedupe !== undefined) check.oneOf(`${name}.dedupe`, o.dedupe, ['id', 'none'] as const)
-  return o as IdempotencyOptions
-}
-
-function checkFailureExit(name: string, value: unknown): false | FailureExitOptions {
-  if (value === false) return false
-  const raw = check.plainObject(name, value)
-  check.knownKeys(name, raw, ['failureRate', 'windowMs', 'minVolume', 'deadlineMs', 'onSnapshot'])
-  const o = raw as { readonly [K in keyof FailureExitOptions]?: unknown }
-  if (!(typeof o.failureRate === 'number' && o.failureRate > 0 && o.failureRate <= 1)) {
-    throw new InvalidArgumentError(`${name}.failureRate`, 'a number in (0, 1]', o.failureRate)
-  }
-  if (o.windowMs !== undefined && !(typeof o.windowMs === 'number' && o.windowMs > 0 && Number.isFinite(o.windowMs))) {
-    throw new InvalidArgumentError(`${name}.windowMs`, 'a positive finite number of ms', o.windowMs)
-  }
-  if (o.minVolume !== undefined) check.positiveInteger(`${name}.minVolume`, o.minVolume)
-  if (o.deadlineMs !== undefined) check.nonNegativeNumber(`${name}.deadlineMs`, o.deadlineMs, true)
-  if (o.onSnapshot !== undefined) check.fn(`${name}.onSnapshot`, o.onSnapshot)
-  return o as FailureExitOptions
-}
-
-function checkStore(name: string, value: unknown): Store {
-  if (value === null || typeof value !== 'object') throw new InvalidArgumentError(name, 'a journal store', value)
-  const s = value as Record<string, unknown>
-  if (typeof s['name'] !== 'string' || s['name'] === '')
-    throw new InvalidArgumentError(`${name}.name`, 'a non-empty string', s['name'])
-  for (const method of ['recovered', 'commit', 'close']) check.fn(`${name}.${method}`, s[method])
-  if (s['watch'] !== undefined) check.fn(`${name}.watch`, s['watch'])
-  return value as Store
 }

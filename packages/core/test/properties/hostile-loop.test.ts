@@ -48,6 +48,9 @@ function checkI1(o: Observed): void {
     }
   }
   expect([...owner.keys()].sort()).toEqual([...o.accepted].sort())
+  expect(new Map([...o.finished].sort()), 'one finished per message, with its outcome').toEqual(
+    new Map([...owner].sort()),
+  )
   expect(c.accepted).toBe(o.accepted.size)
   expect(ended(c)).toBe(c.accepted)
   expect(c.succeeded).toBe(o.outcomes.succeeded.length)

@@ -12,6 +12,7 @@ import {
   createLoop,
   describeValue,
   FencedError,
+  type FinishedSummary,
   type HandlerContext,
   isFlowingError,
   type Loop,
@@ -56,6 +57,8 @@ export interface Observed {
   /** Producer calls that reached the loop (a fenced `ctx.post` is refused before it does). */
   calls: number
   readonly outcomes: Record<Outcome, string[]>
+  /** Each message's `finished` outcome (its last event). */
+  readonly finished: Map<string, string>
   /** Messages posted at once (not delayed): what post order is checked on. */
   readonly immediate: AnyMessage[]
   /** Index of each message's first `started` event. */
@@ -84,6 +87,7 @@ function observed(): Observed {
     accepted: new Set(),
     calls: 0,
     outcomes: { succeeded: [], 'dead-lettered': [], dropped: [], cancelled: [], snapshotted: [] },
+    finished: new Map(),
     immediate: [],
     firstStart: new Map(),
     listenerCalls: new Map(),
@@ -212,6 +216,7 @@ class Run {
 
   #record(event: Listened, args: unknown[]): void {
     const m = args[0] as AnyMessage
+    this.#afterFinished(event, args)
     if (event === 'started') this.#started(m)
     else if (event === 'succeeded' || event === 'failed') this.#attemptEnded(m)
     if (event === 'succeeded' || event === 'dead-lettered' || event === 'dropped' || event === 'cancelled') {
@@ -222,6 +227,23 @@ class Run {
       queueMicrotask(() => {
         if (!this.#o.accepted.has(m.id)) this.#o.violations.push(`${event} ${m.id}, which no producer got back`)
       })
+    }
+  }
+
+  // `finished` is each message's last event, once, after its outcome's own.
+  #afterFinished(event: Listened, args: unknown[]): void {
+    const m = args[0] as AnyMessage | undefined
+    if (typeof m !== 'object' || m === null || !('id' in m)) return
+    const done = this.#o.finished.get(m.id)
+    if (done !== undefined) this.#o.violations.push(`${event} of ${m.id} after its finished (${done})`)
+    if (event !== 'finished') return
+    const summary = args[1] as FinishedSummary
+    this.#o.finished.set(m.id, summary.outcome)
+    if (summary.outcome !== 'snapshotted' && !this.#o.outcomes[summary.outcome].includes(m.id)) {
+      this.#o.violations.push(`finished ${m.id} (${summary.outcome}) before its ${summary.outcome} event`)
+    }
+    if (!(summary.lifecycleMs >= 0) || !(summary.attempts >= 0)) {
+      this.#o.violations.push(`finished ${m.id}: lifecycle ${summary.lifecycleMs}, attempts ${summary.attempts}`)
     }
   }
 

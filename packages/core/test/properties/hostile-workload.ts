@@ -97,6 +97,7 @@ export const LISTENED = [
   'breaker',
   'zombies',
   'signature',
+  'finished',
 ] as const satisfies readonly (keyof LoopEvents)[]
 
 export type Listened = (typeof LISTENED)[number]

@@ -1,0 +1,128 @@
+/**
+ * How a message ended, in one summary: the `finished` event's second argument and the fields of the
+ * per-message log line (the `messageLog` option). Built only when someone listens or logs.
+ *
+ * @module
+ */
+import type { ErrorInfo } from '../failure/classify.js'
+import type { Trace } from '../failure/trace.js'
+import type { Envelope } from '../internal/envelope.js'
+import type { MessageKey } from '../message.js'
+
+/** The five ways a message ends; every accepted message ends in exactly one. */
+export type Outcome = 'succeeded' | 'dead-lettered' | 'dropped' | 'cancelled' | 'snapshotted'
+
+/**
+ * How a message ended: the `finished` event's summary.
+ *
+ * @remarks
+ * Times are clock milliseconds. `waitMs` and `durationMs` describe the last attempt: for a message
+ * that ended without running again after a failure (cancelled while backing off, say) `waitMs` is
+ * `undefined` and `durationMs` is the last failed attempt's.
+ */
+export interface FinishedSummary {
+  /** The outcome. */
+  readonly outcome: Outcome
+  /** Attempts that ran to an end (0: it never ran; a running attempt handed back by a stop is not counted). */
+  readonly attempts: number
+  /**
+   * From entering the queue (a delayed message: when it came due) to the outcome, across every retry
+   * and back-off (ms).
+   */
+  readonly lifecycleMs: number
+  /** The last attempt's queue wait, from entering the queue to its start (ms); `undefined` when not measured. */
+  readonly waitMs: number | undefined
+  /** The last attempt's run time (ms); `undefined` when it never ran. */
+  readonly durationMs: number | undefined
+  /**
+   * Why, for the outcomes that have a why: the drop reason (`drop-new`, `drop-oldest-lowest`,
+   * `duplicate`), the dead letter's (`non-retryable`, `exhausted`), the snapshotted message's state.
+   */
+  readonly reason?: string
+  /** The last failure of a dead-lettered message. */
+  readonly error?: ErrorInfo
+}
+
+/**
+ * One line of the per-message log (`messageLog` option): the message's identity and its
+ * {@link FinishedSummary}, flat, for a structured logger.
+ */
+export interface MessageLogLine extends FinishedSummary {
+  /** The message id. */
+  readonly id: string
+  /** Its type. */
+  readonly type: string
+  /** Its key, if any. */
+  readonly key?: MessageKey
+  /** Its route key, if its type has a router. */
+  readonly routeKey?: string
+  /** The trace id it shares with its follow-ups. */
+  readonly traceId: string
+}
+
+/**
+ * Where the per-message log lines go: any object with `info` and `warn` taking a fields object and a
+ * message, as pino's loggers and `console` do. Dead-lettered and dropped messages are logged at
+ * `warn`, the other outcomes at `info`.
+ *
+ * @example
+ * ```ts
+ * import pino from 'pino'
+ * const loop = createLoop({ messageLog: pino() })
+ * // {"level":30,"id":"x1:2","type":"order.paid","outcome":"succeeded","waitMs":0.4,"durationMs":12.1,…,"msg":"message finished"}
+ * ```
+ */
+export interface MessageLogger {
+  /** Receives the lines of succeeded, cancelled and snapshotted messages. */
+  info(line: MessageLogLine, message: string): void
+  /** Receives the lines of dead-lettered and dropped messages. */
+  warn(line: MessageLogLine, message: string): void
+}
+
+/** What an outcome knows of its message's last attempt, if one just ended. */
+export interface LastAttempt {
+  readonly attempt: number
+  readonly startedAt: number
+  readonly durationMs: number
+}
+
+/**
+ * The summary of `m`, ending now. Read before its trace retires (the trace keeps the first entry and
+ * earlier attempts of a message that failed or was held).
+ */
+export function summarize(
+  outcome: Outcome,
+  m: Envelope,
+  trace: Trace | undefined,
+  now: number,
+  last: LastAttempt | undefined,
+  reason?: string,
+  error?: ErrorInfo,
+): FinishedSummary {
+  const previous = trace?.attempts[trace.attempts.length - 1]
+  const summary: { -readonly [K in keyof FinishedSummary]: FinishedSummary[K] } = {
+    outcome,
+    attempts: last?.attempt ?? trace?.attempts.length ?? 0,
+    lifecycleMs: now - firstEntry(m, trace),
+    waitMs: last === undefined ? undefined : last.startedAt - m.postedAt,
+    durationMs: last?.durationMs ?? previous?.durationMs,
+  }
+  if (reason !== undefined) summary.reason = reason
+  if (error !== undefined) summary.error = error
+  return summary
+}
+
+/** The log line of a finished message. */
+export function logLine(m: Envelope, summary: FinishedSummary): MessageLogLine {
+  const line: Record<string, unknown> = { id: m.id, type: m.type }
+  if (m.key !== undefined) line['key'] = m.key
+  if (m.routeKey !== undefined) line['routeKey'] = m.routeKey
+  line['traceId'] = m.traceId
+  return Object.assign(line, summary) as unknown as MessageLogLine
+}
+
+// When `m` first entered the queue: its trace's first `queued` step, else its (only) entry.
+function firstEntry(m: Envelope, trace: Trace | undefined): number {
+  if (trace !== undefined) for (const step of trace.transitions) if (step.state === 'queued') return step.at
+  return m.postedAt
+}
