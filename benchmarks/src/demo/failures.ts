@@ -29,7 +29,14 @@ export async function runFailuresDemo(log: (line: string) => void, scenario = DE
   const loop = createLoop<Records>({
     workers: 8,
     retry: { maxAttempts: 5, baseMs: 20, factor: 2, capMs: 400 },
-    breaker: { consecutiveFailures: 8, failureRate: 0.6, minVolume: 30, windowMs: 1_000, cooldownMs: 250, probes: 2 },
+    circuitBreaker: {
+      consecutiveFailures: 8,
+      failureRate: 0.6,
+      minVolume: 30,
+      windowMs: 1_000,
+      cooldownMs: 250,
+      probes: 2,
+    },
     alerts: { windowMs: 1_000 },
     logger: { warn: (line) => log(`${at()}  log  ${line}`) },
     random,

@@ -21,7 +21,7 @@ const PATHS = [
 /** Median of `runs` timings of `calls` decisions per path, plus heap growth per call without a GC. */
 export function measureDecide(calls: number, runs: number): DecideFigure[] {
   let clock = 0
-  const controller = new WatermarkController({ now: () => clock, breaker: false })
+  const controller = new WatermarkController({ now: () => clock, admissionBreaker: false })
   return PATHS.map(({ path, fill, priority }) => {
     controller.update(fill)
     let sink = 0

@@ -20,7 +20,7 @@ export interface BreakerTransition {
   readonly at: number
 }
 
-/** Options of the {@link AdmissionBreaker}, given as `breaker` to the {@link WatermarkController}. */
+/** Options of the {@link AdmissionBreaker}, given as `admissionBreaker` to the {@link WatermarkController}. */
 export interface AdmissionBreakerOptions {
   /**
    * Minimum time the breaker stays open after it last tripped, in ms: a finite number ≥ 0.
@@ -54,7 +54,7 @@ const KNOWN = ['cooldownMs', 'probes', 'onStateChange']
  *     └──── `probes` admitted ──────── half-open ─────────────────────┘
  * ```
  *
- * @remarks Owned and driven by a {@link WatermarkController} (created from its `breaker` option);
+ * @remarks Owned and driven by a {@link WatermarkController} (created from its `admissionBreaker` option);
  * {@link WatermarkController.decide} consults it, so one call answers everything. While `open`, every
  * post is refused with {@link Decisions.breakerOpen} even when the level has already fallen; while
  * `half-open`, posts are refused while the fill is at or above `reject.exit`, and otherwise follow the
@@ -76,19 +76,22 @@ export class AdmissionBreaker {
   readonly #onStateChange: ((transition: BreakerTransition) => void) | undefined
 
   /**
-   * @internal Created by {@link WatermarkController} from its `breaker` option.
+   * @internal Created by {@link WatermarkController} from its `admissionBreaker` option.
    * @param options - see {@link AdmissionBreakerOptions}
    */
   constructor(options: AdmissionBreakerOptions = {}) {
-    checkOptions('breaker', options)
-    checkKnownKeys('breaker', options, KNOWN)
+    checkOptions('admissionBreaker', options)
+    checkKnownKeys('admissionBreaker', options, KNOWN)
     this.cooldownMs =
-      options.cooldownMs === undefined ? 1000 : checkNonNegative('breaker.cooldownMs', options.cooldownMs)
-    this.probes = options.probes === undefined ? 10 : checkCount('breaker.probes', options.probes)
+      options.cooldownMs === undefined ? 1000 : checkNonNegative('admissionBreaker.cooldownMs', options.cooldownMs)
+    this.probes = options.probes === undefined ? 10 : checkCount('admissionBreaker.probes', options.probes)
     this.#onStateChange =
       options.onStateChange === undefined
         ? undefined
-        : checkFunction<(transition: BreakerTransition) => void>('breaker.onStateChange', options.onStateChange)
+        : checkFunction<(transition: BreakerTransition) => void>(
+            'admissionBreaker.onStateChange',
+            options.onStateChange,
+          )
   }
 
   /** The current state. */

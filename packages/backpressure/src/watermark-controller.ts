@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { type Rename, renameOptions } from '@flowing/errors'
 import { AdmissionBreaker, type AdmissionBreakerOptions } from './admission-breaker.js'
 import { type Decision, Decisions } from './decision.js'
 import { BackpressureArgumentError } from './errors.js'
@@ -33,6 +34,8 @@ export interface WatermarkControllerOptions {
   /** Upper bound of {@link WatermarkController.retryAfterMs}: a finite number > 0. @defaultValue `5000` */
   readonly maxRetryAfterMs?: number
   /** Options of the {@link AdmissionBreaker}, or `false` for none. @defaultValue `{}` (a breaker with defaults) */
+  readonly admissionBreaker?: AdmissionBreakerOptions | false
+  /** @deprecated The old name of `admissionBreaker` (same meaning; a `DeprecationWarning` once per process). */
   readonly breaker?: AdmissionBreakerOptions | false
   /** The clock, in ms. @defaultValue `performance.now` */
   readonly now?: () => number
@@ -40,7 +43,12 @@ export interface WatermarkControllerOptions {
   readonly onTransition?: (transition: PressureTransition) => void
 }
 
-const KNOWN = ['warn', 'shed', 'reject', 'minDwellMs', 'maxRetryAfterMs', 'breaker', 'now', 'onTransition']
+const KNOWN = ['warn', 'shed', 'reject', 'minDwellMs', 'maxRetryAfterMs', 'admissionBreaker', 'now', 'onTransition']
+// The controller's renamed options (old name → new, with a deprecation warning once).
+const CONTROLLER_RENAMES: readonly Rename[] = [
+  { from: 'breaker', to: 'admissionBreaker', code: 'FLOWING_DEP_ADMISSION_BREAKER' },
+]
+const fail = (argument: string, rule: string, value: unknown) => new BackpressureArgumentError(argument, rule, value)
 const SHED = 2
 const REJECT = 3
 /** The drain rate is re-estimated on every transition and on every `SAMPLE_EVERY`-th update… */
@@ -124,12 +132,13 @@ export class WatermarkController {
   #retryAfterMs = 0
 
   /**
-   * @param options - see {@link WatermarkControllerOptions}
+   * @param given - see {@link WatermarkControllerOptions}
    * @throws {@link BackpressureArgumentError} for an unknown key, a wrong type, a mark outside its
    * range, an exit not below its entry, or entries/exits not strictly increasing across levels
    */
-  constructor(options: WatermarkControllerOptions = {}) {
-    checkOptions('options', options)
+  constructor(given: WatermarkControllerOptions = {}) {
+    checkOptions('options', given)
+    const options: WatermarkControllerOptions = renameOptions('', { ...given }, CONTROLLER_RENAMES, fail)
     checkKnownKeys('options', options, KNOWN)
     const o = options as Readonly<Record<string, unknown>>
     this.watermarks = parseWatermarks(o)
@@ -141,7 +150,7 @@ export class WatermarkController {
       options.onTransition === undefined
         ? undefined
         : checkFunction<(transition: PressureTransition) => void>('onTransition', options.onTransition)
-    this.breaker = options.breaker === false ? undefined : new AdmissionBreaker(options.breaker)
+    this.breaker = options.admissionBreaker === false ? undefined : new AdmissionBreaker(options.admissionBreaker)
     const { warn, shed, reject } = this.watermarks
     this.#enter.set([Number.NEGATIVE_INFINITY, warn.enter, shed.enter, reject.enter, Number.POSITIVE_INFINITY])
     this.#exit.set([Number.NEGATIVE_INFINITY, warn.exit, shed.exit, reject.exit])

@@ -14,7 +14,7 @@ function setup(cooldownMs = 1000, probes = 3) {
   const changes: BreakerTransition[] = []
   const controller = new WatermarkController({
     now: clock.now,
-    breaker: { cooldownMs, probes, onStateChange: (t) => changes.push(t) },
+    admissionBreaker: { cooldownMs, probes, onStateChange: (t) => changes.push(t) },
   })
   return { clock, changes, controller, breaker: controller.breaker as NonNullable<typeof controller.breaker> }
 }
@@ -63,7 +63,11 @@ describe('AdmissionBreaker', () => {
 
   it('waits for the level to leave reject (minDwellMs) before half-opening', () => {
     const clock = new Clock()
-    const controller = new WatermarkController({ now: clock.now, minDwellMs: 5000, breaker: { cooldownMs: 10 } })
+    const controller = new WatermarkController({
+      now: clock.now,
+      minDwellMs: 5000,
+      admissionBreaker: { cooldownMs: 10 },
+    })
     controller.decide(0.99, 0, 5)
     clock.time = 100
     expect(controller.decide(0.1, 0, 5)).toBe(Decisions.reject) // level still reject by dwell

@@ -13,7 +13,7 @@ describe('WatermarkController', () => {
     )
 
     it.each(matrix)('at %s, priority %d, shedAbove %d', (level, priority, shedAbove) => {
-      const controller = new WatermarkController({ now: () => 0, breaker: false })
+      const controller = new WatermarkController({ now: () => 0, admissionBreaker: false })
       const expected: Decision =
         level === 'reject'
           ? Decisions.reject
@@ -57,7 +57,7 @@ describe('WatermarkController', () => {
     })
 
     it('counts every decision in the level it was taken at', () => {
-      const controller = new WatermarkController({ now: () => 0, breaker: false })
+      const controller = new WatermarkController({ now: () => 0, admissionBreaker: false })
       for (let i = 0; i < 3; i++) controller.decide(0.85, 4, 1)
       controller.decide(0.85, 1, 1)
       controller.decide(0.99, 1, 1)

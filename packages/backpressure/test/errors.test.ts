@@ -121,25 +121,33 @@ describe('WatermarkController bad configuration', () => {
     ['options that are not an object', null, 'Expected `options` to be an options object, got `null` (null)'],
     [
       'breaker options of the wrong type',
-      { breaker: true },
-      'Expected `breaker` to be an options object, got `true` (boolean)',
+      { admissionBreaker: true },
+      'Expected `admissionBreaker` to be an options object, got `true` (boolean)',
     ],
     [
       'a negative cooldown',
-      { breaker: { cooldownMs: -5 } },
-      'Expected `breaker.cooldownMs` to be a finite number ≥ 0, got `-5` (number)',
+      { admissionBreaker: { cooldownMs: -5 } },
+      'Expected `admissionBreaker.cooldownMs` to be a finite number ≥ 0, got `-5` (number)',
     ],
-    ['zero probes', { breaker: { probes: 0 } }, 'Expected `breaker.probes` to be an integer ≥ 1, got `0` (number)'],
+    [
+      'zero probes',
+      { admissionBreaker: { probes: 0 } },
+      'Expected `admissionBreaker.probes` to be an integer ≥ 1, got `0` (number)',
+    ],
     [
       'fractional probes',
-      { breaker: { probes: 2.5 } },
-      'Expected `breaker.probes` to be an integer ≥ 1, got `2.5` (number)',
+      { admissionBreaker: { probes: 2.5 } },
+      'Expected `admissionBreaker.probes` to be an integer ≥ 1, got `2.5` (number)',
     ],
-    ['an unknown breaker key', { breaker: { cooldown: 5 } }, 'Expected `breaker.cooldown` to be absent'],
+    [
+      'an unknown breaker key',
+      { admissionBreaker: { cooldown: 5 } },
+      'Expected `admissionBreaker.cooldown` to be absent',
+    ],
     [
       'a breaker callback that is not a function',
-      { breaker: { onStateChange: {} } },
-      'Expected `breaker.onStateChange` to be a function, got `[object]` (object)',
+      { admissionBreaker: { onStateChange: {} } },
+      'Expected `admissionBreaker.onStateChange` to be a function, got `[object]` (object)',
     ],
   ]
 
@@ -148,7 +156,12 @@ describe('WatermarkController bad configuration', () => {
   })
 
   it('accepts partial marks, filling in the defaults', () => {
-    const c = new WatermarkController({ warn: { enter: 0.65 }, reject: { exit: 0.9 }, breaker: false, now: () => 0 })
+    const c = new WatermarkController({
+      warn: { enter: 0.65 },
+      reject: { exit: 0.9 },
+      admissionBreaker: false,
+      now: () => 0,
+    })
     expect(c.watermarks).toEqual({
       warn: { enter: 0.65, exit: 0.5 },
       shed: { enter: 0.8, exit: 0.7 },

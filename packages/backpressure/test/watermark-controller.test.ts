@@ -86,7 +86,7 @@ describe('WatermarkController', () => {
     })
 
     it('reports fill, time and the decision rates of the period left', () => {
-      const { controller, clock, events } = setup({ breaker: false })
+      const { controller, clock, events } = setup({ admissionBreaker: false })
       clock.time = 500
       controller.update(0.85)
       for (let i = 0; i < 30; i++) controller.decide(0.85, 1, 0) // shed
@@ -130,7 +130,7 @@ describe('WatermarkController', () => {
 
   describe('stats()', () => {
     it('counts time per level including the current one, transitions and decisions per level', () => {
-      const { controller, clock } = setup({ breaker: false })
+      const { controller, clock } = setup({ admissionBreaker: false })
       clock.time = 100
       controller.decide(0.1, 0, 0) // normal, admitted
       controller.decide(0.85, 5, 1) // shed at once: shed
@@ -162,7 +162,7 @@ describe('WatermarkController', () => {
     })
 
     it('estimates (fill − exit) ÷ drain rate from sampled updates', () => {
-      const { controller, clock } = setup({ breaker: false })
+      const { controller, clock } = setup({ admissionBreaker: false })
       controller.update(0.9) // shed, excess 0.2 over shed.exit
       // Drain 0.01 per 10 ms = 0.001 per ms; sampled every SAMPLE_EVERY updates.
       let fill = 0.9
@@ -177,7 +177,7 @@ describe('WatermarkController', () => {
     })
 
     it('is the bound while the queue is filling', () => {
-      const { controller, clock } = setup({ breaker: false, maxRetryAfterMs: 2000 })
+      const { controller, clock } = setup({ admissionBreaker: false, maxRetryAfterMs: 2000 })
       controller.update(0.8)
       clock.time = 20
       for (let i = 0; i < SAMPLE_EVERY; i++) controller.update(0.9)
@@ -191,7 +191,9 @@ describe('WatermarkController', () => {
       const controller = new WatermarkController({
         now: () => 7,
         onTransition: (t) => order.push(`level ${t.to}`),
-        breaker: { onStateChange: (t: BreakerTransition) => order.push(`breaker ${t.from}→${t.to} at ${t.at}`) },
+        admissionBreaker: {
+          onStateChange: (t: BreakerTransition) => order.push(`breaker ${t.from}→${t.to} at ${t.at}`),
+        },
       })
       controller.update(0.95)
       expect(order).toEqual(['level reject', 'breaker closed→open at 7'])

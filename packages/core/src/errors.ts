@@ -231,7 +231,7 @@ export class LoopStoppingError extends LoopStoppedError {
   }
 }
 
-/** A `send()` waited longer than its `timeoutMs` for space. Nothing was admitted. */
+/** A `send()` waited longer than its `waitTimeoutMs` for space. Nothing was admitted. */
 export class SendTimeoutError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_SEND_TIMEOUT'
@@ -352,10 +352,11 @@ export class BackpressureError extends FlowingError {
 }
 
 /**
- * The type's handlers timed out too often in a row: its breaker is open and new posts of the type are
- * refused until the cooldown ends (then one probe goes through). Nothing was admitted.
+ * The type's handlers timed out too often in a row: its timeout breaker (the `timeoutBreaker` option)
+ * is open and new posts of the type are refused until the cooldown ends (then one probe goes
+ * through). Nothing was admitted. Its code is still `ERR_FLOWING_CIRCUIT_OPEN`, as under its old name.
  */
-export class CircuitOpenError extends FlowingError {
+export class TimeoutBreakerOpenError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_CIRCUIT_OPEN'
   /** The refused type. */
@@ -376,6 +377,14 @@ export class CircuitOpenError extends FlowingError {
     this.retryAfterMs = retryAfterMs
   }
 }
+
+/**
+ * The old name of {@link TimeoutBreakerOpenError} (the same class: `instanceof` holds for both).
+ * @deprecated Use `TimeoutBreakerOpenError`: route circuit breakers hold messages, they never throw this.
+ */
+export const CircuitOpenError = TimeoutBreakerOpenError
+/** @deprecated Use `TimeoutBreakerOpenError`. */
+export type CircuitOpenError = TimeoutBreakerOpenError
 
 /**
  * Throw this (or a subclass) from a handler for a failure that no retry can fix — a declined card, a

@@ -50,6 +50,7 @@ export {
   SnapshotError,
   StoreError,
   type StoreOperation,
+  TimeoutBreakerOpenError,
   UnknownMessageTypeError,
   UnknownRouteError,
 } from './errors.js'

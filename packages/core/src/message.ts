@@ -128,6 +128,11 @@ export interface SendOptions extends PostOptions {
   /** Gives up waiting for space when aborted (rejects with `SendAbortedError`). */
   readonly signal?: AbortSignal | undefined
   /** Gives up waiting for space after this many ms (rejects with `SendTimeoutError`). */
+  readonly waitTimeoutMs?: number | undefined
+  /**
+   * The old name of `waitTimeoutMs` (same meaning; a `DeprecationWarning` once per process).
+   * @deprecated Use `waitTimeoutMs`: `timeoutMs` names the handler deadline everywhere else.
+   */
   readonly timeoutMs?: number | undefined
 }
 

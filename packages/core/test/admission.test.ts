@@ -168,10 +168,10 @@ describe('Loop', () => {
       expect(done).toEqual([0, 2, 1, 3])
     })
 
-    it('rejects with SendTimeoutError after timeoutMs and admits nothing', async () => {
+    it('rejects with SendTimeoutError after waitTimeoutMs and admits nothing', async () => {
       const { clock, loop } = pausedLoop(1, 'wait')
       loop.post('work', 0)
-      const sent = loop.send('work', 1, { timeoutMs: 50 })
+      const sent = loop.send('work', 1, { waitTimeoutMs: 50 })
       const outcome = sent.catch((e: Error) => e)
       await clock.advance(49)
       expect(loop.metrics().gauges.waitingProducers).toBe(1)
@@ -222,10 +222,10 @@ describe('Loop', () => {
       expect(loop.metrics().counters).toMatchObject({ posted: 2, accepted: 1, rejected: 1, succeeded: 1 })
     })
 
-    it('validates timeoutMs and signal even when there is room, and post() refuses them', async () => {
+    it('validates waitTimeoutMs and signal even when there is room, and post() refuses them', async () => {
       const { loop } = pausedLoop(4, 'wait')
-      await expect(loop.send('work', 1, { timeoutMs: -1 })).rejects.toThrow(
-        'Expected `options.timeoutMs` to be a finite non-negative number, got `-1` (number)',
+      await expect(loop.send('work', 1, { waitTimeoutMs: -1 })).rejects.toThrow(
+        'Expected `options.waitTimeoutMs` to be a finite non-negative number, got `-1` (number)',
       )
       await expect(loop.send('work', 1, { signal: 'stop' as never })).rejects.toThrow(
         'Expected `options.signal` to be an AbortSignal, got `"stop"` (string)',

@@ -46,7 +46,7 @@ describe('Loop', () => {
 
     it('rejects everything at 95 % and keeps the admission breaker open until below the exit mark and cooled down', async () => {
       const { clock, loop, transitions, fill } = pressuredLoop({
-        backpressure: { breaker: { cooldownMs: 100, probes: 2 } },
+        backpressure: { admissionBreaker: { cooldownMs: 100, probes: 2 } },
       })
       fill(95)
       expect(transitions).toEqual(['normal→warn', 'warn→shed', 'shed→reject'])
@@ -99,7 +99,10 @@ describe('Loop', () => {
     })
 
     it('wakes a producer held by the open breaker when the cooldown ends, with no queue activity', async () => {
-      const { clock, loop, fill } = pressuredLoop({ overflow: 'wait', backpressure: { breaker: { cooldownMs: 50 } } })
+      const { clock, loop, fill } = pressuredLoop({
+        overflow: 'wait',
+        backpressure: { admissionBreaker: { cooldownMs: 50 } },
+      })
       fill(95)
       loop.start()
       await clock.advance(0) // drained: the queue is empty, the breaker open
@@ -160,7 +163,7 @@ describe('Loop', () => {
               capacity: 40,
               workers: 2,
               overflow: 'wait',
-              backpressure: { breaker: { cooldownMs: 5, probes: 3 } },
+              backpressure: { admissionBreaker: { cooldownMs: 5, probes: 3 } },
             })
             let levelChanges = 0
             let events = 0
@@ -187,7 +190,7 @@ describe('Loop', () => {
               } else if (step.kind === 'send') {
                 pending.push(
                   loop
-                    .send('work', 0, { priority: step.priority as 0, timeoutMs: step.timeoutMs })
+                    .send('work', 0, { priority: step.priority as 0, waitTimeoutMs: step.timeoutMs })
                     .catch((e: unknown) => e),
                 )
               } else await clock.advance(step.ms)
@@ -216,7 +219,7 @@ describe('Loop', () => {
         capacity: 40,
         workers: 2,
         overflow: 'wait',
-        backpressure: { breaker: { cooldownMs: 5, probes: 3 } },
+        backpressure: { admissionBreaker: { cooldownMs: 5, probes: 3 } },
       })
       loop.on('work', () => clock.sleep(1))
       const tryPosts = (n: number) => {
@@ -225,7 +228,7 @@ describe('Loop', () => {
       const sends: Promise<string>[] = []
       const send = (priority: 0 | 3, timeoutMs: number) =>
         sends.push(
-          loop.send('work', 0, { priority, timeoutMs }).then(
+          loop.send('work', 0, { priority, waitTimeoutMs: timeoutMs }).then(
             () => 'sent',
             (e: Error) => e.name,
           ),
@@ -262,7 +265,7 @@ describe('LoopPressure skipping lengths that move nothing', () => {
         let time = 0
         let length = 0
         const clock = { now: () => time } as unknown as VirtualClock
-        const options = breaker ? { breaker: { cooldownMs: 20 }, minDwellMs: 5 } : { minDwellMs: 5 }
+        const options = breaker ? { admissionBreaker: { cooldownMs: 20 }, minDwellMs: 5 } : { minDwellMs: 5 }
         const fast = new LoopPressure(options, 100, clock, () => {})
         const reference = new WatermarkController({ ...options, now: () => time })
         for (const { kind, queued, priority, advanceMs } of ops) {

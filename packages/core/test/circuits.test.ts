@@ -10,7 +10,7 @@ import { thrown, virtualLoop } from './fixtures.js'
 
 describe('circuit breakers', () => {
   it('open after consecutive failures and hold the route: no attempt burnt, other types keep flowing', async () => {
-    const { loop, clock } = virtualLoop({ workers: 1, breaker: { consecutiveFailures: 2, cooldownMs: 1000 } })
+    const { loop, clock } = virtualLoop({ workers: 1, circuitBreaker: { consecutiveFailures: 2, cooldownMs: 1000 } })
     let down = true
     const runs: string[] = []
     loop.on('work', (m) => {
@@ -49,7 +49,7 @@ describe('circuit breakers', () => {
   it('a failed probe reopens it for another cooldown; held messages never reach the dead-letter store', async () => {
     const { loop, clock } = virtualLoop({
       workers: 2,
-      breaker: { consecutiveFailures: 1, cooldownMs: 100, probes: 2 },
+      circuitBreaker: { consecutiveFailures: 1, cooldownMs: 100, probes: 2 },
       retry: { maxAttempts: 10, baseMs: 1 },
       random: () => 0.5,
     })
@@ -80,7 +80,7 @@ describe('circuit breakers', () => {
   it('opens on the failure rate in the window once the minimum volume is reached', async () => {
     const { loop, clock } = virtualLoop({
       workers: 1,
-      breaker: { consecutiveFailures: 100, failureRate: 0.5, minVolume: 10, windowMs: 1000, cooldownMs: 500 },
+      circuitBreaker: { consecutiveFailures: 100, failureRate: 0.5, minVolume: 10, windowMs: 1000, cooldownMs: 500 },
     })
     let n = 0
     loop.on('work', () => {
@@ -98,7 +98,7 @@ describe('circuit breakers', () => {
   })
 
   it('does not count non-retryable failures: the downstream answered', async () => {
-    const { loop, clock } = virtualLoop({ breaker: { consecutiveFailures: 2 } })
+    const { loop, clock } = virtualLoop({ circuitBreaker: { consecutiveFailures: 2 } })
     loop.on('work', () => {
       throw new NonRetryableError('invalid payload')
     })
@@ -109,7 +109,7 @@ describe('circuit breakers', () => {
   })
 
   it('per route: one failing route key opens only its own breaker', async () => {
-    const { loop, clock } = virtualLoop({ breaker: { per: 'route', consecutiveFailures: 1, cooldownMs: 100 } })
+    const { loop, clock } = virtualLoop({ circuitBreaker: { per: 'route', consecutiveFailures: 1, cooldownMs: 100 } })
     const runs: string[] = []
     loop
       .route('order.updated', (m) => m.payload.status)
@@ -132,7 +132,7 @@ describe('circuit breakers', () => {
   })
 
   it('keeps per-key order while a keyed message is held', async () => {
-    const { loop, clock } = virtualLoop({ breaker: { consecutiveFailures: 1, cooldownMs: 100 } })
+    const { loop, clock } = virtualLoop({ circuitBreaker: { consecutiveFailures: 1, cooldownMs: 100 } })
     const runs: string[] = []
     let down = true
     loop.on('work', (m) => {
@@ -157,7 +157,7 @@ describe('circuit breakers', () => {
   it('bounds a probe by probeTimeoutMs even without a handler deadline', async () => {
     const { loop, clock } = virtualLoop({
       workers: 1,
-      breaker: { consecutiveFailures: 1, cooldownMs: 100, probeTimeoutMs: 50 },
+      circuitBreaker: { consecutiveFailures: 1, cooldownMs: 100, probeTimeoutMs: 50 },
     })
     let calls = 0
     loop.on('work', async () => {
@@ -176,13 +176,13 @@ describe('circuit breakers', () => {
   })
 
   it('lets a type opt out of, or into, breakers at registration', async () => {
-    const { loop, clock } = virtualLoop({ breaker: { consecutiveFailures: 1 } })
+    const { loop, clock } = virtualLoop({ circuitBreaker: { consecutiveFailures: 1 } })
     loop.on(
       'work',
       () => {
         throw new RetryableError('x')
       },
-      { breaker: false },
+      { circuitBreaker: false },
     )
     for (const i of [1, 2, 3]) loop.post('work', i)
     await clock.run()
@@ -194,7 +194,7 @@ describe('circuit breakers', () => {
       () => {
         throw new RetryableError('x')
       },
-      { breaker: { consecutiveFailures: 2 } },
+      { circuitBreaker: { consecutiveFailures: 2 } },
     )
     for (const i of [1, 2, 3]) other.loop.post('work', i)
     await other.clock.advance(0)
@@ -203,20 +203,20 @@ describe('circuit breakers', () => {
 
   it('refuses bad breaker options with typed errors, at the loop and at registration', () => {
     const cases: [unknown, string][] = [
-      [{ failureRate: 0 }, 'Expected `options.breaker.failureRate` to be a number in (0, 1], got `0`'],
-      [{ consecutiveFailures: 0 }, 'Expected `options.breaker.consecutiveFailures` to be a positive integer'],
-      [{ per: 'key' }, 'Expected `options.breaker.per` to be one of'],
-      [{ windowMs: -1 }, 'Expected `options.breaker.windowMs` to be a positive finite number of ms'],
-      [{ probes: 0 }, 'Expected `options.breaker.probes`'],
-      [{ probeTimeoutMs: 0 }, 'Expected `options.breaker.probeTimeoutMs` to be a positive number of ms'],
-      [{ cooldown: 5 }, 'Expected `options.breaker.cooldown` to be one of the known options'],
+      [{ failureRate: 0 }, 'Expected `options.circuitBreaker.failureRate` to be a number in (0, 1], got `0`'],
+      [{ consecutiveFailures: 0 }, 'Expected `options.circuitBreaker.consecutiveFailures` to be a positive integer'],
+      [{ per: 'key' }, 'Expected `options.circuitBreaker.per` to be one of'],
+      [{ windowMs: -1 }, 'Expected `options.circuitBreaker.windowMs` to be a positive finite number of ms'],
+      [{ probes: 0 }, 'Expected `options.circuitBreaker.probes`'],
+      [{ probeTimeoutMs: 0 }, 'Expected `options.circuitBreaker.probeTimeoutMs` to be a positive number of ms'],
+      [{ cooldown: 5 }, 'Expected `options.circuitBreaker.cooldown` to be one of the known options'],
     ]
     for (const [breaker, message] of cases) {
-      const e = thrown(() => createLoop({ breaker: breaker as never }))
+      const e = thrown(() => createLoop({ circuitBreaker: breaker as never }))
       expect(e).toBeInstanceOf(InvalidArgumentError)
       expect(e.message).toContain(message)
       const { loop } = virtualLoop()
-      expect(thrown(() => loop.on('work', () => {}, { breaker: breaker as never })).message).toContain(message)
+      expect(thrown(() => loop.on('work', () => {}, { circuitBreaker: breaker as never })).message).toContain(message)
     }
   })
 })

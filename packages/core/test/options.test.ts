@@ -52,8 +52,8 @@ describe('resolveOptions()', () => {
       expect(error.message).toBe(
         'Expected `options.backpressure.shed.enter` to be above `options.backpressure.warn.enter` (0.9), got `0.8` (number)',
       )
-      expect(thrown(() => createLoop({ backpressure: { breaker: { probes: 0 } } })).message).toBe(
-        'Expected `options.backpressure.breaker.probes` to be an integer ≥ 1, got `0` (number)',
+      expect(thrown(() => createLoop({ backpressure: { admissionBreaker: { probes: 0 } } })).message).toBe(
+        'Expected `options.backpressure.admissionBreaker.probes` to be an integer ≥ 1, got `0` (number)',
       )
       expect(thrown(() => createLoop({ backpressure: { minDwellMs: -1 } })).message).toBe(
         'Expected `options.backpressure.minDwellMs` to be a finite number ≥ 0, got `-1` (number)',
@@ -64,7 +64,7 @@ describe('resolveOptions()', () => {
       const error = thrown(() => createLoop({ backpressure: { shedAbov: 1 } as never }))
       expect(error).toBeInstanceOf(InvalidArgumentError)
       expect(error.message).toBe(
-        'Expected `options.backpressure.shedAbov` to be one of the known options (warn, shed, reject, minDwellMs, maxRetryAfterMs, breaker, shedAbove), got `1` (number); did you mean `shedAbove`?',
+        'Expected `options.backpressure.shedAbov` to be one of the known options (warn, shed, reject, minDwellMs, maxRetryAfterMs, admissionBreaker, shedAbove), got `1` (number); did you mean `shedAbove`?',
       )
     })
 

@@ -66,7 +66,7 @@ describe('re-entrancy and late answers, second pass', () => {
 
   it('2 circuit listener stops the loop while half-opening: cancelled held message still runs', async () => {
     const { loop, clock } = virtualLoop({
-      breaker: { consecutiveFailures: 1, cooldownMs: 100 },
+      circuitBreaker: { consecutiveFailures: 1, cooldownMs: 100 },
       retry: { maxAttempts: 1 },
     })
     let n = 0

@@ -73,7 +73,7 @@ describe('stop() called from user code', () => {
   })
 
   it('from a held listener: the held message is not stranded', async () => {
-    const { loop, clock } = virtualLoop({ workers: 1, breaker: { consecutiveFailures: 1, cooldownMs: 100 } })
+    const { loop, clock } = virtualLoop({ workers: 1, circuitBreaker: { consecutiveFailures: 1, cooldownMs: 100 } })
     loop.on('work', (m) => {
       if (m.payload === 0) throw new RetryableError('503')
     })
@@ -114,7 +114,7 @@ describe('stop() called from user code', () => {
   })
 
   it("a stop clears the breakers' cooldown timers", async () => {
-    const { loop, clock } = virtualLoop({ breaker: { consecutiveFailures: 1, cooldownMs: 30_000 } })
+    const { loop, clock } = virtualLoop({ circuitBreaker: { consecutiveFailures: 1, cooldownMs: 30_000 } })
     loop.on('work', () => {
       throw new RetryableError('x')
     })
@@ -254,7 +254,7 @@ describe('async idempotency stores that answer late', () => {
       clock,
       logger: false,
       workers: 1,
-      breaker: { consecutiveFailures: 1, cooldownMs: 100 },
+      circuitBreaker: { consecutiveFailures: 1, cooldownMs: 100 },
       idempotency: { store: asyncLedger(clock, entries, 1) },
     })
     loop.on('work', (m) => {

@@ -16,7 +16,7 @@ async function stoppedWithLeftovers() {
     workers: 1,
     retry: { maxAttempts: 3, baseMs: 1000 },
     random: () => 0.5,
-    breaker: { consecutiveFailures: 1, cooldownMs: 60_000 },
+    circuitBreaker: { consecutiveFailures: 1, cooldownMs: 60_000 },
   })
   const effects: string[] = []
   const fenced: unknown[] = []

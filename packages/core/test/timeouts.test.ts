@@ -1,12 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
-  CircuitOpenError,
   createLoop,
   FencedError,
   HandlerTimeoutError,
   InvalidArgumentError,
   NonRetryableError,
+  TimeoutBreakerOpenError,
   VirtualClock,
 } from '../src/index.js'
 import { TimeoutBreakers } from '../src/pool/timeout-breakers.js'
@@ -272,7 +272,7 @@ describe('Loop', () => {
         timeoutBreaker: { threshold: 2, cooldownMs: 100 },
       })
       const changes: string[] = []
-      loop.events.on('breaker', (c) => changes.push(`${c.type} ${c.state} after ${c.timeouts}`))
+      loop.events.on('timeout-breaker', (c) => changes.push(`${c.type} ${c.state} after ${c.timeouts}`))
       let hang = true
       loop.on('work', async () => {
         await clock.sleep(hang ? 50 : 1)
@@ -283,7 +283,7 @@ describe('Loop', () => {
       await clock.advance(25) // two timeouts in a row
       expect(changes).toEqual(['work open after 2'])
       const error = thrown(() => loop.post('work', 3))
-      expect(error).toBeInstanceOf(CircuitOpenError)
+      expect(error).toBeInstanceOf(TimeoutBreakerOpenError)
       expect(error.message).toMatch(
         /^Cannot post `work`: its handlers kept timing out, the type's breaker is open; a probe is allowed in ~\d+ ms$/,
       )
@@ -360,7 +360,7 @@ describe('TimeoutBreakers', () => {
         timeoutBreaker: { threshold: 2, cooldownMs: 100 },
       })
       const changes: string[] = []
-      loop.events.on('breaker', (c) => changes.push(c.state))
+      loop.events.on('timeout-breaker', (c) => changes.push(c.state))
       let hangMs = 50
       loop.on('work', async () => {
         await clock.sleep(hangMs)
@@ -371,17 +371,17 @@ describe('TimeoutBreakers', () => {
       await clock.advance(100) // cooled down
       loop.post('work', 3) // the probe (it will time out)
       const refused = thrown(() => loop.post('work', 4))
-      expect(refused).toBeInstanceOf(CircuitOpenError)
-      expect((refused as CircuitOpenError).retryAfterMs).toBe(100)
-      expect(thrown(() => loop.post('work', 5))).toBeInstanceOf(CircuitOpenError)
+      expect(refused).toBeInstanceOf(TimeoutBreakerOpenError)
+      expect((refused as TimeoutBreakerOpenError).retryAfterMs).toBe(100)
+      expect(thrown(() => loop.post('work', 5))).toBeInstanceOf(TimeoutBreakerOpenError)
       expect(changes).toEqual(['open', 'half-open'])
       await clock.advance(10) // the probe timed out: open again
       expect(changes).toEqual(['open', 'half-open', 'open'])
-      expect(thrown(() => loop.post('work', 6))).toBeInstanceOf(CircuitOpenError)
+      expect(thrown(() => loop.post('work', 6))).toBeInstanceOf(TimeoutBreakerOpenError)
       await clock.advance(100)
       hangMs = 1
       loop.post('work', 7) // a new probe, which completes
-      expect(thrown(() => loop.post('work', 8))).toBeInstanceOf(CircuitOpenError)
+      expect(thrown(() => loop.post('work', 8))).toBeInstanceOf(TimeoutBreakerOpenError)
       await clock.advance(1)
       expect(changes).toEqual(['open', 'half-open', 'open', 'half-open', 'closed'])
       expect(loop.tryPost('work', 9).ok).toBe(true)

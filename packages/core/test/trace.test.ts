@@ -35,7 +35,7 @@ describe('message traces', () => {
     const { loop, clock } = virtualLoop({
       workers: 1,
       timeoutMs: 10,
-      breaker: { consecutiveFailures: 1, cooldownMs: 50 },
+      circuitBreaker: { consecutiveFailures: 1, cooldownMs: 50 },
     })
     loop.on('work', async (m, ctx) => {
       // 1 hangs until its deadline aborts it, and then gives its worker back at once.

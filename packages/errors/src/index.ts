@@ -19,3 +19,4 @@
 export { closestName } from './closest-name.js'
 export { describeValue } from './describe-value.js'
 export { errorCode, FlowingError, flowingErrorBrand, isFlowingError } from './flowing-error.js'
+export { type Rename, renameOptions, warnDeprecated } from './renamed.js'

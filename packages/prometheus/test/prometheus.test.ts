@@ -143,7 +143,7 @@ describe('prometheus()', () => {
       logger: false,
       workers: 2,
       capacity: 10,
-      breaker: { consecutiveFailures: 1, cooldownMs: 1000 },
+      circuitBreaker: { consecutiveFailures: 1, cooldownMs: 1000 },
       retry: { maxAttempts: 5, baseMs: 50, jitter: 0 },
     })
     loop.on('ok', () => clock.sleep(100))

@@ -5,6 +5,7 @@
  * @internal
  * @module
  */
+import { closestName } from '@flowing/errors'
 import { BackpressureArgumentError } from '../errors.js'
 import { DEFAULT_WATERMARKS, type Watermark, type Watermarks } from '../levels.js'
 
@@ -55,7 +56,9 @@ export function checkKnownKeys(argument: string, options: object, known: readonl
   for (const [key, value] of Object.entries(options)) {
     if (!known.includes(key)) {
       const list = known.map((k) => `\`${k}\``).join(', ')
-      throw new BackpressureArgumentError(`${argument}.${key}`, `absent (unknown option; known: ${list})`, value)
+      const near = closestName(key, known)
+      const hint = near === undefined ? '' : ` — did you mean \`${near}\`?`
+      throw new BackpressureArgumentError(`${argument}.${key}`, `absent (unknown option${hint}; known: ${list})`, value)
     }
   }
 }

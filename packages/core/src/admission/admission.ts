@@ -17,7 +17,6 @@ import type { Registry } from '../dispatcher/registry.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import type { Outcomes } from '../engine/outcomes.js'
 import {
-  CircuitOpenError,
   DelayedFullError,
   DuplicateMessageError,
   InvalidArgumentError,
@@ -25,6 +24,7 @@ import {
   LoopStoppingError,
   QueueFullError,
   type QueueLoad,
+  TimeoutBreakerOpenError,
 } from '../errors.js'
 import type { DeadLetter } from '../failure/dead-letters.js'
 import { mergeRetry } from '../failure/retry-policy.js'
@@ -353,7 +353,7 @@ export class Admission<M extends MessageMap> {
 
   #checkTimeoutBreaker(type: string): void {
     const openFor = this.#p.breakers?.refuses(type)
-    if (openFor !== undefined) this.refuseInput(type, new CircuitOpenError(type, openFor))
+    if (openFor !== undefined) this.refuseInput(type, new TimeoutBreakerOpenError(type, openFor))
   }
 
   #originOrRefuse(type: string, options: PostOptions | undefined, from: Origin | undefined): Origin | undefined {

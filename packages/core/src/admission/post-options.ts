@@ -1,3 +1,4 @@
+import { warnDeprecated } from '@flowing/errors'
 import { InvalidArgumentError } from '../errors.js'
 import { checkRetryOptions } from '../failure/retry-policy.js'
 import { checkHeaders } from '../headers.js'
@@ -27,7 +28,7 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
       name === 'retry' ||
       name === 'idempotencyKey' ||
       name === 'headers'
-    if (!known && !(forSend && (name === 'signal' || name === 'timeoutMs'))) {
+    if (!known && !(forSend && (name === 'signal' || name === 'waitTimeoutMs' || name === 'timeoutMs'))) {
       check.knownKeys('options', options as Record<string, unknown>, forSend ? SEND_KEYS : POST_KEYS)
     }
   }
@@ -54,11 +55,27 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
   }
   if (options.headers !== undefined) checkHeaders('options.headers', options.headers)
   if (!forSend) return
-  if (options.timeoutMs !== undefined) check.nonNegativeNumber('options.timeoutMs', options.timeoutMs, false)
+  if (options.waitTimeoutMs !== undefined) {
+    check.nonNegativeNumber('options.waitTimeoutMs', options.waitTimeoutMs, false)
+  }
+  if (options.timeoutMs !== undefined) oldWaitTimeout(options)
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new InvalidArgumentError('options.signal', 'an AbortSignal', options.signal)
   }
 }
 
 const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs', 'retry', 'idempotencyKey', 'headers']
-const SEND_KEYS = [...POST_KEYS, 'signal', 'timeoutMs']
+const SEND_KEYS = [...POST_KEYS, 'signal', 'waitTimeoutMs', 'timeoutMs']
+
+// `send()`'s old `timeoutMs`: checked, refused beside `waitTimeoutMs`, warned about once.
+function oldWaitTimeout(options: SendOptions): void {
+  if (options.waitTimeoutMs !== undefined) {
+    const rule = 'absent when `options.waitTimeoutMs` is given (`timeoutMs` is its deprecated name)'
+    throw new InvalidArgumentError('options.timeoutMs', rule, options.timeoutMs)
+  }
+  check.nonNegativeNumber('options.timeoutMs', options.timeoutMs, false)
+  warnDeprecated(
+    'FLOWING_DEP_SEND_TIMEOUT',
+    "`send()`'s `options.timeoutMs` is deprecated: use `options.waitTimeoutMs`.",
+  )
+}

@@ -13,6 +13,7 @@ import {
   type WatermarkControllerOptions,
   type WatermarkStats,
 } from '@flowing/backpressure'
+import type { Rename } from '@flowing/errors'
 import type { Clock } from '../clock.js'
 import { BackpressureError, InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
@@ -144,7 +145,9 @@ const SUPPLIED: Readonly<Record<string, string>> = {
   onTransition:
     "absent: the loop reports each transition as its `backpressure` event (`loop.events.on('backpressure', …)`)",
 }
-const KNOWN = ['warn', 'shed', 'reject', 'minDwellMs', 'maxRetryAfterMs', 'breaker', 'shedAbove']
+const KNOWN = ['warn', 'shed', 'reject', 'minDwellMs', 'maxRetryAfterMs', 'admissionBreaker', 'shedAbove']
+// The controller's renamed option, renamed here so the loop's error names the whole path.
+const RENAMES: readonly Rename[] = [{ from: 'breaker', to: 'admissionBreaker', code: 'FLOWING_DEP_ADMISSION_BREAKER' }]
 
 /**
  * Validates the `backpressure` loop option, with core's {@link InvalidArgumentError} naming the full
@@ -153,7 +156,7 @@ const KNOWN = ['warn', 'shed', 'reject', 'minDwellMs', 'maxRetryAfterMs', 'break
  */
 export function checkBackpressure(name: string, value: unknown): false | true | BackpressureOptions {
   if (value === false || value === true) return value
-  const o = check.optionGroup(name, value, KNOWN, SUPPLIED)
+  const o = check.optionGroup(name, value, KNOWN, SUPPLIED, RENAMES)
   const { shedAbove, ...marks } = o
   if (shedAbove !== undefined) check.priority(`${name}.shedAbove`, shedAbove)
   try {
@@ -161,7 +164,7 @@ export function checkBackpressure(name: string, value: unknown): false | true | 
   } catch (error) {
     throw error instanceof BackpressureArgumentError ? reframe(name, error) : error
   }
-  return value as BackpressureOptions
+  return o as BackpressureOptions
 }
 
 // The controller's argument error as core's, under `name`: `shed.exit` becomes `options.backpressure.shed.exit`,
@@ -177,7 +180,7 @@ function reframe(name: string, error: BackpressureArgumentError): InvalidArgumen
   const path = (key: string) => `\`${name}.${key}\``
   return new InvalidArgumentError(
     `${name}.${error.argument}`,
-    rule.replace(/`((?:warn|shed|reject|breaker)\.[A-Za-z]+)`/g, (_, key: string) => path(key)),
+    rule.replace(/`((?:warn|shed|reject|admissionBreaker|breaker)\.[A-Za-z]+)`/g, (_, key: string) => path(key)),
     error.value,
   )
 }

@@ -19,7 +19,7 @@ export interface SendWaiter extends Waiter {
 
 /**
  * The `wait` overflow policy: producers blocked in `send()` until a slot frees. One abort listener and
- * one timer per waiter at most (only if it passed a `signal` / `timeoutMs`), never an emitter listener.
+ * one timer per waiter at most (only if it passed a `signal` / `waitTimeoutMs`), never an emitter listener.
  */
 export class SendGate<M extends MessageMap> {
   readonly #room = new WaitingRoom<SendWaiter>()
@@ -50,7 +50,7 @@ export class SendGate<M extends MessageMap> {
     load: QueueLoad,
     origin: Origin | undefined,
   ): Promise<Message<M>> {
-    const timeoutMs = options?.timeoutMs // validated by the loop
+    const timeoutMs = options?.waitTimeoutMs ?? options?.timeoutMs // validated by the loop
     const signal = options?.signal
     if (signal?.aborted) throw new SendAbortedError(type, signal.reason)
     return new Promise<Message<M>>((resolve, reject) => {

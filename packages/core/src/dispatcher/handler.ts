@@ -130,8 +130,13 @@ export interface RegisterOptions extends RouteOptions {
   readonly retry?: RetryOptions
   /**
    * This type's circuit breaker: its own options, `true` for the defaults, or `false` to exempt the type
-   * from the loop's `breaker`.
-   * @defaultValue the loop's `breaker`
+   * from the loop's `circuitBreaker`.
+   * @defaultValue the loop's `circuitBreaker`
+   */
+  readonly circuitBreaker?: boolean | CircuitBreakerOptions
+  /**
+   * The old name of `circuitBreaker` (same meaning; a `DeprecationWarning` once per process).
+   * @deprecated Use `circuitBreaker`.
    */
   readonly breaker?: boolean | CircuitBreakerOptions
 }

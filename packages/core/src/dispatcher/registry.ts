@@ -1,3 +1,4 @@
+import type { Rename } from '@flowing/errors'
 import { DuplicateHandlerError, InvalidArgumentError, UnknownMessageTypeError } from '../errors.js'
 import { type CircuitPolicy, checkCircuitOptions } from '../failure/circuits.js'
 import { checkRetryOptions, type RetryOptions } from '../failure/retry-policy.js'
@@ -164,13 +165,16 @@ const REGISTER_KEYS: readonly (keyof RegisterOptions)[] = [
   'heartbeatMs',
   'compensate',
   'retry',
-  'breaker',
+  'circuitBreaker',
 ]
+
+/** Registration options that were renamed (the old names still work, with a `DeprecationWarning`). */
+const REGISTER_RENAMES: readonly Rename[] = [{ from: 'breaker', to: 'circuitBreaker', code: 'FLOWING_DEP_ON_BREAKER' }]
 
 // Registration options, strictly: an object (read once, see snapshotOptions) with known keys only.
 function registerOptions(options: unknown): RegisterOptions | undefined {
   if (options === undefined) return undefined
-  const o = check.snapshotOptions('options', options)
+  const o = check.renamed('options', check.snapshotOptions('options', options), REGISTER_RENAMES)
   check.checkKnownKeys('options', o, REGISTER_KEYS)
   const { replace } = o as { readonly replace?: unknown }
   if (replace !== undefined) check.boolean('options.replace', replace)
@@ -201,14 +205,11 @@ function extrasOf(options: RegisterOptions | undefined): Extras {
     options?.retry === undefined
       ? undefined
       : check.readably('options.retry', () => checkRetryOptions('options.retry', options.retry), options.retry)
+  const given = options?.circuitBreaker
   const breaker =
-    options?.breaker === undefined
+    given === undefined
       ? undefined
-      : check.readably(
-          'options.breaker',
-          () => checkCircuitOptions('options.breaker', options.breaker),
-          options.breaker,
-        )
+      : check.readably('options.circuitBreaker', () => checkCircuitOptions('options.circuitBreaker', given), given)
   return { timeoutMs: timeoutOf(options), compensate, heartbeatMs, retry, breaker }
 }
 

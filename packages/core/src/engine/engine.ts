@@ -314,9 +314,10 @@ export class Engine<M extends MessageMap> {
   #newBreakers(): TimeoutBreakers | undefined {
     const tb = this.options.timeoutBreaker
     if (tb === false) return undefined
-    return new TimeoutBreakers(tb.threshold ?? 5, tb.cooldownMs ?? 30_000, this.clock, (change) =>
-      this.events.emit('breaker', change),
-    )
+    return new TimeoutBreakers(tb.threshold ?? 5, tb.cooldownMs ?? 30_000, this.clock, (change) => {
+      const heard = this.events.emit('timeout-breaker', change)
+      return this.events.emit('breaker', change) || heard // (the deprecated name, while it lives)
+    })
   }
 
   // Reports a blocked event loop or no progress while work waits (`stall` option).

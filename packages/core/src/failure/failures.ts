@@ -112,7 +112,7 @@ export class Failures<M extends MessageMap> {
       },
       changed: (change) => host.events.emit('circuit', change),
     })
-    if (o.breaker !== false) this.enableBreakers()
+    if (o.circuitBreaker !== false) this.enableBreakers()
     this.#exitWindow = o.failureExit === false ? undefined : new SlidingWindow(o.failureExit.windowMs ?? 10_000)
     this.#alerts = new Alerts(o.alerts, host.clock, (alert) => {
       host.metrics.alerts++
@@ -319,6 +319,6 @@ export class Failures<M extends MessageMap> {
   }
 
   #circuitPolicy(type: string): CircuitPolicy | false {
-    return this.#h.registry.breakerFor(type) ?? this.#h.options.breaker
+    return this.#h.registry.breakerFor(type) ?? this.#h.options.circuitBreaker
   }
 }

@@ -1,6 +1,19 @@
-import { closestName } from '@flowing/errors'
+import { closestName, type Rename, renameOptions } from '@flowing/errors'
 import { InvalidArgumentError, isFlowingError } from '../errors.js'
 import { MAX_PRIORITY, MIN_PRIORITY } from '../priority.js'
+
+/**
+ * `options` (an object read once, see {@link snapshotOptions}) with its deprecated names moved to
+ * the new ones, a `DeprecationWarning` once per rename.
+ * @throws InvalidArgumentError when an old name and its new name are both given
+ */
+export function renamed(
+  path: string,
+  options: Record<string, unknown>,
+  renames: readonly Rename[],
+): Record<string, unknown> {
+  return renameOptions(path, options, renames, (name, rule, value) => new InvalidArgumentError(name, rule, value))
+}
 
 /** Argument checks that throw `InvalidArgumentError` in the one fixed shape. */
 export function positiveInteger(name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
@@ -116,7 +129,7 @@ export function snapshotOptions(name: string, value: unknown): Record<string, un
 /**
  * An option group that is `true`/`false` or an object (`backpressure`, `stall`): the object, checked
  * for keys the loop supplies itself (`supplied`: key → the rule explaining what to use instead) and
- * for unknown keys.
+ * for unknown keys; with `renames`, a copy with the deprecated names moved to the new ones.
  * @throws InvalidArgumentError naming `name.key`
  */
 export function optionGroup(
@@ -124,11 +137,12 @@ export function optionGroup(
   value: unknown,
   known: readonly string[],
   supplied: Readonly<Record<string, string>>,
+  renames?: readonly Rename[],
 ): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidArgumentError(name, 'a boolean or an options object', value)
   }
-  const o = value as Record<string, unknown>
+  const o = renames === undefined ? (value as Record<string, unknown>) : renamed(name, { ...value }, renames)
   for (const key of Object.keys(o)) {
     const rule = supplied[key]
     if (rule !== undefined) throw new InvalidArgumentError(`${name}.${key}`, rule, o[key])

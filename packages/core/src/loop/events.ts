@@ -24,8 +24,11 @@ export interface ZombieSummary {
   readonly ageMs: number
 }
 
+import { warnDeprecated } from '@flowing/errors'
 import { EventEmitter } from 'eventemitter3'
 import type { Message, MessageMap } from '../message.js'
+
+const RENAMED_BREAKER_EVENT = "The loop's `breaker` event is deprecated: listen to `timeout-breaker` (same arguments)."
 
 /** Lifecycle states: created → running ⇄ paused → draining → stopped. */
 export type LoopState = 'created' | 'running' | 'paused' | 'draining' | 'stopped'
@@ -101,6 +104,11 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   /** More zombies than `maxZombies` (timed-out handlers still running past `graceMs`): once per crossing. */
   zombies: [count: number, zombies: readonly ZombieSummary[]]
   /** A type's timeout breaker changed state (see the `timeoutBreaker` option). */
+  'timeout-breaker': [change: BreakerChange]
+  /**
+   * The old name of `timeout-breaker`, still emitted beside it (subscribing warns once per process).
+   * @deprecated Listen to `timeout-breaker`.
+   */
   breaker: [change: BreakerChange]
   /**
    * A message ended, whatever its outcome (`succeeded`, `dead-lettered`, `dropped`, `cancelled`,
@@ -205,7 +213,7 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
     context?: unknown,
   ): this {
     super.on(event, fn, context)
-    return this.#changed()
+    return this.#changed(event)
   }
 
   override addListener<T extends EventEmitter.EventNames<LoopEvents<M>>>(
@@ -214,7 +222,7 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
     context?: unknown,
   ): this {
     super.addListener(event, fn, context)
-    return this.#changed()
+    return this.#changed(event)
   }
 
   override once<T extends EventEmitter.EventNames<LoopEvents<M>>>(
@@ -223,7 +231,7 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
     context?: unknown,
   ): this {
     super.once(event, fn, context)
-    return this.#changed()
+    return this.#changed(event)
   }
 
   override removeListener<T extends EventEmitter.EventNames<LoopEvents<M>>>(
@@ -251,8 +259,9 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
     return this.#changed()
   }
 
-  // The one writer of `hears`: after every subscription change.
-  #changed(): this {
+  // The one writer of `hears`: after every subscription change (`added`: the event subscribed to).
+  #changed(added?: EventEmitter.EventNames<LoopEvents<M>>): this {
+    if (added === 'breaker') warnDeprecated('FLOWING_DEP_BREAKER_EVENT', RENAMED_BREAKER_EVENT)
     const hears = this.hears as { -readonly [K in keyof PerMessageListening]: boolean }
     hears.posted = this.heard('posted')
     hears.started = this.heard('started')

@@ -77,7 +77,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): this {
     this.#checkRegistration(options)
     this.#e.registry.on(type, handler, options)
-    if (options?.breaker !== undefined) this.#e.failures.enableBreakers()
+    if (this.#e.registry.breakerFor(type) !== undefined) this.#e.failures.enableBreakers()
     return this
   }
 
@@ -92,7 +92,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   ): Router<M, T, R> {
     this.#checkRegistration(options)
     const router = this.#e.registry.route(type, selector, options)
-    if (options?.breaker !== undefined) this.#e.failures.enableBreakers()
+    if (this.#e.registry.breakerFor(type) !== undefined) this.#e.failures.enableBreakers()
     return router
   }
 

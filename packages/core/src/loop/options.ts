@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { Rename } from '@flowing/errors'
 import { nanoid } from 'nanoid'
 import { type BackpressureOptions, checkBackpressure } from '../admission/pressure.js'
 import { type Clock, systemClock } from '../clock.js'
@@ -77,7 +78,7 @@ export interface LoopOptions {
   readonly maxZombies?: number
   /**
    * Per-type escalation: after `threshold` consecutive timeouts of a type, its posts are refused with
-   * `CircuitOpenError` for `cooldownMs`, then one probe decides: exactly one post is admitted, the
+   * `TimeoutBreakerOpenError` for `cooldownMs`, then one probe decides: exactly one post is admitted, the
    * others are refused until the type's next completion (closes) or timeout (reopens), or — a probe
    * that never reports — another `cooldownMs`. `false` to turn it off.
    * @defaultValue `{ threshold: 5, cooldownMs: 30_000 }`
@@ -178,8 +179,14 @@ export interface LoopOptions {
   readonly classify?: Classifier
   /**
    * Circuit breakers that hold messages while a downstream is down: `true` for the defaults, or their
-   * options (per type or per route). Types can override with `on(type, h, { breaker })`.
+   * options (per type or per route). They report as `circuit` events and `loop.circuits()`. Types can
+   * override with `on(type, h, { circuitBreaker })`.
    * @defaultValue false
+   */
+  readonly circuitBreaker?: boolean | CircuitBreakerOptions
+  /**
+   * The old name of `circuitBreaker` (same meaning; a `DeprecationWarning` once per process).
+   * @deprecated Use `circuitBreaker`.
    */
   readonly breaker?: boolean | CircuitBreakerOptions
   /**
@@ -247,12 +254,15 @@ export interface LoopOptions {
 
 /** Options with defaults applied. */
 export type ResolvedLoopOptions = Required<
-  Omit<LoopOptions, 'classify' | 'breaker' | 'deadLetters' | 'alerts' | 'logger' | 'idempotency' | 'store'>
+  Omit<
+    LoopOptions,
+    'classify' | 'breaker' | 'circuitBreaker' | 'deadLetters' | 'alerts' | 'logger' | 'idempotency' | 'store'
+  >
 > & {
   readonly store: Store | undefined
   readonly idempotency: IdempotencyOptions | undefined
   readonly classify: Classifier | undefined
-  readonly breaker: CircuitPolicy | false
+  readonly circuitBreaker: CircuitPolicy | false
   readonly deadLetters: ResolvedDeadLetters
   readonly alerts: AlertOptions
   readonly logger: FailureLogger | false
@@ -282,7 +292,7 @@ export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
   'idPrefix',
   'retry',
   'classify',
-  'breaker',
+  'circuitBreaker',
   'deadLetters',
   'alerts',
   'logger',
@@ -295,6 +305,9 @@ export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
   'store',
 ]
 
+/** The options that were renamed: the old names still work, with a `DeprecationWarning`. */
+const RENAMES: readonly Rename[] = [{ from: 'breaker', to: 'circuitBreaker', code: 'FLOWING_DEP_BREAKER' }]
+
 /** The overflow policies, for validation and docs. */
 export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ['reject', 'drop-new', 'drop-oldest-lowest', 'wait']
 
@@ -303,7 +316,7 @@ export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ['reject', 'drop-new
  * @throws InvalidArgumentError naming the first bad option
  */
 export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOptions {
-  const o = options === undefined ? {} : check.snapshotOptions('options', options)
+  const o = options === undefined ? {} : check.renamed('options', check.snapshotOptions('options', options), RENAMES)
   check.knownKeys('options', o, LOOP_OPTION_KEYS)
   // A throwing getter or Proxy trap nested in an option group becomes an InvalidArgumentError naming it.
   const pick = <T>(key: keyof LoopOptions, fallback: T, validate: (name: string, v: unknown) => T): T =>
@@ -339,7 +352,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
       return retry
     }),
     classify: pick('classify', undefined as Classifier | undefined, (n, v) => check.fn(n, v) as Classifier),
-    breaker: pick('breaker', false as CircuitPolicy | false, checkCircuitOptions),
+    circuitBreaker: pick('circuitBreaker', false as CircuitPolicy | false, checkCircuitOptions),
     deadLetters: pick('deadLetters', { maxSize: 10_000, sink: undefined }, checkDeadLetters),
     alerts: pick('alerts', {} as AlertOptions, checkAlerts),
     logger: pick('logger', console as FailureLogger | false, checkLogger),

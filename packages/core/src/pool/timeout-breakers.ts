@@ -1,6 +1,6 @@
 /**
  * The per-type escalation of the watchdog: a type whose handlers time out `threshold` times in a row
- * opens its breaker — new posts of that type are refused with `CircuitOpenError` for `cooldownMs` —
+ * opens its breaker — new posts of that type are refused with `TimeoutBreakerOpenError` for `cooldownMs` —
  * then one post goes through as a probe: any settle that is not a timeout (a success or an ordinary
  * failure: the handler is not hanging) closes the breaker, another timeout reopens it.
  * (Retry-aware, message-holding breakers per route belong to the retry layer; this one only stops

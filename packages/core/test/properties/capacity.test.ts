@@ -76,7 +76,7 @@ async function boundScenario(setup: BoundSetup, commands: readonly Step[]): Prom
     } else {
       const controller = c.abortable ? new AbortController() : undefined
       if (controller !== undefined) controllers.push(controller)
-      const options = optionsOf(c.spec, { signal: controller?.signal, timeoutMs: c.timeoutMs })
+      const options = optionsOf(c.spec, { signal: controller?.signal, waitTimeoutMs: c.timeoutMs })
       loop.send('job', job, options).then(
         () => check(`send #${i} resolved`),
         (error: unknown) => {

@@ -263,7 +263,7 @@ class ConservationRun {
     // Unless it has to wait, the producer learns its fate at once: before any virtual time passes.
     const settled = { done: false }
     if (expected !== 'wait') this.#mustSettle.push([settled, what])
-    const options = optionsOf(c.spec, { signal: controller?.signal, timeoutMs: c.timeoutMs })
+    const options = optionsOf(c.spec, { signal: controller?.signal, waitTimeoutMs: c.timeoutMs })
     this.#loop.send('job', jobOf(c.spec, tag), options).then(
       (m) => {
         settled.done = true

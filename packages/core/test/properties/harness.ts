@@ -140,14 +140,14 @@ export function optionsOf(
     readonly priority: PriorityLevel
     readonly overflow?: OverflowPolicy | undefined
   },
-  extra: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined } = {},
+  extra: { signal?: AbortSignal | undefined; waitTimeoutMs?: number | undefined } = {},
 ): SendOptions {
   return {
     priority: spec.priority,
     ...(spec.key === undefined ? {} : { key: spec.key }),
     ...(spec.overflow === undefined ? {} : { overflow: spec.overflow }),
     ...(extra.signal === undefined ? {} : { signal: extra.signal }),
-    ...(extra.timeoutMs === undefined ? {} : { timeoutMs: extra.timeoutMs }),
+    ...(extra.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: extra.waitTimeoutMs }),
   }
 }
 

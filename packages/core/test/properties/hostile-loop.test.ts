@@ -173,7 +173,7 @@ function checkRefusal(surface: Surface, mutation: Mutation): void {
 
 const OBJECT_OPTIONS = new Set([
   'retry',
-  'breaker',
+  'circuitBreaker',
   'timeoutBreaker',
   'deadLetters',
   'alerts',

@@ -27,12 +27,12 @@ export const SURFACES: readonly Surface[] = [
 
 const LOOP_KEYS: readonly string[] = LOOP_OPTION_KEYS
 const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs', 'retry', 'idempotencyKey']
-const REGISTER_KEYS = ['replace', 'timeoutMs', 'heartbeatMs', 'compensate', 'retry', 'breaker']
+const REGISTER_KEYS = ['replace', 'timeoutMs', 'heartbeatMs', 'compensate', 'retry', 'circuitBreaker']
 
 /** Known keys of the nested option objects a typo may hit. */
 const NESTED_KEYS: Readonly<Record<string, readonly string[]>> = {
   retry: ['maxAttempts', 'unknownMaxAttempts', 'baseMs', 'factor', 'capMs', 'jitter', 'jitterStrategy', 'order'],
-  breaker: [
+  circuitBreaker: [
     'per',
     'consecutiveFailures',
     'failureRate',
@@ -78,7 +78,7 @@ export function base(surface: Surface): Record<string, unknown> {
         keepTraces: 3,
         maxHops: 4,
         retry: { maxAttempts: 2, baseMs: 5, order: 'unordered' },
-        breaker: { consecutiveFailures: 2, cooldownMs: 10 },
+        circuitBreaker: { consecutiveFailures: 2, cooldownMs: 10 },
         timeoutBreaker: { threshold: 2, cooldownMs: 10 },
         deadLetters: { maxSize: 5 },
         alerts: { threshold: 2, windowMs: 100 },
@@ -106,7 +106,7 @@ export function base(surface: Surface): Record<string, unknown> {
         replace: false,
         compensate: () => {},
         retry: { maxAttempts: 2 },
-        breaker: { consecutiveFailures: 2 },
+        circuitBreaker: { consecutiveFailures: 2 },
       }
     case 'router.on':
       return { replace: false }

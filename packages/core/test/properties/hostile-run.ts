@@ -111,7 +111,7 @@ function loopOptions(clock: VirtualClock, s: Setup): LoopOptions {
     queue: s.queue,
     agingMs: s.agingMs,
     retry: { maxAttempts: s.maxAttempts, unknownMaxAttempts: s.maxAttempts, baseMs: 5, order: s.order },
-    breaker: s.breaker,
+    circuitBreaker: s.breaker,
     timeoutBreaker: s.timeoutBreaker ? { threshold: 2, cooldownMs: 20 } : false,
     // Below `workers`: handlers that never settle may each keep a slot, and one must stay free.
     ...(s.timeoutMs === undefined

@@ -94,7 +94,7 @@ export const LISTENED = [
   'drained',
   'state',
   'circuit',
-  'breaker',
+  'timeout-breaker',
   'zombies',
   'signature',
   'finished',

@@ -253,7 +253,7 @@ class WaitRun {
     this.#loop.on(type, (msg) => runJob(this.#clock, msg.payload, () => {}))
     const controller = c.abortable ? new AbortController() : undefined
     if (controller !== undefined) this.#controllers.push(controller)
-    const options = optionsOf(c.spec, { signal: controller?.signal, timeoutMs: c.timeoutMs })
+    const options = optionsOf(c.spec, { signal: controller?.signal, waitTimeoutMs: c.timeoutMs })
     const promise = this.#loop.send(type, jobOf(c.spec, i), options)
     if (p.state === 'calling') p.state = 'waiting'
     promise.then(
@@ -310,7 +310,7 @@ describe('Loop', () => {
         const loop = createLoop<Jobs>({ capacity: 1, overflow: 'wait', autoStart: false, clock: new VirtualClock() })
         loop.on('job', () => undefined)
         if (full) loop.post('job', job)
-        const sent = loop.send('job', job, { timeoutMs: -5 })
+        const sent = loop.send('job', job, { waitTimeoutMs: -5 })
         outcomes.push(
           await sent.then(
             () => 'admitted',
