@@ -15,6 +15,8 @@ import {
   type Attributes,
   type Context,
   context,
+  type MeterProvider,
+  metrics,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
@@ -24,6 +26,7 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api'
+import { errorType, LoopMeters, type MeteredLoop } from './metrics.js'
 
 /** The header stamper shape of `loop.stamp` (type, headers so far) → headers to merge over them. */
 type Stamper = (type: string, headers: Readonly<Record<string, string>>) => Readonly<Record<string, string>> | undefined
@@ -34,6 +37,13 @@ export interface OtelLoop<M extends MessageMap = MessageMap> {
   use(middleware: Middleware<M>): unknown
   /** Registers a header stamper, called at every post (absent on loops without message headers). */
   stamp?(stamper: Stamper): unknown
+  /**
+   * The loop's events (`Loop.events`): with them and `metrics`, finished messages, queue wait,
+   * lifecycle and the gauges are measured.
+   */
+  readonly events?: object
+  /** The loop's metrics (`Loop.metrics()`): only the gauges are read. */
+  metrics?(): ReturnType<MeteredLoop['metrics']>
 }
 
 /** Options of {@link instrument}. Unknown keys are refused with an `InvalidArgumentError`. */
@@ -42,6 +52,8 @@ export interface InstrumentOptions {
   readonly tracerProvider?: TracerProvider
   /** Injects and extracts the trace context in headers. @defaultValue the global propagator */
   readonly propagator?: TextMapPropagator
+  /** Where the metrics' instruments come from. @defaultValue the global meter provider (a no-op until an SDK registers) */
+  readonly meterProvider?: MeterProvider
 }
 
 /** What {@link instrument} returns. */
@@ -52,7 +64,7 @@ export interface InstrumentHandle {
   readonly failures: number
 }
 
-const KNOWN = ['tracerProvider', 'propagator'] as const
+const KNOWN = ['tracerProvider', 'propagator', 'meterProvider'] as const
 const getter = {
   get: (h: Record<string, string>, k: string) => h[k],
   keys: (h: Record<string, string>) => Object.keys(h),
@@ -74,19 +86,30 @@ const getter = {
 export function instrument<M extends MessageMap>(loop: OtelLoop<M>, options: InstrumentOptions = {}): InstrumentHandle {
   checkOptions(options)
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer('@flowing/otel')
+  const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter('@flowing/otel')
+  const meters = new LoopMeters(meter, metered(loop))
   const state = { open: true, failures: 0 }
   const propagator = (): TextMapPropagator => options.propagator ?? propagation
   // The middleware reads only the fields every message has, whatever the loop's message map.
-  loop.use(middleware(tracer, propagator, state) as unknown as Middleware<M>)
+  loop.use(middleware(tracer, propagator, state, meters) as unknown as Middleware<M>)
   loop.stamp?.(() => (state.open ? stamp(propagator(), state) : undefined))
   return {
     close: () => {
       state.open = false
+      meters.close()
     },
     get failures() {
       return state.failures
     },
   }
+}
+
+// The loop's events and gauges, when it has both (a Flowing `Loop` does).
+function metered(loop: Pick<OtelLoop, 'events' | 'metrics'>): MeteredLoop | undefined {
+  const events = loop.events as MeteredLoop['events'] | undefined
+  const read = loop.metrics
+  if (typeof events?.on !== 'function' || typeof events.off !== 'function' || read === undefined) return undefined
+  return { events, metrics: () => read.call(loop) }
 }
 
 function checkOptions(options: InstrumentOptions): void {
@@ -142,9 +165,11 @@ function middleware(
   tracer: Tracer,
   propagator: () => TextMapPropagator,
   state: { open: boolean; failures: number },
+  meters: LoopMeters,
 ): Middleware<MessageMap> {
   return (message: Message, ctx: HandlerContext, next: () => Promise<void>) => {
     if (!state.open) return next()
+    const timed = () => measured(meters, message.type, next)
     let parent: Context
     try {
       parent = propagator().extract(ROOT_CONTEXT, headersOf(message), getter)
@@ -161,10 +186,22 @@ function middleware(
       )
     } catch {
       state.failures++
-      return next()
+      return timed()
     }
-    return context.with(trace.setSpan(parent, span), () => run(span, next))
+    return context.with(trace.setSpan(parent, span), () => run(span, timed))
   }
+}
+
+// Runs an attempt and records its duration, with its error's type when it fails.
+async function measured(meters: LoopMeters, type: string, next: () => Promise<void>): Promise<void> {
+  const started = performance.now()
+  try {
+    await next()
+  } catch (error) {
+    meters.attempt(type, (performance.now() - started) / 1000, errorType(error))
+    throw error
+  }
+  meters.attempt(type, (performance.now() - started) / 1000, undefined)
 }
 
 async function run(span: ReturnType<Tracer['startSpan']>, next: () => Promise<void>): Promise<void> {
