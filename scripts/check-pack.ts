@@ -270,9 +270,8 @@ export const all = [${free.map((_, i) => `p${i}`).join(', ')}]
   }
   writeFileSync(join(dir, 'tsconfig.no-node.json'), JSON.stringify({ compilerOptions, files: ['no-node.ts'] }))
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
-  const args = [tsc, '-p', 'tsconfig.no-node.json']
-  run('the TypeScript compile without @types/node', process.execPath, args, dir)
-  const files = run('the file list of that compile', process.execPath, [...args, '--listFilesOnly'], dir)
+  const args = [tsc, '-p', 'tsconfig.no-node.json', '--listFiles']
+  const files = run('the TypeScript compile without @types/node', process.execPath, args, dir)
   const node = files.split('\n').filter((f) => f.includes('/@types/node/'))
   if (node.length > 0) throw new Error(`check:pack — the compile without @types/node read ${node.join(', ')}`)
   return free
@@ -284,9 +283,13 @@ async function main(): Promise<void> {
   const { dir, packages } = installedApp()
   try {
     checkApp(dir, packages)
+    const linting = Date.now()
     const linted = await lintTarballs(dir)
+    const lintSeconds = ((Date.now() - linting) / 1000).toFixed(0)
     const free = checkWithoutNodeTypes(dir, packages)
-    console.log(`check:pack: publint (strict) and arethetypeswrong clean on ${linted.length} tarballs`)
+    console.log(
+      `check:pack: publint (strict) and arethetypeswrong clean on ${linted.length} tarballs (${lintSeconds} s)`,
+    )
     console.log(`check:pack: compiled without @types/node: ${free.map((p) => p.name).join(', ')}`)
     const seconds = ((Date.now() - started) / 1000).toFixed(0)
     console.log(`check:pack: ${packages.length} packages packed, installed with npm, imported (ESM, CommonJS) and`)
