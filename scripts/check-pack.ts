@@ -2,15 +2,17 @@
  * The packed artifacts, as a user outside the monorepo gets them: packs every public package with
  * pnpm (the one packer that rewrites `workspace:` ranges), installs the tarballs with plain npm into a
  * temporary app, and runs an ESM import, a CommonJS `require()` (Node's `require(esm)`), and a
- * TypeScript compile with `skipLibCheck: false` under `node16` and `bundler` resolution against them.
- * Needs a build first (`tsc -b`). Run: `pnpm run check:pack`; `--keep` leaves the app for a look.
+ * TypeScript compile with `skipLibCheck: false` under `node16` and `bundler` resolution against them;
+ * then publint and arethetypeswrong on every tarball, and a compile of the packages whose types need no
+ * Node.js types without `@types/node` (docs/release.md). Needs a build first (`tsc -b`). Run: `pnpm run check:pack`; `--keep` leaves the app for a look.
  *
  * @module
  */
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { promisify } from 'node:util'
 
 const root = resolve(import.meta.dirname, '..')
 
@@ -155,11 +157,140 @@ export function checkApp(dir: string, packages: readonly PublicPackage[]): void 
   }
 }
 
-function main(): void {
+/**
+ * Refuses to pack a package whose build is missing: `tsc -b` keeps its build info in `.tsbuild/`,
+ * outside `dist/`, so a `dist/` deleted by hand stays missing after `tsc -b` (`pnpm run clean` removes
+ * both).
+ */
+export function checkBuilt(packages: readonly PublicPackage[]): void {
+  const missing = packages.filter(
+    (p) => !existsSync(join(p.dir, 'dist', 'index.js')) || !existsSync(join(p.dir, 'dist', 'index.d.ts')),
+  )
+  if (missing.length > 0) {
+    throw new Error(
+      `check:pack — no build of ${missing.map((p) => p.name).join(', ')}: run \`pnpm run clean && pnpm run build\``,
+    )
+  }
+}
+
+const execFileAsync = promisify(execFile)
+
+// Like `run`, without blocking: the linters mostly wait, so several run at once.
+async function runAsync(step: string, command: string, args: string[], cwd: string): Promise<string> {
+  try {
+    return (await execFileAsync(command, args, { cwd, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })).stdout
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string }
+    throw new Error(
+      `check:pack — ${step} failed: ${command} ${args.join(' ')}\n${e.stdout ?? ''}${e.stderr ?? e.message}`,
+    )
+  }
+}
+
+// Runs `jobs` with at most `width` at a time; rejects with the first failure once all have ended.
+async function pooled(jobs: readonly (() => Promise<unknown>)[], width: number): Promise<void> {
+  let next = 0
+  const failures: unknown[] = []
+  const lane = async (): Promise<void> => {
+    while (next < jobs.length) {
+      const job = jobs[next++] as () => Promise<unknown>
+      await job().catch((error: unknown) => failures.push(error))
+    }
+  }
+  await Promise.all(Array.from({ length: width }, lane))
+  if (failures.length > 0) throw failures[0]
+}
+
+/**
+ * The rule of arethetypeswrong that does not hold for these packages: `cjs-resolves-to-esm` says a
+ * `require()` of an ESM file fails in Node, which stopped being true with `require(esm)` (unflagged in
+ * Node 20.19 and 22.12; `engines.node` is `>=20.19`, and `checkApp` requires every package). Every other
+ * rule is checked under every resolution (node10, node16 from CJS and from ESM, bundler).
+ */
+export const ATTW_IGNORED_RULES = ['cjs-resolves-to-esm'] as const
+
+/**
+ * publint (`--strict`: a warning fails too) and arethetypeswrong on every tarball, as packed. The
+ * tarballs are the ones `installedApp` packed beside the app.
+ */
+export async function lintTarballs(appDir: string): Promise<string[]> {
+  const dir = resolve(appDir, '..', 'tarballs')
+  const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'))
+  const bin = (name: string) => join(root, 'node_modules', '.bin', name)
+  const attwArgs = ['--ignore-rules', ...ATTW_IGNORED_RULES, '--no-definitely-typed', '--format', 'ascii']
+  const jobs = tarballs.flatMap((t) => [
+    () => runAsync(`publint of ${t}`, bin('publint'), ['run', '--strict', t], dir),
+    () => runAsync(`arethetypeswrong of ${t}`, bin('attw'), [t, ...attwArgs, '--no-color', '--no-emoji'], dir),
+  ])
+  await pooled(jobs, 4)
+  return tarballs
+}
+
+/**
+ * The packages whose types need no `@types/node`, but for a reason outside Flowing: the package and
+ * why. Each is left out of the compile without Node's types.
+ */
+export const NODE_FREE_EXCEPTIONS: Readonly<Record<string, string>> = {
+  '@flowing/otel': "@opentelemetry/api's own declarations use the global `console` (the DOM lib or @types/node)",
+}
+
+// Whether a package declares @types/node (a dependency or a peer): its public types use Node's.
+function declaresNodeTypes(p: PublicPackage): boolean {
+  const json = JSON.parse(readFileSync(join(p.dir, 'package.json'), 'utf8')) as Record<string, unknown>
+  return ['dependencies', 'peerDependencies'].some((field) => '@types/node' in ((json[field] ?? {}) as object))
+}
+
+/**
+ * Compiles the packages that do not declare `@types/node` in a program without it: `types: []` and only
+ * the ES lib (no DOM, so no global `AbortSignal` either), `skipLibCheck: false`, node16 resolution; then
+ * checks that no file of `@types/node` took part (a `/// <reference types="node" />` or a `node:`
+ * import would bring it in). Returns the packages compiled.
+ */
+export function checkWithoutNodeTypes(dir: string, packages: readonly PublicPackage[]): PublicPackage[] {
+  const free = packages.filter((p) => !declaresNodeTypes(p) && NODE_FREE_EXCEPTIONS[p.name] === undefined)
+  const source = `${free.map((p, i) => `import * as p${i} from '${p.name}'`).join('\n')}
+import { createLoop, type HandlerContext } from '@flowing/core'
+const loop = createLoop<{ job: number }>()
+loop.on('job', (_m, ctx: HandlerContext<{ job: number }>) => {
+  if (ctx.signal.aborted) return
+  ctx.signal.addEventListener('abort', () => {}, { once: true })
+})
+export const all = [${free.map((_, i) => `p${i}`).join(', ')}]
+`
+  writeFileSync(join(dir, 'no-node.ts'), source)
+  const compilerOptions = {
+    target: 'es2022',
+    lib: ['es2022'],
+    module: 'node16',
+    moduleResolution: 'node16',
+    strict: true,
+    skipLibCheck: false,
+    noEmit: true,
+    types: [],
+  }
+  writeFileSync(join(dir, 'tsconfig.no-node.json'), JSON.stringify({ compilerOptions, files: ['no-node.ts'] }))
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  const args = [tsc, '-p', 'tsconfig.no-node.json', '--listFiles']
+  const files = run('the TypeScript compile without @types/node', process.execPath, args, dir)
+  const node = files.split('\n').filter((f) => f.includes('/@types/node/'))
+  if (node.length > 0) throw new Error(`check:pack — the compile without @types/node read ${node.join(', ')}`)
+  return free
+}
+
+async function main(): Promise<void> {
   const started = Date.now()
+  checkBuilt(publicPackages())
   const { dir, packages } = installedApp()
   try {
     checkApp(dir, packages)
+    const linting = Date.now()
+    const linted = await lintTarballs(dir)
+    const lintSeconds = ((Date.now() - linting) / 1000).toFixed(0)
+    const free = checkWithoutNodeTypes(dir, packages)
+    console.log(
+      `check:pack: publint (strict) and arethetypeswrong clean on ${linted.length} tarballs (${lintSeconds} s)`,
+    )
+    console.log(`check:pack: compiled without @types/node: ${free.map((p) => p.name).join(', ')}`)
     const seconds = ((Date.now() - started) / 1000).toFixed(0)
     console.log(`check:pack: ${packages.length} packages packed, installed with npm, imported (ESM, CommonJS) and`)
     console.log(
@@ -171,4 +302,4 @@ function main(): void {
   }
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) main()
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) await main()

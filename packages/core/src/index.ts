@@ -19,7 +19,7 @@
  */
 
 export type { PressureLevel, PressureTransition, WatermarkStats } from '@flowing/backpressure'
-export { FencedError, HandlerTimeoutError } from '@flowing/watchdog'
+export { type AbortSignalLike, FencedError, HandlerTimeoutError, type MinimalAbortSignal } from '@flowing/watchdog'
 export type { BackpressureOptions } from './admission/pressure.js'
 export { type Clock, systemClock, type TimerHandle, VirtualClock, wallNow } from './clock.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
@@ -142,6 +142,7 @@ export type { BreakerChange } from './pool/timeout-breakers.js'
 export { MAX_PRIORITY, MIN_PRIORITY, Priority, type PriorityLevel } from './priority.js'
 export {
   installShutdownHandlers,
+  type ProcessSignal,
   type ShutdownHandlerOptions,
   type SignalSource,
   type Stoppable,

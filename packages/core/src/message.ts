@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { AbortSignalLike } from '@flowing/watchdog'
 import type { RetryOptions } from './failure/retry-options.js'
 import type { PriorityLevel } from './priority.js'
 
@@ -126,7 +127,7 @@ export interface PostOptions {
 /** Options of {@link PostOptions} plus waiting controls, for `send()`. */
 export interface SendOptions extends PostOptions {
   /** Gives up waiting for space when aborted (rejects with `SendAbortedError`). */
-  readonly signal?: AbortSignal | undefined
+  readonly signal?: AbortSignalLike | undefined
   /** Gives up waiting for space after this many ms (rejects with `SendTimeoutError`). */
   readonly waitTimeoutMs?: number | undefined
   /**

@@ -3,7 +3,14 @@
  * any `@ts-expect-error` below stops being an error; vitest runs the runtime half.
  */
 import { describe, expectTypeOf, it } from 'vitest'
-import { createLoop, type HandlerContext, type Message, type PostResult } from '../src/index.js'
+import {
+  type AbortSignalLike,
+  createLoop,
+  type HandlerContext,
+  type Message,
+  type PostResult,
+  type ProcessSignal,
+} from '../src/index.js'
 import type { Messages } from './fixtures.js'
 
 describe('typed API', () => {
@@ -43,5 +50,13 @@ describe('typed API', () => {
     })
     // @ts-expect-error — 'shipped' is not a route the selector can produce
     router.on('shipped', () => {})
+  })
+})
+
+describe('types that stand in for Node.js ones in the published declarations', () => {
+  it('ProcessSignal is NodeJS.Signals, AbortSignalLike the global AbortSignal where one is declared', () => {
+    expectTypeOf<ProcessSignal>().toEqualTypeOf<NodeJS.Signals>()
+    expectTypeOf<AbortSignalLike>().toEqualTypeOf<AbortSignal>()
+    expectTypeOf<HandlerContext['signal']>().toEqualTypeOf<AbortSignal>()
   })
 })

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Message, MessageMap, MessageType, MetricsSnapshot } from '@flowing/core'
+import type { AbortSignalLike, Message, MessageMap, MessageType, MetricsSnapshot } from '@flowing/core'
 
 /** `tryPost` on a distributed loop: stored, or refused with the error `post` would have thrown. */
 export type NatsPostResult<M extends MessageMap, T extends MessageType<M>> =
@@ -54,7 +54,7 @@ export interface NatsStopOptions {
    */
   readonly deadlineMs?: number
   /** Cuts the wait short when aborted, as the deadline does (a second SIGTERM, say). */
-  readonly signal?: AbortSignal
+  readonly signal?: AbortSignalLike
 }
 
 /** What `stop()` did. */

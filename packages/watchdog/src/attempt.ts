@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { AbortSignalLike } from './abort-signal.js'
 import type { AttemptLabel, AttemptSnapshot, AttemptState } from './contracts.js'
 import { AttemptCancelledError, FencedError, HandlerTimeoutError, type TimeoutKind } from './errors.js'
 import type { WatchdogCore } from './internal/core.js'
@@ -176,7 +177,7 @@ export class Attempt {
    * a {@link HandlerTimeoutError}) or is cancelled (reason: the one given to `cancel`), and only then;
    * read after that, it is already aborted.
    */
-  get signal(): AbortSignal {
+  get signal(): AbortSignalLike {
     let controller = this.#controller
     if (controller === undefined) {
       controller = new AbortController()

@@ -18,6 +18,7 @@
  * @packageDocumentation
  * @module @flowing/watchdog
  */
+export type { AbortSignalLike, MinimalAbortSignal } from './abort-signal.js'
 export { Attempt, type TimeoutHandler, type ZombieHandler, type ZombieInfo } from './attempt.js'
 export type { AttemptLabel, AttemptSnapshot, AttemptState } from './contracts.js'
 export type { DeadlineScheduler } from './deadline-scheduler.js'

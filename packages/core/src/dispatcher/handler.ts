@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { AbortSignalLike } from '@flowing/watchdog'
 import type { CircuitBreakerOptions } from '../failure/circuits.js'
 import type { RetryOptions } from '../failure/retry-policy.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
@@ -23,7 +24,7 @@ export interface HandlerContext<M extends MessageMap = MessageMap> {
    * Aborted when the loop stops without draining (reason: `LoopAbortedError`). Created lazily: a
    * handler that never reads it costs no `AbortController`.
    */
-  readonly signal: AbortSignal
+  readonly signal: AbortSignalLike
   /**
    * Reports progress: pushes the attempt's heartbeat deadline (`heartbeatMs`) forward — a field
    * write, O(1). The hard deadline (`timeoutMs`) never moves. No-op without a deadline.
@@ -125,7 +126,7 @@ export interface RegisterOptions extends RouteOptions {
    * its own deadline (the same timeout) and with its own `signal`. Its outcome is the `compensated`
    * event; it never changes the message's outcome.
    */
-  readonly compensate?: (message: Message<MessageMap>, context: { readonly signal: AbortSignal }) => unknown
+  readonly compensate?: (message: Message<MessageMap>, context: { readonly signal: AbortSignalLike }) => unknown
   /** Retry policy of this type, over the loop's (fields it omits come from the loop's `retry`). */
   readonly retry?: RetryOptions
   /**

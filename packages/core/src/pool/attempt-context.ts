@@ -1,4 +1,4 @@
-import { type Attempt, type AttemptSnapshot, FencedError } from '@flowing/watchdog'
+import { type AbortSignalLike, type Attempt, type AttemptSnapshot, FencedError } from '@flowing/watchdog'
 import type { HandlerContext } from '../dispatcher/handler.js'
 import { LoopAbortedError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
@@ -50,7 +50,7 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
     return this.#envelope as unknown as Message<M>
   }
 
-  get signal(): AbortSignal {
+  get signal(): AbortSignalLike {
     if (this.guard !== undefined) return this.guard.signal
     this.#controller ??= new AbortController()
     return this.#controller.signal

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { AbortSignalLike } from '@flowing/watchdog'
 import type { Clock, TimerHandle } from '../clock.js'
 import { NO_HEADERS } from '../headers.js'
 import type { Envelope } from '../internal/envelope.js'
@@ -47,7 +48,7 @@ export class HandBack {
   }
 
   /** Arms the cut-off for `deadlineMs` from now and/or `signal` (the earliest deadline wins). */
-  arm(deadlineMs: number | undefined, signal: AbortSignal | undefined): void {
+  arm(deadlineMs: number | undefined, signal: AbortSignalLike | undefined): void {
     if (deadlineMs === undefined && signal === undefined) return
     let ms = deadlineMs
     if (signal?.aborted === true) ms = 0

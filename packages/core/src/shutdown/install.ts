@@ -5,23 +5,68 @@
  *
  * @module
  */
+
 import { constants } from 'node:os'
+import type { AbortSignalLike } from '@flowing/watchdog'
 import { InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
 import type { LoopSnapshot } from './snapshot.js'
 
+/**
+ * A process signal name: the same union as `NodeJS.Signals` of `@types/node`, spelled out so that these
+ * declarations compile without `@types/node`.
+ */
+export type ProcessSignal =
+  | 'SIGABRT'
+  | 'SIGALRM'
+  | 'SIGBUS'
+  | 'SIGCHLD'
+  | 'SIGCONT'
+  | 'SIGFPE'
+  | 'SIGHUP'
+  | 'SIGILL'
+  | 'SIGINT'
+  | 'SIGIO'
+  | 'SIGIOT'
+  | 'SIGKILL'
+  | 'SIGPIPE'
+  | 'SIGPOLL'
+  | 'SIGPROF'
+  | 'SIGPWR'
+  | 'SIGQUIT'
+  | 'SIGSEGV'
+  | 'SIGSTKFLT'
+  | 'SIGSTOP'
+  | 'SIGSYS'
+  | 'SIGTERM'
+  | 'SIGTRAP'
+  | 'SIGTSTP'
+  | 'SIGTTIN'
+  | 'SIGTTOU'
+  | 'SIGUNUSED'
+  | 'SIGURG'
+  | 'SIGUSR1'
+  | 'SIGUSR2'
+  | 'SIGVTALRM'
+  | 'SIGWINCH'
+  | 'SIGXCPU'
+  | 'SIGXFSZ'
+  | 'SIGBREAK'
+  | 'SIGLOST'
+  | 'SIGINFO'
+
 /** The part of a loop the handlers drive. */
 export interface Stoppable {
   /** `loop.stop()`. */
-  stop(options: { deadlineMs: number; signal: AbortSignal }): Promise<LoopSnapshot>
+  stop(options: { deadlineMs: number; signal: AbortSignalLike }): Promise<LoopSnapshot>
 }
 
 /** The part of `process` the handlers use (injectable for tests). */
 export interface SignalSource {
   /** Adds a signal listener. */
-  on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown
+  on(signal: ProcessSignal, listener: (signal: ProcessSignal) => void): unknown
   /** Removes it. */
-  removeListener(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown
+  removeListener(signal: ProcessSignal, listener: (signal: ProcessSignal) => void): unknown
   /** Ends the process. */
   exit(code?: number): unknown
 }
@@ -32,7 +77,7 @@ export interface ShutdownHandlerOptions {
    * The signals that stop the loops.
    * @defaultValue ['SIGTERM', 'SIGINT']
    */
-  readonly signals?: readonly NodeJS.Signals[]
+  readonly signals?: readonly ProcessSignal[]
   /**
    * How long the loops may drain before what still runs is aborted and handed back (ms). Keep it below
    * your platform's grace period (Kubernetes: `terminationGracePeriodSeconds`, 30 s by default) minus
@@ -49,7 +94,7 @@ export interface ShutdownHandlerOptions {
    * Receives each loop's snapshot of unfinished messages (write it somewhere durable); awaited before
    * the `close` hooks run. `index` is the loop's position in the list given.
    */
-  readonly onSnapshot?: (snapshot: LoopSnapshot, signal: NodeJS.Signals, index: number) => unknown
+  readonly onSnapshot?: (snapshot: LoopSnapshot, signal: ProcessSignal, index: number) => unknown
   /**
    * Run in order, each awaited, once every loop stopped and its snapshot was handled — e.g. close a
    * database pool the handlers used.
@@ -107,7 +152,7 @@ export function installShutdownHandlers(
   const uninstall = () => {
     for (const s of o.signals) proc.removeListener(s, onSignal)
   }
-  function onSignal(signal: NodeJS.Signals): void {
+  function onSignal(signal: ProcessSignal): void {
     if (stopping) {
       force.abort() // the second signal: hand back what is left now
       return
@@ -148,8 +193,8 @@ function readOptions(options: ShutdownHandlerOptions): Resolved {
 async function shutDown(
   loops: readonly Stoppable[],
   o: Resolved,
-  signal: NodeJS.Signals,
-  force: AbortSignal,
+  signal: ProcessSignal,
+  force: AbortSignalLike,
 ): Promise<number> {
   let failed = !(await runHooks('beforeStop', o.beforeStop))
   const stops = loops.map(async (loop, i) => {
@@ -228,7 +273,7 @@ function checkHooks(name: string, hooks: unknown): readonly (() => unknown)[] {
 // silently register a listener that never fires.
 const SIGNALS: readonly string[] = Object.keys(constants.signals)
 
-function checkSignals(given: unknown): readonly NodeJS.Signals[] {
+function checkSignals(given: unknown): readonly ProcessSignal[] {
   if (!Array.isArray(given) || given.length === 0) {
     throw new InvalidArgumentError('options.signals', 'a non-empty array of signal names', given)
   }
@@ -242,5 +287,5 @@ function checkSignals(given: unknown): readonly NodeJS.Signals[] {
       near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
     )
   })
-  return given as readonly NodeJS.Signals[]
+  return given as readonly ProcessSignal[]
 }

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import type { AbortSignalLike } from '@flowing/watchdog'
 import type { Pacing } from '../admission/pacing.js'
 import type { Clock } from '../clock.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
@@ -47,7 +48,7 @@ export interface StopOptions {
    */
   readonly deadlineMs?: number
   /** Cuts the drain short when aborted, as the deadline does (e.g. a second SIGTERM). */
-  readonly signal?: AbortSignal
+  readonly signal?: AbortSignalLike
 }
 
 const STOP_KEYS = ['drain', 'deadlineMs', 'signal'] as const
@@ -196,7 +197,7 @@ export class Stopper<M extends MessageMap> {
 function readStopOptions(options: StopOptions | undefined): {
   drain: boolean
   deadlineMs: number | undefined
-  signal: AbortSignal | undefined
+  signal: AbortSignalLike | undefined
 } {
   if (options === undefined) return { drain: true, deadlineMs: undefined, signal: undefined }
   const o = check.snapshotOptions('options', options) as StopOptions

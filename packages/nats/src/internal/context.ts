@@ -7,7 +7,15 @@
  *
  * @module
  */
-import type { HandlerContext, Message, MessageMap, MessageType, PostOptions, PostResult } from '@flowing/core'
+import type {
+  AbortSignalLike,
+  HandlerContext,
+  Message,
+  MessageMap,
+  MessageType,
+  PostOptions,
+  PostResult,
+} from '@flowing/core'
 import type { Delivery } from './deliveries.js'
 
 /**
@@ -49,7 +57,7 @@ export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
   get startedAt(): number {
     return this.#ctx.startedAt
   }
-  get signal(): AbortSignal {
+  get signal(): AbortSignalLike {
     return this.#ctx.signal
   }
   get committed(): unknown {
