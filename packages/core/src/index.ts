@@ -21,6 +21,7 @@
 export type { PressureLevel, PressureTransition, WatermarkStats } from '@flowing/backpressure'
 export { type AbortSignalLike, FencedError, HandlerTimeoutError, type MinimalAbortSignal } from '@flowing/watchdog'
 export type { BackpressureOptions } from './admission/pressure.js'
+export { stampHeaders } from './admission/stamping.js'
 export { type Clock, systemClock, type TimerHandle, VirtualClock, wallNow } from './clock.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
 export type { Router } from './dispatcher/router.js'

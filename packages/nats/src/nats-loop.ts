@@ -12,6 +12,7 @@ import {
   DuplicateMessageError,
   type Handler,
   type HandlerContext,
+  type HeaderStamper,
   InvalidArgumentError,
   type Loop,
   type LoopEmitter,
@@ -27,6 +28,7 @@ import {
   type PriorityLevel,
   QueueFullError,
   type RegisterOptions,
+  stampHeaders,
 } from '@flowing/core'
 import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
@@ -119,6 +121,8 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   readonly #delays: DelayMover
   readonly #followUp: FollowUp
   readonly #pressure: StreamPressure | undefined
+  // `stamp()`'s stampers, in order (replaced, never mutated: one may add another while it runs).
+  #stampers: readonly HeaderStamper[] = []
   #state: 'idle' | 'running' | 'stopping' = 'idle'
   #stopped: Promise<NatsStopReport> | undefined
 
@@ -185,6 +189,18 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   /** Appends a middleware around every handler call (as `Loop.use`). */
   use(middleware: Middleware<M>): this {
     this.local.use((m, ctx, next) => middleware(m, this.#context(m, ctx), next))
+    return this
+  }
+
+  /**
+   * Adds a header stamper (as `Loop.stamp`), run at every post and follow-up of this process, in the
+   * poster's async context, after the ones added before it — e.g. `@flowing/otel` puts the active
+   * trace context there. What it returns travels as the message's headers.
+   * @throws InvalidArgumentError when `stamper` is not a function
+   */
+  stamp(stamper: HeaderStamper): this {
+    if (typeof stamper !== 'function') throw new InvalidArgumentError('stamper', 'a function', stamper)
+    this.#stampers = [...this.#stampers, stamper]
     return this
   }
 
@@ -346,7 +362,11 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       idempotencyKey: o?.idempotencyKey,
       retry: o?.retry,
       handlerTimeoutMs: o?.handlerTimeoutMs,
-      headers: mergeHeaders(parent?.headers ?? NO_HEADERS, o?.headers ?? NO_HEADERS),
+      headers: stampHeaders(
+        this.#stampers,
+        type,
+        mergeHeaders(parent?.headers ?? NO_HEADERS, o?.headers ?? NO_HEADERS),
+      ),
       postedAtEpochMs: Date.now(),
       dueAtEpochMs: undefined,
     }

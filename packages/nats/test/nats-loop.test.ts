@@ -91,6 +91,33 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     )
   })
 
+  it('stamps headers at every post and follow-up, in order; a throwing stamper refuses the post', async () => {
+    const loop = await make()
+    const seen: unknown[] = []
+    loop.on('parent', (m, ctx) => {
+      seen.push(['parent', { ...m.headers }])
+      ctx.post('child', { n: 2 })
+    })
+    loop.on('child', (m) => void seen.push(['child', { ...m.headers }]))
+    loop.stamp((type) => ({ 'x-stamped': type }))
+    loop.stamp((_type, headers) => ({ 'x-seen': headers['x-stamped'] ?? 'none' }))
+    await loop.start()
+    await loop.post('parent', { n: 1 }, { headers: { 'x-correlation-id': 'c-1' } })
+    await loop.drain()
+    expect(seen).toEqual([
+      ['parent', { 'x-correlation-id': 'c-1', 'x-stamped': 'parent', 'x-seen': 'parent' }],
+      ['child', { 'x-correlation-id': 'c-1', 'x-stamped': 'child', 'x-seen': 'child' }],
+    ])
+    const boom = new Error('no context')
+    loop.stamp(() => {
+      throw boom
+    })
+    const refused = await loop.post('parent', { n: 3 }).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(InvalidArgumentError)
+    expect((refused as InvalidArgumentError).cause).toBe(boom)
+    expect(() => loop.stamp('x' as never)).toThrow(InvalidArgumentError)
+  })
+
   it('retries back off while later messages of the key wait', async () => {
     const loop = await make({ loop: { retry: { maxAttempts: 3, baseMs: 30, jitter: 0 }, logger: false } })
     const order: string[] = []

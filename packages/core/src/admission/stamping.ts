@@ -30,10 +30,29 @@ export class Stamping {
     const given = options?.headers
     const stampers = this.#stampers
     if (given === undefined && stampers.length === 0) return from
-    let headers = mergeHeaders(from?.headers ?? NO_HEADERS, given ?? NO_HEADERS)
-    for (const stamper of stampers) headers = mergeHeaders(headers, stamped(stamper, type, headers))
+    const headers = stampHeaders(stampers, type, mergeHeaders(from?.headers ?? NO_HEADERS, given ?? NO_HEADERS))
     return { trace: from?.trace ?? '', hops: from?.hops ?? 0, headers }
   }
+}
+
+/**
+ * `headers` with what each stamper adds merged over them, in order — how `loop.stamp` stampers run
+ * at a post, for transports that post elsewhere (`@flowing/nats`).
+ *
+ * @param stampers - run in order, each seeing the headers so far
+ * @param type - the posted message type
+ * @param headers - the post's headers before stamping (its parent's and its own, merged)
+ * @throws InvalidArgumentError (argument `stamper`, the thrown value as its `cause`) for a stamper that
+ *   throws; for one that returns something else than headers, or too many
+ */
+export function stampHeaders(
+  stampers: readonly HeaderStamper[],
+  type: string,
+  headers: MessageHeaders,
+): MessageHeaders {
+  let out = headers
+  for (const stamper of stampers) out = mergeHeaders(out, stamped(stamper, type, out))
+  return out
 }
 
 // What a stamper adds, checked; a stamper that throws is a typed error with what it threw as the cause.

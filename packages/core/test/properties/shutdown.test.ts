@@ -158,7 +158,7 @@ describe('shutdown and restore (properties)', () => {
       ),
       { numRuns: 120, timeout: 5000 },
     )
-  })
+  }, 60_000) // 120 runs: seconds on a busy 2-core machine
 
   it('a duplicate storm does each side effect at most once per key (exactly once if any post succeeded)', async () => {
     await fc.assert(
@@ -237,5 +237,5 @@ describe('shutdown and restore (properties)', () => {
       ),
       { numRuns: 150, timeout: 5000 },
     )
-  })
+  }, 60_000)
 })

@@ -171,7 +171,7 @@ describe('queued guards (differential against the wheel path)', () => {
       ),
       { numRuns: 400 },
     )
-  })
+  }, 60_000) // 400 runs: seconds on a busy 2-core machine
 
   it('a long-running head does not let settled attempts pile up behind it', () => {
     const clock = new ManualClock()
