@@ -5,9 +5,17 @@
  * @module
  */
 
-/** The most urgent priority accepted. */
+/**
+ * The most urgent priority accepted.
+ *
+ * @group Messages
+ */
 export const MIN_PRIORITY = 0
-/** The least urgent priority accepted. */
+/**
+ * The least urgent priority accepted.
+ *
+ * @group Messages
+ */
 export const MAX_PRIORITY = 9
 
 /**
@@ -18,6 +26,8 @@ export const MAX_PRIORITY = 9
  * ```ts
  * loop.post('order.paid', payload, { priority: Priority.high })
  * ```
+ *
+ * @group Messages
  */
 export const Priority = {
   /** 0 — pages someone if late. */
@@ -32,5 +42,9 @@ export const Priority = {
   background: 9,
 } as const
 
-/** An integer priority from 0 (most urgent) to 9 (least). */
+/**
+ * An integer priority from 0 (most urgent) to 9 (least).
+ *
+ * @group Messages
+ */
 export type PriorityLevel = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9

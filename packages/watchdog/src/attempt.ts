@@ -17,10 +17,16 @@ import { renderLabel } from './internal/label.js'
  * @remarks Usually called from the wheel's timer; but when that timer runs late and the attempt is
  * touched first past its deadline — `done()`, `fail()`, `fence()`, `heartbeat()` — the timeout step
  * runs inside that call, before it returns.
+ *
+ * @group Attempts
  */
 export type TimeoutHandler = (attempt: Attempt, error: HandlerTimeoutError) => void
 
-/** A timed-out attempt still unsettled `graceMs` after its timeout. */
+/**
+ * A timed-out attempt still unsettled `graceMs` after its timeout.
+ *
+ * @group Attempts
+ */
 export interface ZombieInfo {
   /** The attempt's epoch. */
   readonly epoch: number
@@ -32,7 +38,11 @@ export interface ZombieInfo {
   readonly attempt: Attempt
 }
 
-/** Called once when a timed-out attempt becomes a zombie. */
+/**
+ * Called once when a timed-out attempt becomes a zombie.
+ *
+ * @group Attempts
+ */
 export type ZombieHandler = (zombie: ZombieInfo) => void
 
 // States as small integers: a Smi field, no string compare on the hot path.
@@ -68,6 +78,8 @@ const ZOMBIE = 2
  * settles after its deadline has lost the race (`done()` returns `false`, a late completion), and an
  * effect it makes after its deadline is fenced, however late the timer is. Between the deadline and
  * that first touch, {@link Attempt.isCurrent} still reads `true`.
+ *
+ * @group Attempts
  */
 export class Attempt {
   readonly #core: WatchdogCore<Attempt>

@@ -18,6 +18,8 @@ import type { Handler, RouteOptions } from './handler.js'
  *   .on('refunded', onRefund)
  *   .otherwise(onOther)
  * ```
+ *
+ * @group Handlers
  */
 export interface Router<M extends MessageMap, T extends MessageType<M>, R extends string> {
   /** The routed message type. */

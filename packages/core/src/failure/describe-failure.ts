@@ -9,6 +9,8 @@ import { describeValue, errorCode, isFlowingError } from '@flowing/errors'
 /**
  * A thrown value as traces and dead letters keep it: plain, JSON-serializable data, safe to build from
  * anything (see `errorInfo`).
+ *
+ * @group Failure handling
  */
 export interface ErrorCause {
   /** The error's `name` (`Error` for non-errors and for an error whose `name` cannot be read). */

@@ -5,7 +5,11 @@
  * @module
  */
 
-/** How the back-off is randomised. */
+/**
+ * How the back-off is randomised.
+ *
+ * @group Failure handling
+ */
 export type JitterStrategy = 'proportional' | 'full' | 'decorrelated'
 
 /**
@@ -17,6 +21,8 @@ export type JitterStrategy = 'proportional' | 'full' | 'decorrelated'
  * - `proportional` (the default): ± `jitter` of it (±30 %), then capped;
  * - `full`: uniform in [0, it] (AWS "full jitter": spreads a thundering herd the most);
  * - `decorrelated`: uniform in [baseMs, 3 × the previous delay], capped (AWS "decorrelated jitter").
+ *
+ * @group Failure handling
  */
 export interface RetryOptions {
   /**

@@ -11,10 +11,18 @@ import type { RetryOptions } from './retry-options.js'
 
 export type { JitterStrategy, RetryOptions } from './retry-options.js'
 
-/** A policy with every field set. */
+/**
+ * A policy with every field set.
+ *
+ * @group Failure handling
+ */
 export type RetryPolicy = Required<RetryOptions>
 
-/** The defaults: no retries (opt in per loop, type or post), and the seed's back-off when enabled. */
+/**
+ * The defaults: no retries (opt in per loop, type or post), and the seed's back-off when enabled.
+ *
+ * @group Failure handling
+ */
 export const DEFAULT_RETRY: RetryPolicy = {
   maxAttempts: 1,
   unknownMaxAttempts: 1,
@@ -107,6 +115,8 @@ export function attemptsAllowed(policy: RetryPolicy, errorClass: ErrorClass): nu
  *
  * @param previousMs - the previous back-off (for `decorrelated`; `baseMs` before the first)
  * @param random - uniform in [0, 1)
+ *
+ * @group Failure handling
  */
 export function backoff(policy: RetryPolicy, attempt: number, previousMs: number, random: () => number): number {
   const { baseMs, factor, capMs, jitter, jitterStrategy } = policy

@@ -53,6 +53,7 @@ export type { StopOptions } from '../shutdown/stopper.js'
  *
  * Complexity per message: O(1) admission and dispatch with the default `levels` queue (O(log k) more
  * when a key is busy, k = messages parked on it).
+ * @group Loop
  */
 export class Loop<M extends MessageMap = MessageMap> {
   /** Typed lifecycle and message events (eventemitter3). */
@@ -441,6 +442,7 @@ export class Loop<M extends MessageMap = MessageMap> {
  * loop.post('order.paid', { orderId: 'o-1', amount: 42 }, { key: 'o-1', priority: 1 })
  * await loop.stop()
  * ```
+ * @group Loop
  */
 export function createLoop<M extends MessageMap = MessageMap>(options?: LoopOptions): Loop<M> {
   return new Loop<M>(options)

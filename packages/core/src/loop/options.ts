@@ -20,7 +20,7 @@ import type { OverflowPolicy } from '../message.js'
 import { Priority, type PriorityLevel } from '../priority.js'
 import { checkStall, type StallOptions } from './stall-option.js'
 
-/** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. */
+/** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. @group Loop */
 export interface LoopOptions {
   /**
    * Bound on waiting messages (ready, parked behind a busy key, held by a breaker, backing off before
@@ -276,7 +276,7 @@ export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
   'store',
 ]
 
-/** The overflow policies, for validation and docs. */
+/** The overflow policies, for validation and docs. @group Messages */
 export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ['reject', 'drop-new', 'drop-oldest-lowest', 'wait']
 
 /**

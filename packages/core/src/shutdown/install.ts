@@ -10,13 +10,21 @@ import { InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
 import type { LoopSnapshot } from './snapshot.js'
 
-/** The part of a loop the handlers drive. */
+/**
+ * The part of a loop the handlers drive.
+ *
+ * @group Shutdown
+ */
 export interface Stoppable {
   /** `loop.stop()`. */
   stop(options: { deadlineMs: number; signal: AbortSignal }): Promise<LoopSnapshot>
 }
 
-/** The part of `process` the handlers use (injectable for tests). */
+/**
+ * The part of `process` the handlers use (injectable for tests).
+ *
+ * @group Shutdown
+ */
 export interface SignalSource {
   /** Adds a signal listener. */
   on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown
@@ -26,7 +34,11 @@ export interface SignalSource {
   exit(code?: number): unknown
 }
 
-/** Options of {@link installShutdownHandlers}. */
+/**
+ * Options of {@link installShutdownHandlers}.
+ *
+ * @group Shutdown
+ */
 export interface ShutdownHandlerOptions {
   /**
    * The signals that stop the loops.
@@ -94,6 +106,8 @@ const KNOWN = ['signals', 'deadlineMs', 'beforeStop', 'onSnapshot', 'close', 'ex
  *   close: [() => pool.end()],
  * })
  * ```
+ *
+ * @group Shutdown
  */
 export function installShutdownHandlers(
   loops: Stoppable | readonly Stoppable[],
