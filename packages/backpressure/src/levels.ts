@@ -55,7 +55,7 @@ export interface Watermarks {
 /**
  * The default marks: enter at 60 / 80 / 95 %, leave below 50 / 70 / 85 %.
  *
- * @remarks Seed 004 §3.4: warn at 60 %, shed low priority at 80 %, reject everything and trip the
+ * @remarks Warn at 60 %, shed low priority at 80 %, reject everything and trip the
  * breaker at 95 %. Each exit sits 10 points under its entry: wide enough that a queue hovering at a
  * mark does not flap, narrow enough that the level still follows a real recovery.
  *

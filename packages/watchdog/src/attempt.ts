@@ -60,7 +60,7 @@ const ZOMBIE = 2
  * The token of one guarded run, returned by {@link Watchdog.guard}.
  *
  * @remarks
- * **One outcome (I6).** {@link Attempt.done}, {@link Attempt.fail}, {@link Attempt.cancel} and the
+ * **One outcome.** {@link Attempt.done}, {@link Attempt.fail}, {@link Attempt.cancel} and the
  * watchdog's timeout race; the first wins and fixes {@link Attempt.state}, the others return `false`.
  *
  * **Cheap.** Guarding is one wheel `add`, settling one wheel `remove` (queued: a FIFO push and an O(1)

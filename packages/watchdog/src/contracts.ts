@@ -7,7 +7,7 @@
  */
 
 /**
- * Where an attempt stands. `running` until exactly one of the four outcomes wins (I6).
+ * Where an attempt stands. `running` until exactly one of the four outcomes wins.
  *
  * @group Attempts
  */

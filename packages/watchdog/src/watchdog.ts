@@ -122,7 +122,7 @@ const MAX_QUEUES = 8
 
 /**
  * Gives each handler run a deadline, an `AbortSignal`, a heartbeat and an epoch, and makes sure
- * exactly one outcome wins (I6).
+ * exactly one outcome wins.
  *
  * @remarks
  * **Sharing a driver.** A loop keeps one `WheelDriver` for all its timers and passes it as

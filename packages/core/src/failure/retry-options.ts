@@ -62,7 +62,7 @@ export interface RetryOptions {
   readonly jitterStrategy?: JitterStrategy
   /**
    * `ordered` (the default): while a keyed message backs off, its key stays claimed, so later
-   * messages of the key wait (per-key order holds across retries, I2); other keys keep flowing.
+   * messages of the key wait (per-key order holds across retries); other keys keep flowing.
    * `unordered`: the key is freed during the back-off and the retry re-enters behind newer messages.
    * @defaultValue 'ordered'
    */

@@ -19,7 +19,8 @@ export type { JitterStrategy, RetryOptions } from './retry-options.js'
 export type RetryPolicy = Required<RetryOptions>
 
 /**
- * The defaults: no retries (opt in per loop, type or post), and the seed's back-off when enabled.
+ * The defaults: no retries (opt in per loop, type or post), and when enabled an exponential back-off
+ * from 100 ms, doubling up to 30 s, with 30 % proportional jitter.
  *
  * @group Failure handling
  */

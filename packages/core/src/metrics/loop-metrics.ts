@@ -10,7 +10,7 @@ import { Histogram, type HistogramSnapshot } from './histogram.js'
 
 /**
  * Monotonic counts since the loop was created. At rest: `posted = accepted + rejected` and
- * `accepted = succeeded + deadLettered + dropped + cancelled + snapshotted` (BRIEF I1).
+ * `accepted = succeeded + deadLettered + dropped + cancelled + snapshotted`: nothing is lost silently.
  *
  * @group Metrics
  */
