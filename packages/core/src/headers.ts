@@ -12,6 +12,7 @@ import type { MessageHeaders } from './message.js'
  * The headers of a message that has none (shared, frozen).
  *
  * @group Messages
+ * @category Headers
  */
 export const NO_HEADERS: MessageHeaders = Object.freeze({})
 
@@ -19,18 +20,21 @@ export const NO_HEADERS: MessageHeaders = Object.freeze({})
  * Headers a message may carry.
  *
  * @group Messages
+ * @category Headers
  */
 export const MAX_HEADERS = 64
 /**
  * Characters in a header name.
  *
  * @group Messages
+ * @category Headers
  */
 export const MAX_HEADER_NAME = 256
 /**
  * Characters in a header value.
  *
  * @group Messages
+ * @category Headers
  */
 export const MAX_HEADER_VALUE = 8192
 
@@ -44,6 +48,7 @@ const BREAKS = /[\r\n\0]/
  * @throws InvalidArgumentError naming the first bad entry
  *
  * @group Messages
+ * @category Headers
  */
 export function checkHeaders(name: string, value: unknown): asserts value is MessageHeaders {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -70,6 +75,7 @@ const PLAIN = { enumerable: true, writable: true, configurable: true } as const
  * `base` with `over`'s entries added or replaced, frozen; `base` itself when `over` adds nothing.
  *
  * @group Messages
+ * @category Headers
  */
 export function mergeHeaders(base: MessageHeaders, over: MessageHeaders): MessageHeaders {
   const names = Object.keys(over)

@@ -20,6 +20,7 @@ import type { PriorityLevel } from './priority.js'
  * ```
  *
  * @group Messages
+ * @category Messages
  */
 export type MessageMap = object
 
@@ -27,6 +28,7 @@ export type MessageMap = object
  * The message types of a map, as strings.
  *
  * @group Messages
+ * @category Messages
  */
 export type MessageType<M extends MessageMap> = Extract<keyof M, string>
 
@@ -34,6 +36,7 @@ export type MessageType<M extends MessageMap> = Extract<keyof M, string>
  * A partition key: messages with the same key never run at the same time and start in post order.
  *
  * @group Messages
+ * @category Messages
  */
 export type MessageKey = string | number
 
@@ -44,6 +47,7 @@ export type MessageKey = string | number
  * @typeParam T - the message type
  *
  * @group Messages
+ * @category Messages
  */
 export interface Message<M extends MessageMap = MessageMap, T extends MessageType<M> = MessageType<M>> {
   /** Unique id: a per-loop nanoid prefix and a sequence number, e.g. `V1StGXR8_Z:1a`. */
@@ -79,6 +83,7 @@ export interface Message<M extends MessageMap = MessageMap, T extends MessageTyp
  * breaks or NUL (at most 8192 characters), at most 64 per message.
  *
  * @group Messages
+ * @category Headers
  */
 export type MessageHeaders = Readonly<Record<string, string>>
 
@@ -95,6 +100,7 @@ export type MessageHeaders = Readonly<Record<string, string>>
  * @returns headers to add (or replace), or `undefined`
  *
  * @group Messages
+ * @category Headers
  */
 export type HeaderStamper = (type: string, headers: MessageHeaders) => MessageHeaders | undefined
 
@@ -102,6 +108,7 @@ export type HeaderStamper = (type: string, headers: MessageHeaders) => MessageHe
  * What happens when a post finds the queue full.
  *
  * @group Messages
+ * @category Posting
  */
 export type OverflowPolicy = 'reject' | 'drop-new' | 'drop-oldest-lowest' | 'wait'
 
@@ -109,6 +116,7 @@ export type OverflowPolicy = 'reject' | 'drop-new' | 'drop-oldest-lowest' | 'wai
  * Options of one post.
  *
  * @group Messages
+ * @category Posting
  */
 export interface PostOptions {
   /**
@@ -151,6 +159,7 @@ export interface PostOptions {
  * Options of {@link PostOptions} plus waiting controls, for `send()`.
  *
  * @group Messages
+ * @category Posting
  */
 export interface SendOptions extends PostOptions {
   /** Gives up waiting for space when aborted (rejects with `SendAbortedError`). */
@@ -163,6 +172,7 @@ export interface SendOptions extends PostOptions {
  * `tryPost` result: the message was admitted.
  *
  * @group Messages
+ * @category Posting
  */
 export interface PostQueued<M extends MessageMap, T extends MessageType<M>> {
   /** Admitted and queued. */
@@ -177,6 +187,7 @@ export interface PostQueued<M extends MessageMap, T extends MessageType<M>> {
  * `tryPost` result: admitted, then dropped at once by the `drop-new` policy (a `dropped` event fired).
  *
  * @group Messages
+ * @category Posting
  */
 export interface PostDropped<M extends MessageMap, T extends MessageType<M>> {
   /** Not queued. */
@@ -191,6 +202,7 @@ export interface PostDropped<M extends MessageMap, T extends MessageType<M>> {
  * `tryPost` result: refused; nothing was admitted.
  *
  * @group Messages
+ * @category Posting
  */
 export interface PostRefused {
   /** Not admitted. */
@@ -213,6 +225,7 @@ export interface PostRefused {
  * The result of `tryPost`, which never throws for overload or lifecycle reasons.
  *
  * @group Messages
+ * @category Posting
  */
 export type PostResult<M extends MessageMap, T extends MessageType<M>> =
   | PostQueued<M, T>

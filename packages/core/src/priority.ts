@@ -9,12 +9,14 @@
  * The most urgent priority accepted.
  *
  * @group Messages
+ * @category Priority
  */
 export const MIN_PRIORITY = 0
 /**
  * The least urgent priority accepted.
  *
  * @group Messages
+ * @category Priority
  */
 export const MAX_PRIORITY = 9
 
@@ -28,6 +30,7 @@ export const MAX_PRIORITY = 9
  * ```
  *
  * @group Messages
+ * @category Priority
  */
 export const Priority = {
   /** 0 — pages someone if late. */
@@ -46,5 +49,6 @@ export const Priority = {
  * An integer priority from 0 (most urgent) to 9 (least).
  *
  * @group Messages
+ * @category Priority
  */
 export type PriorityLevel = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9

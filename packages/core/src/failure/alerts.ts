@@ -20,6 +20,7 @@ import { SlidingWindow } from './sliding-window.js'
  * Options of the `alerts` loop option.
  *
  * @group Failure handling
+ * @category Alerts
  */
 export interface AlertOptions {
   /**
@@ -45,6 +46,7 @@ export interface AlertOptions {
  * An error signature and how often it was seen.
  *
  * @group Failure handling
+ * @category Alerts
  */
 export interface SignatureCount {
   /** The masked `name: message` (see `errorSignature`). */
@@ -57,6 +59,7 @@ export interface SignatureCount {
  * One alert: a summary, never a single letter.
  *
  * @group Failure handling
+ * @category Alerts
  */
 export interface DeadLetterAlert {
   /** The message type. */

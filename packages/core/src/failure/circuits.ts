@@ -22,6 +22,7 @@ import { SlidingWindow } from './sliding-window.js'
  * Options of a circuit breaker (the `breaker` loop option, or per type at registration).
  *
  * @group Failure handling
+ * @category Circuit breakers
  */
 export interface CircuitBreakerOptions {
   /**
@@ -70,6 +71,7 @@ export interface CircuitBreakerOptions {
  * A breaker's options with defaults applied.
  *
  * @group Failure handling
+ * @category Circuit breakers
  */
 export type CircuitPolicy = Required<CircuitBreakerOptions>
 
@@ -77,6 +79,7 @@ export type CircuitPolicy = Required<CircuitBreakerOptions>
  * The defaults.
  *
  * @group Failure handling
+ * @category Circuit breakers
  */
 export const DEFAULT_CIRCUIT: CircuitPolicy = {
   per: 'type',
@@ -93,6 +96,7 @@ export const DEFAULT_CIRCUIT: CircuitPolicy = {
  * A breaker state.
  *
  * @group Failure handling
+ * @category Circuit breakers
  */
 export type CircuitState = 'closed' | 'open' | 'half-open'
 
@@ -100,6 +104,7 @@ export type CircuitState = 'closed' | 'open' | 'half-open'
  * A breaker's state change, as the `circuit` event reports it.
  *
  * @group Failure handling
+ * @category Circuit breakers
  */
 export interface CircuitChange {
   /** The breaker: the type, or `type/routeKey` with `per: 'route'`. */

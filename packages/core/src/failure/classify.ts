@@ -24,6 +24,7 @@ const TIMED_OUT: WatchdogErrorCode = 'ERR_HANDLER_TIMEOUT'
  * - `unknown` — anything else: retried, but only up to `unknownMaxAttempts`.
  *
  * @group Failure handling
+ * @category Error classification
  */
 export type ErrorClass = 'retryable' | 'non-retryable' | 'unknown'
 
@@ -32,6 +33,7 @@ export type ErrorClass = 'retryable' | 'non-retryable' | 'unknown'
  * {@link defaultClassify}. A classifier that throws is treated as `unknown` (and never breaks the loop).
  *
  * @group Failure handling
+ * @category Error classification
  */
 export type Classifier = (error: unknown, message: Message<MessageMap>) => ErrorClass | undefined
 
@@ -46,6 +48,7 @@ export type Classifier = (error: unknown, message: Message<MessageMap>) => Error
  * whatever was thrown (a `Proxy` whose traps throw, a throwing `retryable` getter …).
  *
  * @group Failure handling
+ * @category Error classification
  */
 export function defaultClassify(error: unknown): ErrorClass {
   const code = errorCode(error)
@@ -74,6 +77,7 @@ export function classify(classifier: Classifier | undefined, error: unknown, mes
  * A failure as traces and dead letters keep it: plain, JSON-serializable data.
  *
  * @group Failure handling
+ * @category Error classification
  */
 export interface ErrorInfo extends ErrorCause {
   /** `name: message` with volatile parts (numbers, ids, quoted values) masked: groups alike failures. */
@@ -90,6 +94,7 @@ const MAX_SIGNATURE = 160
  * `timeout after 95 ms on order o-7` share one signature.
  *
  * @group Failure handling
+ * @category Error classification
  */
 export function errorSignature(name: string, message: string): string {
   const masked = message

@@ -15,6 +15,7 @@ import type { AttemptRecord } from './trace.js'
  * A dead letter: plain, JSON-serializable data (if the payload is).
  *
  * @group Failure handling
+ * @category Dead letters
  */
 export interface DeadLetter {
   /** The message id. */
@@ -57,6 +58,7 @@ export interface DeadLetter {
  * memory store, if it keeps any). Replay letters from your store with `loop.replay(letter)`.
  *
  * @group Failure handling
+ * @category Dead letters
  */
 export interface DeadLetterSink {
   /** Receives each dead letter once. */
@@ -67,6 +69,7 @@ export interface DeadLetterSink {
  * Selects dead letters: every given field must match.
  *
  * @group Failure handling
+ * @category Dead letters
  */
 export interface DeadLetterFilter {
   /** Only these ids. */
@@ -85,6 +88,7 @@ export interface DeadLetterFilter {
  * What {@link DeadLetterStore.replay} did.
  *
  * @group Failure handling
+ * @category Dead letters
  */
 export interface ReplayReport {
   /** The new messages (fresh ids, fresh attempt budgets); their letters left the store. */
@@ -97,6 +101,7 @@ export interface ReplayReport {
  * Re-posts one letter; the loop's `tryPost` with the letter's type, payload, key and priority.
  *
  * @group Failure handling
+ * @category Dead letters
  */
 export type Replayer = (letter: DeadLetter) => PostResult<MessageMap, never>
 
@@ -113,6 +118,7 @@ class Stored implements OrderLinks<Stored> {
  * {@link DeadLetterStore.evicted}). Reach it as `loop.deadLetters`.
  *
  * @group Failure handling
+ * @category Dead letters
  */
 export class DeadLetterStore implements DeadLetterSink {
   /** The bound. */

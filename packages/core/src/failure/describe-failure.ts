@@ -11,6 +11,7 @@ import { describeValue, errorCode, isFlowingError } from '@flowing/errors'
  * anything (a dead letter's `error`, an attempt record's `error`).
  *
  * @group Failure handling
+ * @category Error classification
  */
 export interface ErrorCause {
   /** The error's `name` (`Error` for non-errors and for an error whose `name` cannot be read). */

@@ -13,6 +13,7 @@ import type { ErrorInfo } from './classify.js'
  * Options of the `failureExit` loop option: the loop's failure exit.
  *
  * @group Failure handling
+ * @category Failure exit
  */
 export interface FailureExitOptions {
   /** Failed attempts / ended attempts in the window at or above which the loop stops, in (0, 1]. */
@@ -40,6 +41,7 @@ export interface FailureExitOptions {
  * Why the failure exit fired.
  *
  * @group Failure handling
+ * @category Failure exit
  */
 export interface FailureExitReport {
   /** The failure rate in the window (0–1). */
@@ -56,6 +58,7 @@ export interface FailureExitReport {
  * How a failed attempt is reported by the `failed` event.
  *
  * @group Failure handling
+ * @category Retries
  */
 export interface AttemptFailure {
   /** The attempt that failed (1 for the first). */
@@ -70,6 +73,7 @@ export interface AttemptFailure {
  * A retry, as the `retrying` event reports it.
  *
  * @group Failure handling
+ * @category Retries
  */
 export interface RetryScheduled {
   /** The attempt that will run (2 for the first retry). */
@@ -84,6 +88,7 @@ export interface RetryScheduled {
  * A logger for first-seen error signatures.
  *
  * @group Failure handling
+ * @category Alerts
  */
 export interface FailureLogger {
   /** Receives one line per new signature. */

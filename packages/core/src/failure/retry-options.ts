@@ -9,6 +9,7 @@
  * How the back-off is randomised.
  *
  * @group Failure handling
+ * @category Retries
  */
 export type JitterStrategy = 'proportional' | 'full' | 'decorrelated'
 
@@ -23,6 +24,7 @@ export type JitterStrategy = 'proportional' | 'full' | 'decorrelated'
  * - `decorrelated`: uniform in [baseMs, 3 × the previous delay], capped (AWS "decorrelated jitter").
  *
  * @group Failure handling
+ * @category Retries
  */
 export interface RetryOptions {
   /**

@@ -15,6 +15,7 @@ export type { JitterStrategy, RetryOptions } from './retry-options.js'
  * A policy with every field set.
  *
  * @group Failure handling
+ * @category Retries
  */
 export type RetryPolicy = Required<RetryOptions>
 
@@ -23,6 +24,7 @@ export type RetryPolicy = Required<RetryOptions>
  * from 100 ms, doubling up to 30 s, with 30 % proportional jitter.
  *
  * @group Failure handling
+ * @category Retries
  */
 export const DEFAULT_RETRY: RetryPolicy = {
   maxAttempts: 1,
@@ -118,6 +120,7 @@ export function attemptsAllowed(policy: RetryPolicy, errorClass: ErrorClass): nu
  * @param random - uniform in [0, 1)
  *
  * @group Failure handling
+ * @category Retries
  */
 export function backoff(policy: RetryPolicy, attempt: number, previousMs: number, random: () => number): number {
   const { baseMs, factor, capMs, jitter, jitterStrategy } = policy

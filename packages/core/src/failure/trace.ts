@@ -17,6 +17,7 @@ import type { ErrorInfo } from './classify.js'
  * done, `ctx.commit()`) → …; `dropped` and `cancelled` end it early; `snapshotted`: handed back by a stop.
  *
  * @group Failure handling
+ * @category Traces
  */
 export type MessageState =
   | 'delayed'
@@ -37,6 +38,7 @@ export type MessageState =
  * One step of a trace.
  *
  * @group Failure handling
+ * @category Traces
  */
 export interface Transition {
   /** The state entered. */
@@ -53,6 +55,7 @@ export interface Transition {
  * One attempt: when it started, how long it ran, how it ended.
  *
  * @group Failure handling
+ * @category Traces
  */
 export interface AttemptRecord {
   /** 1 for the first. */
@@ -76,6 +79,7 @@ export interface AttemptRecord {
  * A message's trace: plain, JSON-serializable data.
  *
  * @group Failure handling
+ * @category Traces
  */
 export interface MessageTrace {
   /** The message id. */
@@ -102,6 +106,7 @@ export interface MessageTrace {
  * Transitions kept per message.
  *
  * @group Failure handling
+ * @category Traces
  */
 export const MAX_TRANSITIONS = 64
 
