@@ -33,7 +33,8 @@ export type LoopState = 'created' | 'running' | 'paused' | 'draining' | 'stopped
 export type DropReason = 'drop-new' | 'drop-oldest-lowest' | 'duplicate'
 
 /**
- * Event names and listener arguments.
+ * Event names and listener arguments: each member is an event, and its tuple names the listener's
+ * arguments in order — `succeeded: [message, durationMs]` is `loop.events.on('succeeded', (message, durationMs) => …)`.
  *
  * @typeParam M - the message map
  * @group Events
