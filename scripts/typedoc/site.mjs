@@ -3,11 +3,12 @@
 //   point strategy would, while the site keeps one program (resolve strategy) and one validation pass;
 //   links to `packages/<name>/README.md` anywhere in the docs resolve to that page;
 // - the project documents (docs/guides, docs/architecture.md, docs/design) are titled by their first
-//   heading, grouped as Guides or Design notes, and listed in reading order.
+//   heading, grouped as Guides or Design notes, and listed in reading order;
+// - the members of `Loop` are grouped by topic (Handlers, Posting, Lifecycle, …).
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Converter, MinimalSourceFile, normalizePath, ReflectionKind } from 'typedoc'
+import { Comment, CommentTag, Converter, MinimalSourceFile, normalizePath, ReflectionKind } from 'typedoc'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -31,6 +32,35 @@ const ORDER = [
   'design/watchdog',
   'design/scale-out',
 ]
+
+// The members of `Loop` by topic (its source is the one front of the loop, kept under the size limit:
+// the groups live here). A member not listed stays in typedoc's own Methods / Accessors groups.
+const LOOP_MEMBERS = {
+  Handlers: ['on', 'route', 'use', 'stamp'],
+  Posting: ['post', 'tryPost', 'send', 'postDelayed', 'postAt', 'desiredSize', 'ready'],
+  Lifecycle: ['state', 'start', 'pause', 'resume', 'flushed', 'drain', 'stop', 'resize'],
+  Restore: ['restore', 'readmit'],
+  Inspection: ['metrics', 'trace', 'circuits', 'zombies', 'queued', 'running', 'sideTableSize'],
+  'Dead letters': ['deadLetters', 'replay'],
+  Events: ['events'],
+}
+
+/**
+ * Adds a `@group` tag to each listed member of a class, on the comment typedoc groups by.
+ * @param {import('typedoc').DeclarationReflection} owner
+ * @param {Record<string, string[]>} groups
+ */
+function groupMembers(owner, groups) {
+  for (const [group, names] of Object.entries(groups)) {
+    for (const name of names) {
+      const member = owner.getChildByName(name)
+      if (member === undefined || !member.isDeclaration()) continue
+      const target = member.signatures?.[0] ?? member.getSignature ?? member
+      target.comment ??= new Comment()
+      target.comment.blockTags.push(new CommentTag('@group', [{ kind: 'text', text: group }]))
+    }
+  }
+}
 
 /**
  * A short title from a document's first heading, which also names its page: the part before the
@@ -75,6 +105,8 @@ export function load(app) {
         module.readme = content
         project.files.registerReflectionPath(file, module)
       }
+      const loop = project.getChildByName(['@flowing/core', 'Loop'])
+      if (loop?.isDeclaration()) groupMembers(loop, LOOP_MEMBERS)
       const rank = (child) => {
         const at = ORDER.indexOf(origin.get(child) ?? '')
         return at === -1 ? ORDER.length : at
