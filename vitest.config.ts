@@ -53,7 +53,10 @@ export default defineConfig({
       },
       { extends: true, test: { name: 'errors', root: 'packages/errors', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'otel', root: 'packages/otel', include: ['test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'] } },
+      {
+        extends: true,
+        test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'], exclude: ['api/**', '**/node_modules/**'] },
+      },
       { extends: true, test: { name: 'benchmarks', root: 'benchmarks', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'scripts', root: 'scripts', include: ['test/**/*.test.ts'] } },
     ],

@@ -5,10 +5,18 @@
  */
 import { checkCount, checkFunction, checkKnownKeys, checkNonNegative, checkOptions } from './internal/validate.js'
 
-/** `closed` (admission follows the level), `open` (every post refused), `half-open` (probes). */
+/**
+ * `closed` (admission follows the level), `open` (every post refused), `half-open` (probes).
+ *
+ * @group Admission breaker
+ */
 export type BreakerState = 'closed' | 'open' | 'half-open'
 
-/** One change of {@link AdmissionBreaker.state}, passed to `onStateChange`. */
+/**
+ * One change of {@link AdmissionBreaker.state}, passed to `onStateChange`.
+ *
+ * @group Admission breaker
+ */
 export interface BreakerTransition {
   /** State before. */
   readonly from: BreakerState
@@ -20,7 +28,11 @@ export interface BreakerTransition {
   readonly at: number
 }
 
-/** Options of the {@link AdmissionBreaker}, given as `admissionBreaker` to the {@link WatermarkController}. */
+/**
+ * Options of the {@link AdmissionBreaker}, given as `admissionBreaker` to the {@link WatermarkController}.
+ *
+ * @group Admission breaker
+ */
 export interface AdmissionBreakerOptions {
   /**
    * Minimum time the breaker stays open after it last tripped, in ms: a finite number ≥ 0.
@@ -59,6 +71,8 @@ const KNOWN = ['cooldownMs', 'probes', 'onStateChange']
  * post is refused with {@link Decisions.breakerOpen} even when the level has already fallen; while
  * `half-open`, posts are refused while the fill is at or above `reject.exit`, and otherwise follow the
  * level (a post shed at `shed` is not a probe). Re-entering `reject` while open restarts the cooldown.
+ *
+ * @group Admission breaker
  */
 export class AdmissionBreaker {
   /** Minimum time open after the last trip, in ms. */

@@ -5,17 +5,27 @@
  * @module
  */
 
-/** What happens to the post. */
+/**
+ * What happens to the post.
+ *
+ * @group Decisions
+ */
 export type DecisionOutcome = 'admit' | 'shed' | 'reject'
 
 /**
  * Why: `none` (admitted), `shed-level` (level `shed`, priority less urgent than the threshold),
  * `reject-level` (level `reject`), `breaker` (the {@link @flowing/backpressure!AdmissionBreaker | AdmissionBreaker} is open, or half-open with
  * the fill still above `reject.exit`).
+ *
+ * @group Decisions
  */
 export type DecisionCause = 'none' | 'shed-level' | 'reject-level' | 'breaker'
 
-/** One admission decision. Always one of the {@link @flowing/backpressure!Decisions | Decisions} objects. */
+/**
+ * One admission decision. Always one of the {@link @flowing/backpressure!Decisions | Decisions} objects.
+ *
+ * @group Decisions
+ */
 export interface Decision {
   /** What happens to the post. */
   readonly outcome: DecisionOutcome
@@ -28,6 +38,8 @@ export interface Decision {
 /**
  * Every decision {@link @flowing/backpressure!WatermarkController.decide | WatermarkController.decide} can return. Frozen; compare by identity
  * (`decision === Decisions.admit`) or read `admitted`.
+ *
+ * @group Decisions
  */
 export const Decisions: {
   /** Admitted. */

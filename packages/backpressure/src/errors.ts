@@ -10,7 +10,11 @@ import { describeValue, FlowingError } from '@flowing/errors'
 /** Renders a value the way argument errors quote it: `` `NaN` (number) `` (shared by every Flowing package). */
 export { describeValue }
 
-/** Stable machine-readable error codes, one per error class. */
+/**
+ * Stable machine-readable error codes, one per error class.
+ *
+ * @group Errors
+ */
 export type BackpressurePolicyErrorCode = 'ERR_BACKPRESSURE_INVALID_ARGUMENT'
 
 /**
@@ -21,6 +25,8 @@ export type BackpressurePolicyErrorCode = 'ERR_BACKPRESSURE_INVALID_ARGUMENT'
  * {@link BackpressurePolicyError.code} (stable across versions) rather than on the message (meant for
  * humans). It is named *policy* error so that it never clashes with the overload error a loop throws
  * at its producers.
+ *
+ * @group Errors
  */
 export class BackpressurePolicyError extends FlowingError {
   /** Stable machine-readable code. */
@@ -45,6 +51,8 @@ export class BackpressurePolicyError extends FlowingError {
  * Expected `warn.exit` to be below `warn.enter` (0.6), got `0.7` (number)
  * Expected `fill` to be a number ≥ 0, got `NaN` (number)
  * ```
+ *
+ * @group Errors
  */
 export class BackpressureArgumentError extends BackpressurePolicyError {
   /** The argument or option name, e.g. `fill` or `shed.enter`. */

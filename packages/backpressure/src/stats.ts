@@ -6,7 +6,11 @@
 import type { BreakerState } from './admission-breaker.js'
 import type { PressureLevel } from './levels.js'
 
-/** Posts per second over one level period, carried by a {@link PressureTransition}. */
+/**
+ * Posts per second over one level period, carried by a {@link PressureTransition}.
+ *
+ * @group Watermarks
+ */
 export interface AdmissionRates {
   /** Admitted posts per second. */
   readonly admitted: number
@@ -16,7 +20,11 @@ export interface AdmissionRates {
   readonly rejected: number
 }
 
-/** One level change, passed to `onTransition`: exactly one per crossing, however many levels it spans. */
+/**
+ * One level change, passed to `onTransition`: exactly one per crossing, however many levels it spans.
+ *
+ * @group Backpressure
+ */
 export interface PressureTransition {
   /** Level before. */
   readonly from: PressureLevel
@@ -30,7 +38,11 @@ export interface PressureTransition {
   readonly rates: AdmissionRates
 }
 
-/** Time and decisions of one level, in {@link WatermarkStats.levels}. */
+/**
+ * Time and decisions of one level, in {@link WatermarkStats.levels}.
+ *
+ * @group Watermarks
+ */
 export interface LevelStats {
   /** Milliseconds spent in the level, including the current period up to now. */
   readonly timeMs: number
@@ -44,7 +56,11 @@ export interface LevelStats {
   readonly rejected: number
 }
 
-/** The breaker part of {@link WatermarkStats}. */
+/**
+ * The breaker part of {@link WatermarkStats}.
+ *
+ * @group Admission breaker
+ */
 export interface BreakerStats {
   /** The breaker's state at the snapshot. */
   readonly state: BreakerState
@@ -52,7 +68,11 @@ export interface BreakerStats {
   readonly trips: number
 }
 
-/** {@link LevelStats} of each level. */
+/**
+ * {@link LevelStats} of each level.
+ *
+ * @group Watermarks
+ */
 export interface StatsByLevel {
   /** Stats of `normal`. */
   readonly normal: LevelStats
@@ -64,7 +84,11 @@ export interface StatsByLevel {
   readonly reject: LevelStats
 }
 
-/** A snapshot of a {@link @flowing/backpressure!WatermarkController | WatermarkController}, from {@link @flowing/backpressure!WatermarkController.stats | WatermarkController.stats}. */
+/**
+ * A snapshot of a {@link @flowing/backpressure!WatermarkController | WatermarkController}, from {@link @flowing/backpressure!WatermarkController.stats | WatermarkController.stats}.
+ *
+ * @group Backpressure
+ */
 export interface WatermarkStats {
   /** The current level. */
   readonly level: PressureLevel

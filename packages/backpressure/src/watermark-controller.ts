@@ -21,7 +21,11 @@ import {
 import { PRESSURE_LEVELS, type PressureLevel, type Watermark, type Watermarks } from './levels.js'
 import type { LevelStats, PressureTransition, WatermarkStats } from './stats.js'
 
-/** Options of the {@link WatermarkController}. Every key is optional; unknown keys are refused. */
+/**
+ * Options of the {@link WatermarkController}. Every key is optional; unknown keys are refused.
+ *
+ * @group Watermarks
+ */
 export interface WatermarkControllerOptions {
   /** Marks of `warn`; a missing key takes its default. @defaultValue `{ enter: 0.6, exit: 0.5 }` */
   readonly warn?: Partial<Watermark>
@@ -51,9 +55,17 @@ const CONTROLLER_RENAMES: readonly Rename[] = [
 const fail = (argument: string, rule: string, value: unknown) => new BackpressureArgumentError(argument, rule, value)
 const SHED = 2
 const REJECT = 3
-/** The drain rate is re-estimated on every transition and on every `SAMPLE_EVERY`-th update… */
+/**
+ * The drain rate is re-estimated on every transition and on every `SAMPLE_EVERY`-th update…
+ *
+ * @group Watermarks
+ */
 export const SAMPLE_EVERY = 64
-/** …if at least `SAMPLE_MIN_MS` passed since the previous sample (a shorter window is noise). */
+/**
+ * …if at least `SAMPLE_MIN_MS` passed since the previous sample (a shorter window is noise).
+ *
+ * @group Watermarks
+ */
 export const SAMPLE_MIN_MS = 10
 
 /** `counts[i]++` for a typed array (inlined by V8). */
@@ -95,6 +107,8 @@ function bump(counts: Float64Array, i: number): void {
  * for (const fill of [0.3, 0.65, 0.55, 0.62, 0.97, 0.4]) controller.update(fill)
  * console.log(events) // ['normal→warn', 'warn→reject', 'reject→normal']
  * ```
+ *
+ * @group Watermarks
  */
 export class WatermarkController {
   /** The validated marks in use. */

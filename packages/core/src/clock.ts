@@ -6,13 +6,19 @@
  * @module
  */
 
-/** An opaque handle returned by {@link Clock.setTimeout}. */
+/**
+ * An opaque handle returned by {@link Clock.setTimeout}.
+ *
+ * @group Clocks
+ */
 export type TimerHandle = unknown
 
 /**
  * The time source and timer provider every Flowing component uses.
  *
  * @remarks `now()` must never go backwards: aging keys and queue-wait figures rely on it.
+ *
+ * @group Clocks
  */
 export interface Clock {
   /** Milliseconds on a monotonic timeline (fractional allowed). */
@@ -31,12 +37,20 @@ export interface Clock {
   wallNow?(): number
 }
 
-/** The wall-clock time (ms since the epoch) of `clock`, or `Date.now()` for a clock without one. */
+/**
+ * The wall-clock time (ms since the epoch) of `clock`, or `Date.now()` for a clock without one.
+ *
+ * @group Clocks
+ */
 export function wallNow(clock: Clock): number {
   return clock.wallNow === undefined ? Date.now() : clock.wallNow()
 }
 
-/** The real clock: `performance.now()` for time, Node's timers for callbacks. */
+/**
+ * The real clock: `performance.now()` for time, Node's timers for callbacks.
+ *
+ * @group Clocks
+ */
 export const systemClock: Clock = {
   now: () => performance.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
@@ -76,6 +90,8 @@ function realTurn(): Promise<void> {
  * loop.post('order.paid', { orderId: 'o-1', amount: 1 })
  * await clock.run() // fires every timer, lets every handler finish
  * ```
+ *
+ * @group Clocks
  */
 export class VirtualClock implements Clock {
   // The virtual "now"; only advance() moves it.

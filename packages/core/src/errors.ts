@@ -12,7 +12,11 @@ import { describeValue, FlowingError, isFlowingError } from '@flowing/errors'
 /** Whether a value is a Flowing error of any package and any installed copy (never throws). */
 export { describeValue, FlowingError, isFlowingError }
 
-/** The stable codes of `@flowing/core`'s errors, one per error class. */
+/**
+ * The stable codes of `@flowing/core`'s errors, one per error class.
+ *
+ * @group Errors
+ */
 export type FlowingErrorCode =
   | 'ERR_FLOWING_INVALID_ARGUMENT'
   | 'ERR_FLOWING_QUEUE_FULL'
@@ -41,6 +45,8 @@ export type FlowingErrorCode =
  * Expected `capacity` to be a positive integer, got `0` (number)
  * Expected `options.capasity` to be one of the known options (capacity, workers, …), got `10` (number); did you mean `capacity`?
  * ```
+ *
+ * @group Errors
  */
 export class InvalidArgumentError extends FlowingError {
   /** Stable machine-readable code. */
@@ -69,7 +75,11 @@ export class InvalidArgumentError extends FlowingError {
   }
 }
 
-/** Live queue numbers carried by overload errors and results. */
+/**
+ * Live queue numbers carried by overload errors and results.
+ *
+ * @group Errors
+ */
 export interface QueueLoad {
   /** Messages waiting (ready, parked behind a busy key, or unparked). */
   readonly queued: number
@@ -86,6 +96,8 @@ export interface QueueLoad {
  *
  * @remarks Nothing was admitted. Retry later, use `send()` to wait for space, or choose another
  * overflow policy.
+ *
+ * @group Errors
  */
 export class QueueFullError extends FlowingError {
   /** Stable machine-readable code. */
@@ -109,7 +121,11 @@ export class QueueFullError extends FlowingError {
   }
 }
 
-/** A message type with no registered handler was posted. Nothing was admitted. */
+/**
+ * A message type with no registered handler was posted. Nothing was admitted.
+ *
+ * @group Errors
+ */
 export class UnknownMessageTypeError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_UNKNOWN_MESSAGE_TYPE'
@@ -130,7 +146,11 @@ export class UnknownMessageTypeError extends FlowingError {
   }
 }
 
-/** A routed type produced a route key that has neither a handler nor an `otherwise` fallback. */
+/**
+ * A routed type produced a route key that has neither a handler nor an `otherwise` fallback.
+ *
+ * @group Errors
+ */
 export class UnknownRouteError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_UNKNOWN_ROUTE'
@@ -155,7 +175,11 @@ export class UnknownRouteError extends FlowingError {
   }
 }
 
-/** A handler was registered twice for the same type or route without `{ replace: true }`. */
+/**
+ * A handler was registered twice for the same type or route without `{ replace: true }`.
+ *
+ * @group Errors
+ */
 export class DuplicateHandlerError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_DUPLICATE_HANDLER'
@@ -173,6 +197,8 @@ export class DuplicateHandlerError extends FlowingError {
 /**
  * A follow-up chain (`ctx.post` inside a handler) grew deeper than `maxHops`: a self-amplifying
  * message storm is stopped at its source.
+ *
+ * @group Errors
  */
 export class HopLimitError extends FlowingError {
   /** Stable machine-readable code. */
@@ -200,6 +226,8 @@ export class HopLimitError extends FlowingError {
 /**
  * An operation the loop's state forbids: a post after `stop()` was called (the loop is draining or
  * stopped), or `start()` / `pause()` on a stopped loop. Nothing was done.
+ *
+ * @group Errors
  */
 export class LoopStoppedError extends FlowingError {
   /** Stable machine-readable code. */
@@ -221,6 +249,8 @@ export class LoopStoppedError extends FlowingError {
  * A post while `stop()` drains the loop: admission stopped at once, what was accepted is being
  * finished (or will be handed back in the shutdown snapshot). A subclass of {@link LoopStoppedError}
  * (same code), so one `catch` covers both.
+ *
+ * @group Errors
  */
 export class LoopStoppingError extends LoopStoppedError {
   /**
@@ -231,7 +261,11 @@ export class LoopStoppingError extends LoopStoppedError {
   }
 }
 
-/** A `send()` waited longer than its `waitTimeoutMs` for space. Nothing was admitted. */
+/**
+ * A `send()` waited longer than its `waitTimeoutMs` for space. Nothing was admitted.
+ *
+ * @group Errors
+ */
 export class SendTimeoutError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_SEND_TIMEOUT'
@@ -255,7 +289,11 @@ export class SendTimeoutError extends FlowingError {
   }
 }
 
-/** A `send()` was aborted through its `signal` before space was found. Nothing was admitted. */
+/**
+ * A `send()` was aborted through its `signal` before space was found. Nothing was admitted.
+ *
+ * @group Errors
+ */
 export class SendAbortedError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_SEND_ABORTED'
@@ -270,7 +308,11 @@ export class SendAbortedError extends FlowingError {
   }
 }
 
-/** The abort reason handlers see on `ctx.signal` when the loop stops without draining. */
+/**
+ * The abort reason handlers see on `ctx.signal` when the loop stops without draining.
+ *
+ * @group Errors
+ */
 export class LoopAbortedError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_LOOP_ABORTED'
@@ -280,7 +322,11 @@ export class LoopAbortedError extends FlowingError {
   }
 }
 
-/** `postDelayed` / `postAt` found `maxDelayed` messages already scheduled. Nothing was scheduled. */
+/**
+ * `postDelayed` / `postAt` found `maxDelayed` messages already scheduled. Nothing was scheduled.
+ *
+ * @group Errors
+ */
 export class DelayedFullError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_DELAYED_FULL'
@@ -304,7 +350,11 @@ export class DelayedFullError extends FlowingError {
   }
 }
 
-/** Why backpressure refused a post. */
+/**
+ * Why backpressure refused a post.
+ *
+ * @group Backpressure
+ */
 export interface BackpressureState {
   /** The pressure level at the time. */
   readonly level: 'normal' | 'warn' | 'shed' | 'reject'
@@ -321,6 +371,8 @@ export interface BackpressureState {
 /**
  * Watermark backpressure refused a post: level `shed` (not urgent enough), level `reject`, or the
  * admission breaker is open. Nothing was admitted; retry after `retryAfterMs`, or raise the priority.
+ *
+ * @group Errors
  */
 export class BackpressureError extends FlowingError {
   /** Stable machine-readable code. */
@@ -355,6 +407,8 @@ export class BackpressureError extends FlowingError {
  * The type's handlers timed out too often in a row: its timeout breaker (the `timeoutBreaker` option)
  * is open and new posts of the type are refused until the cooldown ends (then one probe goes
  * through). Nothing was admitted. Its code is still `ERR_FLOWING_CIRCUIT_OPEN`, as under its old name.
+ *
+ * @group Errors
  */
 export class TimeoutBreakerOpenError extends FlowingError {
   /** Stable machine-readable code. */
@@ -381,9 +435,15 @@ export class TimeoutBreakerOpenError extends FlowingError {
 /**
  * The old name of {@link TimeoutBreakerOpenError} (the same class: `instanceof` holds for both).
  * @deprecated Use `TimeoutBreakerOpenError`: route circuit breakers hold messages, they never throw this.
+ *
+ * @group Errors
  */
 export const CircuitOpenError = TimeoutBreakerOpenError
-/** @deprecated Use `TimeoutBreakerOpenError`. */
+/**
+ * @deprecated Use `TimeoutBreakerOpenError`.
+ *
+ * @group Errors
+ */
 export type CircuitOpenError = TimeoutBreakerOpenError
 
 /**
@@ -395,6 +455,8 @@ export type CircuitOpenError = TimeoutBreakerOpenError
  * ```ts
  * if (!order.items.length) throw new NonRetryableError('order has no items')
  * ```
+ *
+ * @group Errors
  */
 export class NonRetryableError extends FlowingError {
   /** Stable machine-readable code. */
@@ -412,6 +474,8 @@ export class NonRetryableError extends FlowingError {
  * Throw this (or a subclass) from a handler for a transient failure — a timeout, a 503, a dropped
  * connection: it is retried up to the policy's `maxAttempts` (other unknown errors get only
  * `unknownMaxAttempts`). `HandlerTimeoutError` is retryable too.
+ *
+ * @group Errors
  */
 export class RetryableError extends FlowingError {
   /** Stable machine-readable code. */
@@ -428,6 +492,8 @@ export class RetryableError extends FlowingError {
 /**
  * A post carried an idempotency key that is in flight or already done (or failed, under the
  * `failed: 'duplicate'` policy): nothing was admitted, nothing will run.
+ *
+ * @group Errors
  */
 export class DuplicateMessageError extends FlowingError {
   /** Stable machine-readable code. */
@@ -458,6 +524,8 @@ export class DuplicateMessageError extends FlowingError {
 /**
  * `loop.restore()` was given something that is not a whole, valid snapshot of this format and
  * version — or that this loop cannot take (an unknown type, no room). Nothing was restored.
+ *
+ * @group Errors
  */
 export class SnapshotError extends FlowingError {
   /** Stable machine-readable code. */
@@ -478,7 +546,11 @@ export class SnapshotError extends FlowingError {
   }
 }
 
-/** What a journal store was doing when it failed. */
+/**
+ * What a journal store was doing when it failed.
+ *
+ * @group Errors
+ */
 export type StoreOperation = 'open' | 'recover' | 'commit' | 'close' | 'lease'
 
 /**
@@ -486,6 +558,8 @@ export type StoreOperation = 'open' | 'recover' | 'commit' | 'close' | 'lease'
  * connection was lost, or its lease was taken over by another process. The loop reports it as the
  * `store-error` event, keeps every message it accepted, refuses new posts with it until a commit
  * succeeds again, and rejects the `flushed()` promises the failed commit was to settle.
+ *
+ * @group Errors
  */
 export class StoreError extends FlowingError {
   /** Stable machine-readable code. */

@@ -8,14 +8,34 @@
 import { InvalidArgumentError } from './errors.js'
 import type { MessageHeaders } from './message.js'
 
-/** The headers of a message that has none (shared, frozen). */
+/**
+ * The headers of a message that has none (shared, frozen).
+ *
+ * @group Messages
+ * @category Headers
+ */
 export const NO_HEADERS: MessageHeaders = Object.freeze({})
 
-/** Headers a message may carry. */
+/**
+ * Headers a message may carry.
+ *
+ * @group Messages
+ * @category Headers
+ */
 export const MAX_HEADERS = 64
-/** Characters in a header name. */
+/**
+ * Characters in a header name.
+ *
+ * @group Messages
+ * @category Headers
+ */
 export const MAX_HEADER_NAME = 256
-/** Characters in a header value. */
+/**
+ * Characters in a header value.
+ *
+ * @group Messages
+ * @category Headers
+ */
 export const MAX_HEADER_VALUE = 8192
 
 // An HTTP token (RFC 9110 §5.6.2): what HTTP, NATS and Kafka headers all accept as a name.
@@ -26,6 +46,9 @@ const BREAKS = /[\r\n\0]/
 /**
  * Checks that `value` is a headers map (see `MessageHeaders`).
  * @throws InvalidArgumentError naming the first bad entry
+ *
+ * @group Messages
+ * @category Headers
  */
 export function checkHeaders(name: string, value: unknown): asserts value is MessageHeaders {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -48,7 +71,12 @@ export function checkHeaders(name: string, value: unknown): asserts value is Mes
 
 const PLAIN = { enumerable: true, writable: true, configurable: true } as const
 
-/** `base` with `over`'s entries added or replaced, frozen; `base` itself when `over` adds nothing. */
+/**
+ * `base` with `over`'s entries added or replaced, frozen; `base` itself when `over` adds nothing.
+ *
+ * @group Messages
+ * @category Headers
+ */
 export function mergeHeaders(base: MessageHeaders, over: MessageHeaders): MessageHeaders {
   const names = Object.keys(over)
   if (names.length === 0) return base

@@ -19,13 +19,26 @@ import type { PriorityLevel } from './priority.js'
  *   'order.updated': { orderId: string; status: 'paid' | 'refunded' | 'pending' }
  * }
  * ```
+ *
+ * @group Messages
+ * @category Messages
  */
 export type MessageMap = object
 
-/** The message types of a map, as strings. */
+/**
+ * The message types of a map, as strings.
+ *
+ * @group Messages
+ * @category Messages
+ */
 export type MessageType<M extends MessageMap> = Extract<keyof M, string>
 
-/** A partition key: messages with the same key never run at the same time and start in post order. */
+/**
+ * A partition key: messages with the same key never run at the same time and start in post order.
+ *
+ * @group Messages
+ * @category Messages
+ */
 export type MessageKey = string | number
 
 /**
@@ -33,6 +46,9 @@ export type MessageKey = string | number
  *
  * @typeParam M - the message map
  * @typeParam T - the message type
+ *
+ * @group Messages
+ * @category Messages
  */
 export interface Message<M extends MessageMap = MessageMap, T extends MessageType<M> = MessageType<M>> {
   /** Unique id: a per-loop nanoid prefix and a sequence number, e.g. `V1StGXR8_Z:1a`. */
@@ -66,6 +82,9 @@ export interface Message<M extends MessageMap = MessageMap, T extends MessageTyp
  * Message headers: names are HTTP tokens (letters, digits and ``!#$%&'*+-.^_|~`` or a backtick, at
  * most 256 characters; lowercase travels best between transports), values strings without line
  * breaks or NUL (at most 8192 characters), at most 64 per message.
+ *
+ * @group Messages
+ * @category Headers
  */
 export type MessageHeaders = Readonly<Record<string, string>>
 
@@ -80,13 +99,26 @@ export type MessageHeaders = Readonly<Record<string, string>>
  * @param type - the message type being posted
  * @param headers - the headers so far (frozen)
  * @returns headers to add (or replace), or `undefined`
+ *
+ * @group Messages
+ * @category Headers
  */
 export type HeaderStamper = (type: string, headers: MessageHeaders) => MessageHeaders | undefined
 
-/** What happens when a post finds the queue full. */
+/**
+ * What happens when a post finds the queue full.
+ *
+ * @group Messages
+ * @category Posting
+ */
 export type OverflowPolicy = 'reject' | 'drop-new' | 'drop-oldest-lowest' | 'wait'
 
-/** Options of one post. */
+/**
+ * Options of one post.
+ *
+ * @group Messages
+ * @category Posting
+ */
 export interface PostOptions {
   /**
    * Partition key: messages with the same key run one at a time, in post order among equal priority.
@@ -124,7 +156,12 @@ export interface PostOptions {
   readonly headers?: MessageHeaders | undefined
 }
 
-/** Options of {@link PostOptions} plus waiting controls, for `send()`. */
+/**
+ * Options of {@link PostOptions} plus waiting controls, for `send()`.
+ *
+ * @group Messages
+ * @category Posting
+ */
 export interface SendOptions extends PostOptions {
   /** Gives up waiting for space when aborted (rejects with `SendAbortedError`). */
   readonly signal?: AbortSignalLike | undefined
@@ -137,7 +174,12 @@ export interface SendOptions extends PostOptions {
   readonly timeoutMs?: number | undefined
 }
 
-/** `tryPost` result: the message was admitted. */
+/**
+ * `tryPost` result: the message was admitted.
+ *
+ * @group Messages
+ * @category Posting
+ */
 export interface PostQueued<M extends MessageMap, T extends MessageType<M>> {
   /** Admitted and queued. */
   readonly ok: true
@@ -147,7 +189,12 @@ export interface PostQueued<M extends MessageMap, T extends MessageType<M>> {
   readonly message: Message<M, T>
 }
 
-/** `tryPost` result: admitted, then dropped at once by the `drop-new` policy (a `dropped` event fired). */
+/**
+ * `tryPost` result: admitted, then dropped at once by the `drop-new` policy (a `dropped` event fired).
+ *
+ * @group Messages
+ * @category Posting
+ */
 export interface PostDropped<M extends MessageMap, T extends MessageType<M>> {
   /** Not queued. */
   readonly ok: false
@@ -157,7 +204,12 @@ export interface PostDropped<M extends MessageMap, T extends MessageType<M>> {
   readonly message: Message<M, T>
 }
 
-/** `tryPost` result: refused; nothing was admitted. */
+/**
+ * `tryPost` result: refused; nothing was admitted.
+ *
+ * @group Messages
+ * @category Posting
+ */
 export interface PostRefused {
   /** Not admitted. */
   readonly ok: false
@@ -175,7 +227,12 @@ export interface PostRefused {
   readonly error: Error
 }
 
-/** The result of `tryPost`, which never throws for overload or lifecycle reasons. */
+/**
+ * The result of `tryPost`, which never throws for overload or lifecycle reasons.
+ *
+ * @group Messages
+ * @category Posting
+ */
 export type PostResult<M extends MessageMap, T extends MessageType<M>> =
   | PostQueued<M, T>
   | PostDropped<M, T>

@@ -5,9 +5,19 @@
  * @module
  */
 
-/** The most urgent priority accepted. */
+/**
+ * The most urgent priority accepted.
+ *
+ * @group Messages
+ * @category Priority
+ */
 export const MIN_PRIORITY = 0
-/** The least urgent priority accepted. */
+/**
+ * The least urgent priority accepted.
+ *
+ * @group Messages
+ * @category Priority
+ */
 export const MAX_PRIORITY = 9
 
 /**
@@ -18,6 +28,9 @@ export const MAX_PRIORITY = 9
  * ```ts
  * loop.post('order.paid', payload, { priority: Priority.high })
  * ```
+ *
+ * @group Messages
+ * @category Priority
  */
 export const Priority = {
   /** 0 — pages someone if late. */
@@ -32,5 +45,10 @@ export const Priority = {
   background: 9,
 } as const
 
-/** An integer priority from 0 (most urgent) to 9 (least). */
+/**
+ * An integer priority from 0 (most urgent) to 9 (least).
+ *
+ * @group Messages
+ * @category Priority
+ */
 export type PriorityLevel = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9

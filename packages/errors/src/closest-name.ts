@@ -14,6 +14,8 @@
  *
  * console.log(closestName('capasity', ['capacity', 'workers'])) // capacity
  * ```
+ *
+ * @group Errors
  */
 export function closestName(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined

@@ -23,6 +23,8 @@
  * console.log(describeValue(0)) // `0` (number)
  * console.log(describeValue(Object.create(null))) // `[object]` (object)
  * ```
+ *
+ * @group Errors
  */
 export function describeValue(value: unknown): string {
   const kind = kindOf(value)

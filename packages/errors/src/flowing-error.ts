@@ -13,6 +13,8 @@
  * `FlowingError`, e.g. `['HandlerTimeoutError', 'WatchdogError', 'FlowingError']`. It is what makes
  * `instanceof` hold across copies (see {@link FlowingError}); an object of your own that must pass for
  * a Flowing error of another copy can carry it too (non-enumerable, as the constructor defines it).
+ *
+ * @group Errors
  */
 export const flowingErrorBrand: unique symbol = Symbol.for('flowing.error')
 
@@ -50,6 +52,8 @@ const lineages = new WeakMap<object, readonly string[]>()
  * const error = new QuotaError(11, 10)
  * console.log(error instanceof FlowingError, error.code, error.name) // true ERR_APP_QUOTA QuotaError
  * ```
+ *
+ * @group Errors
  */
 export class FlowingError extends Error {
   /** Stable machine-readable code, e.g. `ERR_FLOWING_QUEUE_FULL`. */
@@ -90,6 +94,8 @@ export class FlowingError extends Error {
  * Never throws.
  *
  * @param value - anything, e.g. a caught value
+ *
+ * @group Errors
  */
 export function isFlowingError(value: unknown): value is FlowingError {
   return brandNames(value, 'FlowingError')
@@ -101,6 +107,8 @@ export function isFlowingError(value: unknown): value is FlowingError {
  *
  * @param value - anything, e.g. a caught value
  * @returns the code, or `undefined`
+ *
+ * @group Errors
  */
 export function errorCode(value: unknown): string | undefined {
   if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined

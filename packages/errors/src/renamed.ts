@@ -5,7 +5,11 @@
  * @module
  */
 
-/** An option that was renamed. */
+/**
+ * An option that was renamed.
+ *
+ * @group Options
+ */
 export interface Rename {
   /** The old, deprecated name. */
   readonly from: string
@@ -21,6 +25,8 @@ const warned = new Set<string>()
 /**
  * Emits a `DeprecationWarning` with `code`, once per process (`process.emitWarning`; silent where
  * there is no `process`).
+ *
+ * @group Options
  */
 export function warnDeprecated(code: string, message: string): void {
   if (warned.has(code)) return
@@ -45,6 +51,8 @@ export function warnDeprecated(code: string, message: string): void {
  * const fail = (name: string, rule: string) => new TypeError(`${name}: ${rule}`)
  * console.log(renameOptions('options', { breaker: true }, renames, fail)) // { circuitBreaker: true }
  * ```
+ *
+ * @group Options
  */
 export function renameOptions(
   path: string,

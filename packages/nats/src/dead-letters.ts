@@ -12,13 +12,21 @@ import { partitionOf } from './internal/partition.js'
 import type { Publisher } from './internal/publisher.js'
 import type { Topology } from './internal/topology.js'
 
-/** A dead letter as the stream keeps it. */
+/**
+ * A dead letter as the stream keeps it.
+ *
+ * @group Dead letters
+ */
 export interface StoredDeadLetter extends DeadLetter {
   /** Its sequence in the dead-letter stream. */
   readonly seq: number
 }
 
-/** What {@link NatsDeadLetters.replay} did. */
+/**
+ * What {@link NatsDeadLetters.replay} did.
+ *
+ * @group Dead letters
+ */
 export interface NatsReplayReport {
   /** The ids the replayed messages got, by the letter's id. */
   readonly replayed: ReadonlyMap<string, string>
@@ -33,7 +41,11 @@ interface Body {
 
 const encoder = new TextEncoder()
 
-/** The dead letters of every process of one loop. */
+/**
+ * The dead letters of every process of one loop.
+ *
+ * @group Dead letters
+ */
 export class NatsDeadLetters {
   readonly #jsm: JetStreamManager
   readonly #topology: Topology

@@ -9,6 +9,8 @@ import { FlowingError } from '@flowing/errors'
 /**
  * The streams already exist with a shape this process cannot share: another partition count, or
  * another subject layout. Per-key order would break if processes disagreed on P, so nothing starts.
+ *
+ * @group Errors
  */
 export class TopologyError extends FlowingError {
   /** Stable machine-readable code. */
@@ -26,7 +28,11 @@ export class TopologyError extends FlowingError {
   }
 }
 
-/** A publish to JetStream failed for a reason other than a full stream (no connection, a timeout…). */
+/**
+ * A publish to JetStream failed for a reason other than a full stream (no connection, a timeout…).
+ *
+ * @group Errors
+ */
 export class PublishError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_NATS_PUBLISH'
@@ -54,6 +60,8 @@ export class PublishError extends FlowingError {
  * type here, or its idempotency key still held by a stale copy — handed back, and after
  * `maxDeliveries` deliveries without an outcome dead-lettered; or not a Flowing message at all (another
  * publisher's) — acknowledged and dropped, so the partition moves on.
+ *
+ * @group Errors
  */
 export class DeliveryError extends FlowingError {
   /** Stable machine-readable code. */

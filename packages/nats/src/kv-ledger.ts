@@ -20,6 +20,8 @@ import type { NatsConnection } from '@nats-io/transport-node'
  * ```
  * Idempotency key `order-42` in NATS KV bucket `orders-ledger` was taken over by another process (the revision this store wrote, 7, is no longer the latest): this write is fenced off
  * ```
+ *
+ * @group Errors
  */
 export class LedgerFencedError extends FlowingError {
   /** Stable machine-readable code. */
@@ -53,6 +55,8 @@ export class LedgerFencedError extends FlowingError {
 /**
  * {@link KvIdempotencyStore.claim} lost the compare-and-set race for a key {@link CLAIM_ATTEMPTS}
  * times in a row (others kept rewriting it): the claim is given up rather than spun on.
+ *
+ * @group Errors
  */
 export class LedgerContendedError extends FlowingError {
   /** Stable machine-readable code. */
@@ -73,10 +77,18 @@ export class LedgerContendedError extends FlowingError {
   }
 }
 
-/** How many create/update rounds a claim makes before a {@link LedgerContendedError}. */
+/**
+ * How many create/update rounds a claim makes before a {@link LedgerContendedError}.
+ *
+ * @group Idempotency
+ */
 export const CLAIM_ATTEMPTS = 5
 
-/** Options of {@link KvIdempotencyStore.open}. */
+/**
+ * Options of {@link KvIdempotencyStore.open}.
+ *
+ * @group Idempotency
+ */
 export interface KvIdempotencyStoreOptions {
   /** The KV bucket (created if missing, with history 1): letters, digits, `-` and `_`. */
   readonly bucket: string
@@ -135,6 +147,8 @@ interface Held {
  * const nc = await connect({ servers: '127.0.0.1:4222' })
  * const store = await KvIdempotencyStore.open(nc, { bucket: 'orders-ledger', ttlMs: 86_400_000 })
  * ```
+ *
+ * @group Idempotency
  */
 export class KvIdempotencyStore implements IdempotencyStore {
   /** `kv:<bucket>`, for logs and errors. */

@@ -65,6 +65,8 @@ import type { NatsMetrics, NatsPostResult, NatsStopOptions, NatsStopReport } fro
  *
  * @throws InvalidArgumentError for a bad option; TopologyError for streams this process cannot share;
  * the client's error when the server cannot be reached
+ *
+ * @group NATS loop
  */
 export async function createNatsLoop<M extends MessageMap = MessageMap>(
   options: NatsLoopOptions,
@@ -105,7 +107,11 @@ interface Parts {
   readonly ledger: KvIdempotencyStore | undefined
 }
 
-/** A loop whose messages are shared by every process of the same name. Made by {@link createNatsLoop}. */
+/**
+ * A loop whose messages are shared by every process of the same name. Made by {@link createNatsLoop}.
+ *
+ * @group NATS loop
+ */
 export class NatsLoop<M extends MessageMap = MessageMap> {
   /** Its dead letters, shared by every process. */
   readonly deadLetters: NatsDeadLetters

@@ -11,7 +11,11 @@ import { closestName } from '@flowing/errors'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { StreamBackpressureOptions } from './internal/stream-pressure.js'
 
-/** Options of a distributed loop on NATS JetStream. */
+/**
+ * Options of a distributed loop on NATS JetStream.
+ *
+ * @group NATS loop
+ */
 export interface NatsLoopOptions {
   /** The server(s) to connect to, such as `'127.0.0.1:4222'`; or pass {@link NatsLoopOptions.connection}. */
   readonly servers?: string | readonly string[]

@@ -5,12 +5,20 @@
  */
 import type { AbortSignalLike, Message, MessageMap, MessageType, MetricsSnapshot } from '@flowing/core'
 
-/** `tryPost` on a distributed loop: stored, or refused with the error `post` would have thrown. */
+/**
+ * `tryPost` on a distributed loop: stored, or refused with the error `post` would have thrown.
+ *
+ * @group NATS loop
+ */
 export type NatsPostResult<M extends MessageMap, T extends MessageType<M>> =
   | { readonly ok: true; readonly status: 'queued'; readonly message: Message<M, T> }
   | { readonly ok: false; readonly status: 'full' | 'shed' | 'reject' | 'duplicate' | 'stopped'; readonly error: Error }
 
-/** A distributed loop's figures: its local loop's, and the transport's. */
+/**
+ * A distributed loop's figures: its local loop's, and the transport's.
+ *
+ * @group NATS loop
+ */
 export interface NatsMetrics {
   /** The local loop that runs this process's handlers. */
   readonly local: MetricsSnapshot
@@ -44,7 +52,11 @@ export interface NatsMetrics {
   readonly delayedMoved: number
 }
 
-/** Options of {@link NatsLoop.stop}. */
+/**
+ * Options of {@link NatsLoop.stop}.
+ *
+ * @group NATS loop
+ */
 export interface NatsStopOptions {
   /**
    * How long to let what this process holds run on (ms); then what is still running is aborted
@@ -57,7 +69,11 @@ export interface NatsStopOptions {
   readonly signal?: AbortSignalLike
 }
 
-/** What `stop()` did. */
+/**
+ * What `stop()` did.
+ *
+ * @group NATS loop
+ */
 export interface NatsStopReport {
   /** Messages this process held unfinished and handed back to the server (others run them). */
   readonly handedBack: number

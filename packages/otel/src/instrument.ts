@@ -31,7 +31,11 @@ import { errorType, LoopMeters, type MeteredLoop } from './metrics.js'
 /** The header stamper shape of `loop.stamp` (type, headers so far) → headers to merge over them. */
 type Stamper = (type: string, headers: Readonly<Record<string, string>>) => Readonly<Record<string, string>> | undefined
 
-/** What `instrument` needs of a loop: `use` for the middleware, and `stamp` when the loop has it. */
+/**
+ * What `instrument` needs of a loop: `use` for the middleware, and `stamp` when the loop has it.
+ *
+ * @group Tracing
+ */
 export interface OtelLoop<M extends MessageMap = MessageMap> {
   /** Registers a middleware (see `Loop.use`). */
   use(middleware: Middleware<M>): unknown
@@ -46,7 +50,11 @@ export interface OtelLoop<M extends MessageMap = MessageMap> {
   metrics?(): ReturnType<MeteredLoop['metrics']>
 }
 
-/** Options of {@link instrument}. Unknown keys are refused with an `InvalidArgumentError`. */
+/**
+ * Options of {@link instrument}. Unknown keys are refused with an `InvalidArgumentError`.
+ *
+ * @group Tracing
+ */
 export interface InstrumentOptions {
   /** Where spans come from. @defaultValue the global tracer provider (a no-op until an SDK registers) */
   readonly tracerProvider?: TracerProvider
@@ -56,7 +64,11 @@ export interface InstrumentOptions {
   readonly meterProvider?: MeterProvider
 }
 
-/** What {@link instrument} returns. */
+/**
+ * What {@link instrument} returns.
+ *
+ * @group Tracing
+ */
 export interface InstrumentHandle {
   /** Stops tracing: the middleware and stamper stay registered but pass everything through. */
   close(): void
@@ -82,6 +94,8 @@ const getter = {
  * @param options - see {@link InstrumentOptions}
  * @returns a handle to stop tracing
  * @throws InvalidArgumentError for an unknown option (with a "did you mean" hint for a typo)
+ *
+ * @group Tracing
  */
 export function instrument<M extends MessageMap>(loop: OtelLoop<M>, options: InstrumentOptions = {}): InstrumentHandle {
   checkOptions(options)

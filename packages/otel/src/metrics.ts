@@ -8,7 +8,11 @@
 import type { FinishedSummary, Message } from '@flowing/core'
 import type { Attributes, Histogram, Meter, ObservableResult } from '@opentelemetry/api'
 
-/** What the metrics need of a loop: its events (`finished`) and its gauges. */
+/**
+ * What the metrics need of a loop: its events (`finished`) and its gauges.
+ *
+ * @group Metrics
+ */
 export interface MeteredLoop {
   /** The loop's emitter (`Loop.events`). */
   readonly events: {
@@ -19,7 +23,11 @@ export interface MeteredLoop {
   metrics(): { readonly gauges: Readonly<Partial<Record<(typeof GAUGE_STATES)[number], number>>> }
 }
 
-/** The gauges reported as `flowing.messages`, by `flowing.state`. */
+/**
+ * The gauges reported as `flowing.messages`, by `flowing.state`.
+ *
+ * @group Metrics
+ */
 export const GAUGE_STATES = ['queued', 'running', 'held', 'retrying', 'delayed', 'overdue'] as const
 
 /** Seconds buckets from a tenth of a millisecond to a minute. */

@@ -12,7 +12,7 @@
  * const loop = createLoop<{ 'order.paid': { id: string } }>({ store })
  * ```
  *
- * @module
+ * @module @flowing/postgres
  */
 export type { LeaseState } from './internal/lease.js'
 export type { PostgresStoreOptions } from './options.js'

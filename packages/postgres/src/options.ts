@@ -12,7 +12,11 @@ import { InvalidArgumentError } from '@flowing/core'
 import { closestName } from '@flowing/errors'
 import type pg from 'pg'
 
-/** The options of {@link postgresStore}. */
+/**
+ * The options of {@link postgresStore}.
+ *
+ * @group Store
+ */
 export interface PostgresStoreOptions {
   /**
    * Where the database is, as a `postgres://` URL; the store creates its own pool (and ends it at

@@ -43,6 +43,8 @@ const PRUNE_EVERY_MS = 60_000
  *
  * **Cost.** A commit is one round trip, O(rows in the batch) on the server; opening reads every row of
  * the owner, the journal's dead letters and live keys once.
+ *
+ * @group Store
  */
 export class PostgresStore implements Store {
   /** `postgres:`, host, port and database, then `#schema.journal`: `postgres:db:5432/app#flowing.orders`. */
@@ -269,6 +271,8 @@ export class PostgresStore implements Store {
  * const store = await postgresStore({ connectionString: process.env['DATABASE_URL'], journal: 'orders' })
  * const loop = createLoop<{ 'order.paid': { id: string } }>({ store })
  * ```
+ *
+ * @group Store
  */
 export function postgresStore(options?: PostgresStoreOptions): Promise<PostgresStore> {
   return PostgresStore.open(options)

@@ -12,6 +12,8 @@ import { FlowingError } from '@flowing/errors'
  *
  * @remarks Registration is once per (registry, prefix, loop): call `unregister()` on the first handle
  * before registering again, or give the second loop its own `labels: { loop: '…' }`.
+ *
+ * @group Errors
  */
 export class MetricsRegisteredError extends FlowingError {
   /** Stable machine-readable code. */

@@ -11,12 +11,18 @@ import { type Registry, register } from 'prom-client'
 /**
  * Default histogram buckets (seconds): 1 ms to 60 s, roughly ×2.5 apart — a fast handler's
  * sub-millisecond attempts land in the first bucket, a slow retry chain's lifecycle in the last ones.
+ *
+ * @group Exporter
  */
 export const DEFAULT_BUCKETS: readonly number[] = Object.freeze([
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 ])
 
-/** Options of {@link prometheus}. */
+/**
+ * Options of {@link prometheus}.
+ *
+ * @group Exporter
+ */
 export interface PrometheusOptions {
   /**
    * The prom-client registry to register in.
@@ -52,7 +58,11 @@ export interface ResolvedOptions {
 }
 
 const KNOWN = ['registry', 'prefix', 'labels', 'buckets'] as const
-/** Label names the exporter sets itself (and `le`, `quantile`, which Prometheus reserves). */
+/**
+ * Label names the exporter sets itself (and `le`, `quantile`, which Prometheus reserves).
+ *
+ * @group Exporter
+ */
 export const RESERVED_LABELS: readonly string[] = [
   'type',
   'outcome',

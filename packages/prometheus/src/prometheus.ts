@@ -10,7 +10,11 @@ import { type GaugeSource, MetricSet } from './metric-set.js'
 import { type PrometheusOptions, resolveOptions } from './options.js'
 import { Recorder } from './recorder.js'
 
-/** What {@link prometheus} returns. */
+/**
+ * What {@link prometheus} returns.
+ *
+ * @group Exporter
+ */
 export interface PrometheusExporter {
   /** The registry the metrics are in (scrape it with `registry.metrics()`). */
   readonly registry: Registry
@@ -54,6 +58,8 @@ const loops = new WeakMap<GaugeSource, object>()
  * @param options - see {@link PrometheusOptions}
  * @returns a handle whose `unregister()` undoes the registration
  * @throws InvalidArgumentError for a bad option; MetricsRegisteredError (see above)
+ *
+ * @group Exporter
  */
 export function prometheus<M extends MessageMap>(loop: Loop<M>, options?: PrometheusOptions): PrometheusExporter {
   const { registry, prefix, labels, buckets } = resolveOptions(options)

@@ -11,7 +11,11 @@ import Database from 'better-sqlite3'
 import { storeFailure } from './internal/failure.js'
 import { checkSchema, SCHEMA_VERSION } from './internal/schema.js'
 
-/** What {@link inspectJournal} found. */
+/**
+ * What {@link inspectJournal} found.
+ *
+ * @group Inspection
+ */
 export interface JournalSummary {
   /** The journal's absolute path. */
   readonly path: string
@@ -29,7 +33,11 @@ export interface JournalSummary {
   readonly bytes: { readonly database: number; readonly wal: number; readonly free: number }
 }
 
-/** Options of {@link inspectJournal}. */
+/**
+ * Options of {@link inspectJournal}.
+ *
+ * @group Inspection
+ */
 export interface InspectOptions {
   /**
    * The wall clock that tells expired keys, in ms since the Unix epoch.
@@ -53,6 +61,8 @@ export interface InspectOptions {
  * const summary = inspectJournal('/var/lib/orders/journal.db')
  * console.log(summary.messages.queued, summary.deadLetters, summary.bytes.wal)
  * ```
+ *
+ * @group Inspection
  */
 export function inspectJournal(path: string, options: InspectOptions = {}): JournalSummary {
   const absolute = resolve(path)

@@ -18,13 +18,23 @@ import { closestName } from '@flowing/errors'
  *   the latest checkpoint, never corrupt the file.
  * - `full` — every commit also fsyncs the log: a batch whose commit returned survives a power loss
  *   too, at the cost of one fsync per batch.
+ *
+ * @group Store
  */
 export type SynchronousMode = 'normal' | 'full'
 
-/** The modes {@link SqliteStoreOptions.synchronous} accepts. */
+/**
+ * The modes {@link SqliteStoreOptions.synchronous} accepts.
+ *
+ * @group Store
+ */
 export const SYNCHRONOUS_MODES: readonly SynchronousMode[] = ['normal', 'full']
 
-/** The options of {@link sqliteStore}. */
+/**
+ * The options of {@link sqliteStore}.
+ *
+ * @group Store
+ */
 export interface SqliteStoreOptions {
   /**
    * The journal file. Relative paths resolve against `process.cwd()`; the directory must exist. The

@@ -12,7 +12,11 @@ import { openJournal } from './internal/open.js'
 import { encodeBatch, type Tables } from './internal/tables.js'
 import { resolveOptions, type SqliteStoreOptions, type SynchronousMode } from './options.js'
 
-/** What {@link SqliteStore.compact} did. */
+/**
+ * What {@link SqliteStore.compact} did.
+ *
+ * @group Store
+ */
 export interface CompactionReport {
   /** Expired idempotency keys deleted. */
   readonly expiredKeys: number
@@ -61,6 +65,8 @@ const openPaths = new Set<string>()
  * console.log(store.recovered().messages.length) // 0: a new file
  * store.close()
  * ```
+ *
+ * @group Store
  */
 export class SqliteStore implements Store {
   /** `sqlite:` and the journal's absolute path, e.g. `sqlite:/var/lib/orders/journal.db`. */
@@ -195,6 +201,8 @@ export class SqliteStore implements Store {
  *   store: sqliteStore({ path: '/var/lib/orders/journal.db' }),
  * })
  * ```
+ *
+ * @group Store
  */
 export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   return new SqliteStore(options)

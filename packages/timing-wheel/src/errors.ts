@@ -10,7 +10,11 @@ import { describeValue, FlowingError } from '@flowing/errors'
 /** Renders a value the way argument errors quote it: `` `NaN` (number) `` (shared by every Flowing package). */
 export { describeValue }
 
-/** Stable machine-readable error codes, one per error class. */
+/**
+ * Stable machine-readable error codes, one per error class.
+ *
+ * @group Errors
+ */
 export type TimingWheelErrorCode = 'ERR_TIMING_WHEEL_INVALID_ARGUMENT' | 'ERR_TIMING_WHEEL_FULL'
 
 /**
@@ -19,6 +23,8 @@ export type TimingWheelErrorCode = 'ERR_TIMING_WHEEL_INVALID_ARGUMENT' | 'ERR_TI
  *
  * @remarks Catch this to handle any failure of this package; switch on {@link TimingWheelError.code}
  * (stable across versions) rather than on the message (meant for humans).
+ *
+ * @group Errors
  */
 export class TimingWheelError extends FlowingError {
   /** Stable machine-readable code. */
@@ -42,6 +48,8 @@ export class TimingWheelError extends FlowingError {
  * ```text
  * Expected `delayMs` to be a number from 0 to 9007199254740991, got `NaN` (number)
  * ```
+ *
+ * @group Errors
  */
 export class WheelArgumentError extends TimingWheelError {
   /** The argument or option name, e.g. `delayMs` or `options.tickMs`. */
@@ -71,6 +79,8 @@ export class WheelArgumentError extends TimingWheelError {
  * ```text
  * Timing wheel is full: cannot schedule another timer (1000000 pending, maxPending = 1000000)
  * ```
+ *
+ * @group Errors
  */
 export class WheelFullError extends TimingWheelError {
   /** Timers pending when the schedule was refused. */

@@ -8,6 +8,8 @@
 /**
  * What a {@link Timeout} needs from whoever issued it: a {@link TimingWheel} or a {@link WheelDriver}.
  * Implement it to wrap a wheel in your own scheduler and still hand out `Timeout`s.
+ *
+ * @group Timing wheel
  */
 export interface TimerOwner {
   /** Cancels the timer `id`; true if it was still pending. */
@@ -24,6 +26,8 @@ export interface TimerOwner {
  * the wheel reused the timer's storage for another timer (ids carry a generation counter).
  *
  * @typeParam T - the item type of the wheel
+ *
+ * @group Timing wheel
  */
 export class Timeout<T> {
   /** The numeric timer id, as returned by the lean API (`add()` / `remove()`). */

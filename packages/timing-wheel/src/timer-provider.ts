@@ -11,6 +11,8 @@
  *
  * @remarks `now()` must be monotonic (never go backwards) and on the same timeline as the deadlines
  * you schedule. `setTimeout` may fire early or late — the driver checks `now()` before delivering.
+ *
+ * @group Driver
  */
 export interface TimerProvider {
   /** Milliseconds on a monotonic timeline (fractional allowed), never negative. */
@@ -26,7 +28,11 @@ export interface TimerProvider {
   setImmediate?(fn: () => void): void
 }
 
-/** The real timers: `performance.now()` for time, Node's `setTimeout` / `setImmediate` for callbacks. */
+/**
+ * The real timers: `performance.now()` for time, Node's `setTimeout` / `setImmediate` for callbacks.
+ *
+ * @group Driver
+ */
 export const systemTimers: TimerProvider = {
   now: () => performance.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),

@@ -21,7 +21,11 @@ import {
 import { WheelCore } from './internal/wheel-core.js'
 import { Timeout, type TimerOwner } from './timeout.js'
 
-/** Options of {@link TimingWheel}. Every option is optional and validated. */
+/**
+ * Options of {@link TimingWheel}. Every option is optional and validated.
+ *
+ * @group Timing wheel
+ */
 export interface TimingWheelOptions {
   /**
    * The clock: milliseconds on a monotonic timeline (fractional allowed), never negative.
@@ -47,7 +51,11 @@ export interface TimingWheelOptions {
   readonly maxPending?: number
 }
 
-/** Running totals of a wheel, for metrics and tests. */
+/**
+ * Running totals of a wheel, for metrics and tests.
+ *
+ * @group Timing wheel
+ */
 export interface TimingWheelStats {
   /** Timers pending now. */
   readonly pending: number
@@ -127,6 +135,8 @@ const systemNow = (): number => performance.now()
  * time = 60_000
  * console.log(wheel.advance()) // ['close order']
  * ```
+ *
+ * @group Timing wheel
  */
 export class TimingWheel<T> implements TimerOwner {
   // The clock, read by schedule() and by advance() without argument.

@@ -19,7 +19,11 @@ import { Timeout, type TimerOwner } from './timeout.js'
 import { systemTimers, type TimerProvider } from './timer-provider.js'
 import { TimingWheel, type TimingWheelStats } from './timing-wheel.js'
 
-/** Options of {@link WheelDriver}. Only `onDue` is required; every option is validated. */
+/**
+ * Options of {@link WheelDriver}. Only `onDue` is required; every option is validated.
+ *
+ * @group Driver
+ */
 export interface WheelDriverOptions<T> {
   /**
    * Receives the due items, in deadline order, at most `budget` per wake-up (one or more calls: the
@@ -54,7 +58,11 @@ export interface WheelDriverOptions<T> {
   readonly unref?: boolean
 }
 
-/** {@link TimingWheelStats} plus the driver's wake-ups. */
+/**
+ * {@link TimingWheelStats} plus the driver's wake-ups.
+ *
+ * @group Driver
+ */
 export interface WheelDriverStats extends TimingWheelStats {
   /** Real timer callbacks and budget continuations run. */
   readonly wakeups: number
@@ -101,6 +109,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1
  * })
  * console.log(await delivered) // ['close order o-1'], not before 5 ms have passed
  * ```
+ *
+ * @group Driver
  */
 export class WheelDriver<T> implements TimerOwner {
   readonly #wheel: TimingWheel<T>

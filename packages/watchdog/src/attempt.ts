@@ -18,10 +18,16 @@ import { renderLabel } from './internal/label.js'
  * @remarks Usually called from the wheel's timer; but when that timer runs late and the attempt is
  * touched first past its deadline — `done()`, `fail()`, `fence()`, `heartbeat()` — the timeout step
  * runs inside that call, before it returns.
+ *
+ * @group Attempts
  */
 export type TimeoutHandler = (attempt: Attempt, error: HandlerTimeoutError) => void
 
-/** A timed-out attempt still unsettled `graceMs` after its timeout. */
+/**
+ * A timed-out attempt still unsettled `graceMs` after its timeout.
+ *
+ * @group Attempts
+ */
 export interface ZombieInfo {
   /** The attempt's epoch. */
   readonly epoch: number
@@ -33,7 +39,11 @@ export interface ZombieInfo {
   readonly attempt: Attempt
 }
 
-/** Called once when a timed-out attempt becomes a zombie. */
+/**
+ * Called once when a timed-out attempt becomes a zombie.
+ *
+ * @group Attempts
+ */
 export type ZombieHandler = (zombie: ZombieInfo) => void
 
 // States as small integers: a Smi field, no string compare on the hot path.
@@ -51,7 +61,7 @@ const ZOMBIE = 2
  * The token of one guarded run, returned by {@link Watchdog.guard}.
  *
  * @remarks
- * **One outcome (I6).** {@link Attempt.done}, {@link Attempt.fail}, {@link Attempt.cancel} and the
+ * **One outcome.** {@link Attempt.done}, {@link Attempt.fail}, {@link Attempt.cancel} and the
  * watchdog's timeout race; the first wins and fixes {@link Attempt.state}, the others return `false`.
  *
  * **Cheap.** Guarding is one wheel `add`, settling one wheel `remove` (queued: a FIFO push and an O(1)
@@ -69,6 +79,8 @@ const ZOMBIE = 2
  * settles after its deadline has lost the race (`done()` returns `false`, a late completion), and an
  * effect it makes after its deadline is fenced, however late the timer is. Between the deadline and
  * that first touch, {@link Attempt.isCurrent} still reads `true`.
+ *
+ * @group Attempts
  */
 export class Attempt {
   readonly #core: WatchdogCore<Attempt>

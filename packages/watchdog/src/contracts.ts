@@ -6,12 +6,18 @@
  * @module
  */
 
-/** Where an attempt stands. `running` until exactly one of the four outcomes wins (I6). */
+/**
+ * Where an attempt stands. `running` until exactly one of the four outcomes wins.
+ *
+ * @group Attempts
+ */
 export type AttemptState = 'running' | 'completed' | 'failed' | 'timed-out' | 'cancelled'
 
 /**
  * What is guarded, for messages and reports. A message object with `type`, `key` and `id` fields
  * fits as it is (no allocation); rendered only when an error or report needs it.
+ *
+ * @group Attempts
  */
 export interface AttemptLabel {
   /** The message type, e.g. `order.paid`. */
@@ -22,7 +28,11 @@ export interface AttemptLabel {
   readonly id?: unknown
 }
 
-/** A snapshot of one attempt for stall reports and dashboards. */
+/**
+ * A snapshot of one attempt for stall reports and dashboards.
+ *
+ * @group Attempts
+ */
 export interface AttemptSnapshot {
   /** The attempt's epoch. */
   readonly epoch: number

@@ -14,6 +14,8 @@
  * {@link Watchdog.onDue}, and must never deliver an item before its deadline.
  *
  * @typeParam T - the item type
+ *
+ * @group Watchdog
  */
 export interface DeadlineScheduler<T> {
   /** Schedules `item` at the absolute time `deadline`; returns an id for {@link DeadlineScheduler.remove}. */

@@ -10,7 +10,11 @@ import { describeValue, FlowingError } from '@flowing/errors'
 /** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
 export { describeValue }
 
-/** Stable machine-readable error codes, one per error class. */
+/**
+ * Stable machine-readable error codes, one per error class.
+ *
+ * @group Errors
+ */
 export type WatchdogErrorCode =
   | 'ERR_WATCHDOG_INVALID_ARGUMENT'
   | 'ERR_HANDLER_TIMEOUT'
@@ -23,6 +27,8 @@ export type WatchdogErrorCode =
  *
  * @remarks Switch on {@link WatchdogError.code} (stable across versions), not on the message (meant
  * for humans).
+ *
+ * @group Errors
  */
 export class WatchdogError extends FlowingError {
   /** Stable machine-readable code. */
@@ -46,6 +52,8 @@ export class WatchdogError extends FlowingError {
  * ```text
  * Expected `timeoutMs` to be a finite number > 0, got `NaN` (number)
  * ```
+ *
+ * @group Errors
  */
 export class WatchdogArgumentError extends WatchdogError {
   /** The argument or option name, e.g. `timeoutMs`. */
@@ -65,7 +73,11 @@ export class WatchdogArgumentError extends WatchdogError {
   }
 }
 
-/** Which deadline expired: the hard one (never moves) or the heartbeat one (extended by `heartbeat()`). */
+/**
+ * Which deadline expired: the hard one (never moves) or the heartbeat one (extended by `heartbeat()`).
+ *
+ * @group Errors
+ */
 export type TimeoutKind = 'deadline' | 'heartbeat'
 
 /**
@@ -75,6 +87,8 @@ export type TimeoutKind = 'deadline' | 'heartbeat'
  * ```text
  * Handler order.paid (key "o-1", id 7) timed out after 5001 ms: its hard deadline is 5000 ms (attempt epoch 12)
  * ```
+ *
+ * @group Errors
  */
 export class HandlerTimeoutError extends WatchdogError {
   /** What was guarded, as given at guard time (rendered). */
@@ -128,6 +142,8 @@ export class HandlerTimeoutError extends WatchdogError {
  * ```text
  * Fenced off ctx.post of order.paid (key "o-1"): attempt epoch 12 is timed-out, not running
  * ```
+ *
+ * @group Errors
  */
 export class FencedError extends WatchdogError {
   /** The attempt's rendered label. */
@@ -154,7 +170,11 @@ export class FencedError extends WatchdogError {
   }
 }
 
-/** The default abort reason of a cancelled attempt (when `cancel()` is given no reason). */
+/**
+ * The default abort reason of a cancelled attempt (when `cancel()` is given no reason).
+ *
+ * @group Errors
+ */
 export class AttemptCancelledError extends WatchdogError {
   /** The attempt's epoch. */
   readonly epoch: number

@@ -1,7 +1,7 @@
 /**
  * **@flowing/watchdog** — handler deadlines that really stop work: O(1) guards on a timing wheel, an
  * `AbortSignal` created only when read, heartbeats that extend a soft deadline while the hard one
- * never moves, exactly one outcome per attempt (I6), epoch fencing of late effects, zombie
+ * never moves, exactly one outcome per attempt, epoch fencing of late effects, zombie
  * accounting, and a stall detector for a loop that is alive but does not move.
  *
  * @example

@@ -13,10 +13,16 @@ import { checkKnownKeys, checkOptionalFunction, checkOptions, checkPositive, has
  * What a stall report is about: `blocked` and `no-progress` come from a {@link StallDetector};
  * `saturated` from a worker pool that watches its own slots (every worker busy past a threshold with
  * one attempt while work waits — e.g. `@flowing/core`'s loop, by default).
+ *
+ * @group Stall detector
  */
 export type StallKind = 'blocked' | 'no-progress' | 'saturated'
 
-/** Passed to `onStall`: the kind, the measured numbers and what was running. */
+/**
+ * Passed to `onStall`: the kind, the measured numbers and what was running.
+ *
+ * @group Stall detector
+ */
 export interface StallReport {
   /**
    * `blocked`: a check ran late by `lagMs`; `no-progress`: no `progress()` for `sinceProgressMs` while
@@ -36,7 +42,11 @@ export interface StallReport {
   readonly running: readonly AttemptSnapshot[]
 }
 
-/** Options of {@link StallDetector}; every one is validated. */
+/**
+ * Options of {@link StallDetector}; every one is validated.
+ *
+ * @group Stall detector
+ */
 export interface StallDetectorOptions {
   /** Receives each stall report. Should not throw. */
   readonly onStall: (report: StallReport) => void
@@ -57,7 +67,11 @@ export interface StallDetectorOptions {
   readonly describeRunning?: () => readonly AttemptSnapshot[]
 }
 
-/** The detector's counters; see {@link StallDetector.stats}. */
+/**
+ * The detector's counters; see {@link StallDetector.stats}.
+ *
+ * @group Stall detector
+ */
 export interface StallDetectorStats {
   /** Checks run. */
   readonly checks: number
@@ -93,6 +107,8 @@ const OPTION_KEYS = ['onStall', 'timers', 'intervalMs', 'blockedMs', 'noProgress
  * detector.start()
  * detector.stop() // clears its timer: nothing keeps the process alive
  * ```
+ *
+ * @group Stall detector
  */
 export class StallDetector {
   readonly #timers: TimerProvider

@@ -20,7 +20,11 @@ import {
   POSITIVE_RULE,
 } from './internal/validate.js'
 
-/** Options of {@link Watchdog}; every one is validated. */
+/**
+ * Options of {@link Watchdog}; every one is validated.
+ *
+ * @group Watchdog
+ */
 export interface WatchdogOptions {
   /**
    * The clock (and, without a `scheduler`, the timers of the watchdog's own driver). Pass the loop's
@@ -48,7 +52,11 @@ export interface WatchdogOptions {
   readonly onZombie?: ZombieHandler
 }
 
-/** Options of one {@link Watchdog.guard} call. */
+/**
+ * Options of one {@link Watchdog.guard} call.
+ *
+ * @group Watchdog
+ */
 export interface GuardOptions {
   /** The hard timeout in ms, a finite number > 0: the attempt times out at `now + timeoutMs`, however often it beats. */
   readonly timeoutMs: number
@@ -80,7 +88,11 @@ export interface GuardOptions {
   readonly queued?: boolean
 }
 
-/** The watchdog's counters; see {@link Watchdog.stats}. */
+/**
+ * The watchdog's counters; see {@link Watchdog.stats}.
+ *
+ * @group Watchdog
+ */
 export interface WatchdogStats {
   /** Attempts guarded. */
   readonly guarded: number
@@ -110,7 +122,7 @@ const MAX_QUEUES = 8
 
 /**
  * Gives each handler run a deadline, an `AbortSignal`, a heartbeat and an epoch, and makes sure
- * exactly one outcome wins (I6).
+ * exactly one outcome wins.
  *
  * @remarks
  * **Sharing a driver.** A loop keeps one `WheelDriver` for all its timers and passes it as
@@ -136,6 +148,8 @@ const MAX_QUEUES = 8
  * await new Promise((resolve) => setTimeout(resolve, 1)) // the handler's work
  * console.log(attempt.done(), attempt.state) // true 'completed'
  * ```
+ *
+ * @group Watchdog
  */
 export class Watchdog {
   readonly #core: WatchdogCore<Attempt>

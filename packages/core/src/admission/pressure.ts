@@ -27,6 +27,8 @@ import { Priority, type PriorityLevel } from '../priority.js'
  * `onTransition` are refused with an `InvalidArgumentError` rather than silently replaced: the time is
  * the loop's `clock` option, and each transition is the loop's `backpressure` event
  * (`loop.events.on('backpressure', (t) => …)`, where a throwing listener cannot disturb the others).
+ *
+ * @group Backpressure
  */
 export interface BackpressureOptions extends Omit<WatermarkControllerOptions, 'now' | 'onTransition'> {
   /**

@@ -44,6 +44,9 @@ export class Stamping {
  * @param headers - the post's headers before stamping (its parent's and its own, merged)
  * @throws InvalidArgumentError (argument `stamper`, the thrown value as its `cause`) for a stamper that
  *   throws; for one that returns something else than headers, or too many
+ *
+ * @group Messages
+ * @category Headers
  */
 export function stampHeaders(
   stampers: readonly HeaderStamper[],

@@ -12,6 +12,8 @@ import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '
  * What a handler can see and do during one attempt.
  *
  * @typeParam M - the message map (follow-up posts are type-checked against it)
+ *
+ * @group Handlers
  */
 export interface HandlerContext<M extends MessageMap = MessageMap> {
   /** The message being handled. */
@@ -68,6 +70,8 @@ export interface HandlerContext<M extends MessageMap = MessageMap> {
 /**
  * Handles one message type (or one route of it). May be sync or async; a throw or a rejection fails
  * only this message.
+ *
+ * @group Handlers
  */
 export type Handler<M extends MessageMap, T extends MessageType<M>> = (
   message: Message<M, T>,
@@ -86,6 +90,8 @@ export type Handler<M extends MessageMap, T extends MessageType<M>> = (
  *   console.log(msg.type, performance.now() - t0)
  * })
  * ```
+ *
+ * @group Handlers
  */
 export type Middleware<M extends MessageMap> = (
   message: Message<M>,
@@ -97,6 +103,8 @@ export type Middleware<M extends MessageMap> = (
  * Options of a route's handler (`router.on(key, handler, options)`, `router.otherwise(handler, options)`):
  * deadlines, retries and breakers are the routed type's, set in `loop.route(type, selector, options)`.
  * Unknown keys are refused with an `InvalidArgumentError`.
+ *
+ * @group Handlers
  */
 export interface RouteOptions {
   /**
@@ -109,6 +117,8 @@ export interface RouteOptions {
 /**
  * Options of handler registration (`loop.on`, `loop.route`). Unknown keys are refused with an
  * `InvalidArgumentError` that names the key and suggests the known one it is a typo of.
+ *
+ * @group Handlers
  */
 export interface RegisterOptions extends RouteOptions {
   /**

@@ -5,7 +5,7 @@ import type { Handler, RouteOptions } from './handler.js'
 
 /**
  * The second match of the dispatcher: a message type whose handler depends on a route key computed
- * from the message (seed 004 §2.1), e.g. an order's status.
+ * from the message, e.g. an order's status.
  *
  * @typeParam M - the message map
  * @typeParam T - the routed type
@@ -18,6 +18,8 @@ import type { Handler, RouteOptions } from './handler.js'
  *   .on('refunded', onRefund)
  *   .otherwise(onOther)
  * ```
+ *
+ * @group Handlers
  */
 export interface Router<M extends MessageMap, T extends MessageType<M>, R extends string> {
   /** The routed message type. */

@@ -9,7 +9,11 @@ import type { Trace } from '../failure/trace.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { MessageKey } from '../message.js'
 
-/** The five ways a message ends; every accepted message ends in exactly one. */
+/**
+ * The five ways a message ends; every accepted message ends in exactly one.
+ *
+ * @group Events
+ */
 export type Outcome = 'succeeded' | 'dead-lettered' | 'dropped' | 'cancelled' | 'snapshotted'
 
 /**
@@ -19,6 +23,8 @@ export type Outcome = 'succeeded' | 'dead-lettered' | 'dropped' | 'cancelled' | 
  * Times are clock milliseconds. `waitMs` and `durationMs` describe the last attempt: for a message
  * that ended without running again after a failure (cancelled while backing off, say) `waitMs` is
  * `undefined` and `durationMs` is the last failed attempt's.
+ *
+ * @group Events
  */
 export interface FinishedSummary {
   /** The outcome. */
@@ -46,6 +52,8 @@ export interface FinishedSummary {
 /**
  * One line of the per-message log (`messageLog` option): the message's identity and its
  * {@link FinishedSummary}, flat, for a structured logger.
+ *
+ * @group Metrics
  */
 export interface MessageLogLine extends FinishedSummary {
   /** The message id. */
@@ -71,6 +79,8 @@ export interface MessageLogLine extends FinishedSummary {
  * const loop = createLoop({ messageLog: pino() })
  * // {"level":30,"id":"x1:2","type":"order.paid","outcome":"succeeded","waitMs":0.4,"durationMs":12.1,…,"msg":"message finished"}
  * ```
+ *
+ * @group Metrics
  */
 export interface MessageLogger {
   /** Receives the lines of succeeded, cancelled and snapshotted messages. */

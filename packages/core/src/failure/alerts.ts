@@ -16,7 +16,12 @@
 import type { Clock, TimerHandle } from '../clock.js'
 import { SlidingWindow } from './sliding-window.js'
 
-/** Options of the `alerts` loop option. */
+/**
+ * Options of the `alerts` loop option.
+ *
+ * @group Failure handling
+ * @category Alerts
+ */
 export interface AlertOptions {
   /**
    * Sliding window (ms): alerts of one type are at least this far apart, and count the dead letters in it.
@@ -37,7 +42,12 @@ export interface AlertOptions {
   readonly onAlert?: (alert: DeadLetterAlert) => void
 }
 
-/** An error signature and how often it was seen. */
+/**
+ * An error signature and how often it was seen.
+ *
+ * @group Failure handling
+ * @category Alerts
+ */
 export interface SignatureCount {
   /** The masked `name: message` (see `errorSignature`). */
   readonly signature: string
@@ -45,7 +55,12 @@ export interface SignatureCount {
   readonly count: number
 }
 
-/** One alert: a summary, never a single letter. */
+/**
+ * One alert: a summary, never a single letter.
+ *
+ * @group Failure handling
+ * @category Alerts
+ */
 export interface DeadLetterAlert {
   /** The message type. */
   readonly type: string

@@ -18,7 +18,12 @@ import type { Envelope } from '../internal/envelope.js'
 import * as check from '../internal/validate.js'
 import { SlidingWindow } from './sliding-window.js'
 
-/** Options of a circuit breaker (the `breaker` loop option, or per type at registration). */
+/**
+ * Options of a circuit breaker (the `breaker` loop option, or per type at registration).
+ *
+ * @group Failure handling
+ * @category Circuit breakers
+ */
 export interface CircuitBreakerOptions {
   /**
    * One breaker per message `type`, or per `route` (type + route key of the type's router).
@@ -62,10 +67,20 @@ export interface CircuitBreakerOptions {
   readonly probeTimeoutMs?: number
 }
 
-/** A breaker's options with defaults applied. */
+/**
+ * A breaker's options with defaults applied.
+ *
+ * @group Failure handling
+ * @category Circuit breakers
+ */
 export type CircuitPolicy = Required<CircuitBreakerOptions>
 
-/** The defaults. */
+/**
+ * The defaults.
+ *
+ * @group Failure handling
+ * @category Circuit breakers
+ */
 export const DEFAULT_CIRCUIT: CircuitPolicy = {
   per: 'type',
   consecutiveFailures: 5,
@@ -77,10 +92,20 @@ export const DEFAULT_CIRCUIT: CircuitPolicy = {
   probeTimeoutMs: 10_000,
 }
 
-/** A breaker state. */
+/**
+ * A breaker state.
+ *
+ * @group Failure handling
+ * @category Circuit breakers
+ */
 export type CircuitState = 'closed' | 'open' | 'half-open'
 
-/** A breaker's state change, as the `circuit` event reports it. */
+/**
+ * A breaker's state change, as the `circuit` event reports it.
+ *
+ * @group Failure handling
+ * @category Circuit breakers
+ */
 export interface CircuitChange {
   /** The breaker: the type, or `type/routeKey` with `per: 'route'`. */
   readonly route: string

@@ -22,12 +22,18 @@ const TIMED_OUT: WatchdogErrorCode = 'ERR_HANDLER_TIMEOUT'
  * - `non-retryable` — no retry can fix it (bad data, a declined card): dead-lettered at once, and not
  *   counted against the route's circuit breaker (the downstream is fine);
  * - `unknown` — anything else: retried, but only up to `unknownMaxAttempts`.
+ *
+ * @group Failure handling
+ * @category Error classification
  */
 export type ErrorClass = 'retryable' | 'non-retryable' | 'unknown'
 
 /**
  * Your classifier: return a class for the errors you know, `undefined` to fall back to
  * {@link defaultClassify}. A classifier that throws is treated as `unknown` (and never breaks the loop).
+ *
+ * @group Failure handling
+ * @category Error classification
  */
 export type Classifier = (error: unknown, message: Message<MessageMap>) => ErrorClass | undefined
 
@@ -40,6 +46,9 @@ export type Classifier = (error: unknown, message: Message<MessageMap>) => Error
  * `ERR_FLOWING_RETRYABLE`, `ERR_HANDLER_TIMEOUT`) and their brand, not by the prototype chain alone:
  * an error from a second installed copy of `@flowing/core` classifies the same. Total: it never throws,
  * whatever was thrown (a `Proxy` whose traps throw, a throwing `retryable` getter …).
+ *
+ * @group Failure handling
+ * @category Error classification
  */
 export function defaultClassify(error: unknown): ErrorClass {
   const code = errorCode(error)
@@ -64,7 +73,12 @@ export function classify(classifier: Classifier | undefined, error: unknown, mes
   return defaultClassify(error)
 }
 
-/** A failure as traces and dead letters keep it: plain, JSON-serializable data. */
+/**
+ * A failure as traces and dead letters keep it: plain, JSON-serializable data.
+ *
+ * @group Failure handling
+ * @category Error classification
+ */
 export interface ErrorInfo extends ErrorCause {
   /** `name: message` with volatile parts (numbers, ids, quoted values) masked: groups alike failures. */
   readonly signature: string
@@ -78,6 +92,9 @@ const MAX_SIGNATURE = 160
  * `name: message` with the parts that vary between occurrences of the same failure masked — quoted
  * values, UUIDs and hex ids, numbers — so `timeout after 312 ms on order o-81` and
  * `timeout after 95 ms on order o-7` share one signature.
+ *
+ * @group Failure handling
+ * @category Error classification
  */
 export function errorSignature(name: string, message: string): string {
   const masked = message

@@ -11,7 +11,12 @@ import type { PriorityLevel } from '../priority.js'
 import type { ErrorClass, ErrorInfo } from './classify.js'
 import type { AttemptRecord } from './trace.js'
 
-/** A dead letter: plain, JSON-serializable data (if the payload is). */
+/**
+ * A dead letter: plain, JSON-serializable data (if the payload is).
+ *
+ * @group Failure handling
+ * @category Dead letters
+ */
 export interface DeadLetter {
   /** The message id. */
   readonly id: string
@@ -51,13 +56,21 @@ export interface DeadLetter {
  * Where dead letters go besides the loop's in-memory store: a database table, a file, a topic. `add`
  * may be async; a rejection is reported as the loop's `sink-error` event (the letter is still in the
  * memory store, if it keeps any). Replay letters from your store with `loop.replay(letter)`.
+ *
+ * @group Failure handling
+ * @category Dead letters
  */
 export interface DeadLetterSink {
   /** Receives each dead letter once. */
   add(letter: DeadLetter): void | PromiseLike<void>
 }
 
-/** Selects dead letters: every given field must match. */
+/**
+ * Selects dead letters: every given field must match.
+ *
+ * @group Failure handling
+ * @category Dead letters
+ */
 export interface DeadLetterFilter {
   /** Only these ids. */
   readonly ids?: readonly string[]
@@ -71,7 +84,12 @@ export interface DeadLetterFilter {
   readonly limit?: number
 }
 
-/** What {@link DeadLetterStore.replay} did. */
+/**
+ * What {@link DeadLetterStore.replay} did.
+ *
+ * @group Failure handling
+ * @category Dead letters
+ */
 export interface ReplayReport {
   /** The new messages (fresh ids, fresh attempt budgets); their letters left the store. */
   readonly replayed: readonly Message<MessageMap>[]
@@ -79,7 +97,12 @@ export interface ReplayReport {
   readonly refused: readonly { readonly letter: DeadLetter; readonly error: Error }[]
 }
 
-/** Re-posts one letter; the loop's `tryPost` with the letter's type, payload, key and priority. */
+/**
+ * Re-posts one letter; the loop's `tryPost` with the letter's type, payload, key and priority.
+ *
+ * @group Failure handling
+ * @category Dead letters
+ */
 export type Replayer = (letter: DeadLetter) => PostResult<MessageMap, never>
 
 // A stored letter and its place in arrival order.
@@ -93,6 +116,9 @@ class Stored implements OrderLinks<Stored> {
 /**
  * The default store: in memory, bounded — past `maxSize` the oldest letter is evicted (counted in
  * {@link DeadLetterStore.evicted}). Reach it as `loop.deadLetters`.
+ *
+ * @group Failure handling
+ * @category Dead letters
  */
 export class DeadLetterStore implements DeadLetterSink {
   /** The bound. */

@@ -8,7 +8,10 @@ import { describeValue, errorCode, isFlowingError } from '@flowing/errors'
 
 /**
  * A thrown value as traces and dead letters keep it: plain, JSON-serializable data, safe to build from
- * anything (see `errorInfo`).
+ * anything (a dead letter's `error`, an attempt record's `error`).
+ *
+ * @group Failure handling
+ * @category Error classification
  */
 export interface ErrorCause {
   /** The error's `name` (`Error` for non-errors and for an error whose `name` cannot be read). */

@@ -9,7 +9,12 @@
 import type { LoopSnapshot } from '../shutdown/snapshot.js'
 import type { ErrorInfo } from './classify.js'
 
-/** Options of the `failureExit` loop option: the loop's failure exit. */
+/**
+ * Options of the `failureExit` loop option: the loop's failure exit.
+ *
+ * @group Failure handling
+ * @category Failure exit
+ */
 export interface FailureExitOptions {
   /** Failed attempts / ended attempts in the window at or above which the loop stops, in (0, 1]. */
   readonly failureRate: number
@@ -32,7 +37,12 @@ export interface FailureExitOptions {
   readonly onSnapshot?: (snapshot: LoopSnapshot, report: FailureExitReport) => unknown
 }
 
-/** Why the failure exit fired. */
+/**
+ * Why the failure exit fired.
+ *
+ * @group Failure handling
+ * @category Failure exit
+ */
 export interface FailureExitReport {
   /** The failure rate in the window (0–1). */
   readonly failureRate: number
@@ -44,7 +54,12 @@ export interface FailureExitReport {
   readonly windowMs: number
 }
 
-/** How a failed attempt is reported by the `failed` event. */
+/**
+ * How a failed attempt is reported by the `failed` event.
+ *
+ * @group Failure handling
+ * @category Retries
+ */
 export interface AttemptFailure {
   /** The attempt that failed (1 for the first). */
   readonly attempt: number
@@ -54,7 +69,12 @@ export interface AttemptFailure {
   readonly next: 'retry' | 'dead-letter'
 }
 
-/** A retry, as the `retrying` event reports it. */
+/**
+ * A retry, as the `retrying` event reports it.
+ *
+ * @group Failure handling
+ * @category Retries
+ */
 export interface RetryScheduled {
   /** The attempt that will run (2 for the first retry). */
   readonly attempt: number
@@ -64,7 +84,12 @@ export interface RetryScheduled {
   readonly dueAt: number
 }
 
-/** A logger for first-seen error signatures. */
+/**
+ * A logger for first-seen error signatures.
+ *
+ * @group Failure handling
+ * @category Alerts
+ */
 export interface FailureLogger {
   /** Receives one line per new signature. */
   warn(message: string): void

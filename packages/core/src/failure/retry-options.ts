@@ -5,7 +5,12 @@
  * @module
  */
 
-/** How the back-off is randomised. */
+/**
+ * How the back-off is randomised.
+ *
+ * @group Failure handling
+ * @category Retries
+ */
 export type JitterStrategy = 'proportional' | 'full' | 'decorrelated'
 
 /**
@@ -17,6 +22,9 @@ export type JitterStrategy = 'proportional' | 'full' | 'decorrelated'
  * - `proportional` (the default): ± `jitter` of it (±30 %), then capped;
  * - `full`: uniform in [0, it] (AWS "full jitter": spreads a thundering herd the most);
  * - `decorrelated`: uniform in [baseMs, 3 × the previous delay], capped (AWS "decorrelated jitter").
+ *
+ * @group Failure handling
+ * @category Retries
  */
 export interface RetryOptions {
   /**
@@ -56,7 +64,7 @@ export interface RetryOptions {
   readonly jitterStrategy?: JitterStrategy
   /**
    * `ordered` (the default): while a keyed message backs off, its key stays claimed, so later
-   * messages of the key wait (per-key order holds across retries, I2); other keys keep flowing.
+   * messages of the key wait (per-key order holds across retries); other keys keep flowing.
    * `unordered`: the key is freed during the back-off and the retry re-enters behind newer messages.
    * @defaultValue 'ordered'
    */

@@ -11,10 +11,21 @@ import type { RetryOptions } from './retry-options.js'
 
 export type { JitterStrategy, RetryOptions } from './retry-options.js'
 
-/** A policy with every field set. */
+/**
+ * A policy with every field set.
+ *
+ * @group Failure handling
+ * @category Retries
+ */
 export type RetryPolicy = Required<RetryOptions>
 
-/** The defaults: no retries (opt in per loop, type or post), and the seed's back-off when enabled. */
+/**
+ * The defaults: no retries (opt in per loop, type or post), and when enabled an exponential back-off
+ * from 100 ms, doubling up to 30 s, with 30 % proportional jitter.
+ *
+ * @group Failure handling
+ * @category Retries
+ */
 export const DEFAULT_RETRY: RetryPolicy = {
   maxAttempts: 1,
   unknownMaxAttempts: 1,
@@ -107,6 +118,9 @@ export function attemptsAllowed(policy: RetryPolicy, errorClass: ErrorClass): nu
  *
  * @param previousMs - the previous back-off (for `decorrelated`; `baseMs` before the first)
  * @param random - uniform in [0, 1)
+ *
+ * @group Failure handling
+ * @category Retries
  */
 export function backoff(policy: RetryPolicy, attempt: number, previousMs: number, random: () => number): number {
   const { baseMs, factor, capMs, jitter, jitterStrategy } = policy

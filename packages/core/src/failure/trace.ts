@@ -15,6 +15,9 @@ import type { ErrorInfo } from './classify.js'
  * a failed or timed-out attempt → `retry-scheduled` → `queued` … or → `dead-lettered`;
  * `queued` → `held` (its route's breaker is open) → `queued`; `running` → `committed` (its side effect is
  * done, `ctx.commit()`) → …; `dropped` and `cancelled` end it early; `snapshotted`: handed back by a stop.
+ *
+ * @group Failure handling
+ * @category Traces
  */
 export type MessageState =
   | 'delayed'
@@ -31,7 +34,12 @@ export type MessageState =
   | 'committed'
   | 'snapshotted'
 
-/** One step of a trace. */
+/**
+ * One step of a trace.
+ *
+ * @group Failure handling
+ * @category Traces
+ */
 export interface Transition {
   /** The state entered. */
   readonly state: MessageState
@@ -43,7 +51,12 @@ export interface Transition {
   readonly detail?: string
 }
 
-/** One attempt: when it started, how long it ran, how it ended. */
+/**
+ * One attempt: when it started, how long it ran, how it ended.
+ *
+ * @group Failure handling
+ * @category Traces
+ */
 export interface AttemptRecord {
   /** 1 for the first. */
   readonly attempt: number
@@ -62,7 +75,12 @@ export interface AttemptRecord {
   readonly error?: ErrorInfo
 }
 
-/** A message's trace: plain, JSON-serializable data. */
+/**
+ * A message's trace: plain, JSON-serializable data.
+ *
+ * @group Failure handling
+ * @category Traces
+ */
 export interface MessageTrace {
   /** The message id. */
   readonly id: string
@@ -84,7 +102,12 @@ export interface MessageTrace {
   readonly truncated: number
 }
 
-/** Transitions kept per message. */
+/**
+ * Transitions kept per message.
+ *
+ * @group Failure handling
+ * @category Traces
+ */
 export const MAX_TRANSITIONS = 64
 
 // The states that end a message (a trace in one of them is retired).

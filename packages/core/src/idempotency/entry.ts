@@ -7,10 +7,16 @@
 /**
  * A key's state: `processing` (accepted, not finished), `committed` (its side effect is done but the
  * message is not finished — "succeeded but not acknowledged"), `done`, `failed` (dead-lettered).
+ *
+ * @group Idempotency
  */
 export type LedgerState = 'processing' | 'committed' | 'done' | 'failed'
 
-/** What the ledger holds for a key. */
+/**
+ * What the ledger holds for a key.
+ *
+ * @group Idempotency
+ */
 export interface LedgerEntry {
   /** The key's state. */
   readonly state: LedgerState

@@ -12,7 +12,11 @@ import type { PostExtras } from '../internal/post-extras.js'
 import { HELD, type KeySlot, type KeyTable } from './key-table.js'
 import { type IdempotencyStore, type LedgerEntry, MemoryIdempotencyStore, memoryTable } from './store.js'
 
-/** Options of the `idempotency` loop option. */
+/**
+ * Options of the `idempotency` loop option.
+ *
+ * @group Idempotency
+ */
 export interface IdempotencyOptions {
   /**
    * The ledger. The default is in memory (answers duplicates at post time); a store whose `claim`

@@ -36,6 +36,8 @@ export type { LedgerEntry, LedgerState } from './entry.js'
  *   },
  * }
  * ```
+ *
+ * @group Idempotency
  */
 export interface IdempotencyStore {
   /**
@@ -70,6 +72,8 @@ export function memoryTable(store: MemoryIdempotencyStore): KeyTable {
  * The default ledger: in memory, synchronous (so duplicates are answered at post time), bounded — past
  * `maxKeys` the least recently used finished key is forgotten — with a TTL per entry. Keys of
  * messages still in flight are never evicted. Every call is O(1) (one lookup, and one more to evict).
+ *
+ * @group Idempotency
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   static {

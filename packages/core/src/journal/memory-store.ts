@@ -17,6 +17,8 @@ interface Tables {
 /**
  * A {@link Store} in memory. {@link MemoryStore.reopen} plays a restart: it returns a new store over
  * what was committed, and the old one refuses every later commit (a crashed process writes nothing).
+ *
+ * @group Journal
  */
 export class MemoryStore implements Store {
   readonly name: string

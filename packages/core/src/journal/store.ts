@@ -21,10 +21,16 @@ import type { PriorityLevel } from '../priority.js'
  * Where a journaled message was at its last recorded transition: `queued` (ready, parked behind its
  * key, held by a breaker or running — all of them run again after a crash), `delayed` (not due yet),
  * `retry-scheduled` (backing off after a failed attempt).
+ *
+ * @group Journal
  */
 export type JournalState = 'queued' | 'delayed' | 'retry-scheduled'
 
-/** One unfinished message, as the journal keeps it: what a restarted loop needs to continue it. */
+/**
+ * One unfinished message, as the journal keeps it: what a restarted loop needs to continue it.
+ *
+ * @group Journal
+ */
 export interface JournalRecord {
   /** Its id (the row's key: a later record with the same id replaces it). */
   readonly id: string
@@ -58,7 +64,11 @@ export interface JournalRecord {
   readonly headers?: MessageHeaders
 }
 
-/** A finished idempotency key (`done` or `failed`): a duplicate post after a restart still runs nothing. */
+/**
+ * A finished idempotency key (`done` or `failed`): a duplicate post after a restart still runs nothing.
+ *
+ * @group Journal
+ */
 export interface KeyRecord {
   /** The idempotency key (the row's key). */
   readonly key: string
@@ -68,7 +78,11 @@ export interface KeyRecord {
   readonly expiresAtEpochMs: number
 }
 
-/** Everything a store held when it was opened: what `start()` recovers. */
+/**
+ * Everything a store held when it was opened: what `start()` recovers.
+ *
+ * @group Journal
+ */
 export interface StoreContents {
   /** Unfinished messages, in the order each was first journaled (post order). */
   readonly messages: readonly JournalRecord[]
@@ -81,6 +95,8 @@ export interface StoreContents {
 /**
  * One atomic write: every change since the previous batch. Within a batch an id appears at most once
  * across `messages` and `removed` (and likewise for letters and keys).
+ *
+ * @group Journal
  */
 export interface JournalBatch {
   /** Messages to insert or replace (by id); a new id goes after every id already kept. */
@@ -118,6 +134,8 @@ export interface JournalBatch {
  * await loop.flushed() // the message is in the store now
  * await loop.stop()
  * ```
+ *
+ * @group Journal
  */
 export interface Store {
   /** A name for errors and events, such as `sqlite:/var/lib/app/journal.db`. */
@@ -136,7 +154,11 @@ export interface Store {
   watch?(adopt: (contents: StoreContents) => void): void
 }
 
-/** The journal's figures, in `loop.metrics().journal`. */
+/**
+ * The journal's figures, in `loop.metrics().journal`.
+ *
+ * @group Journal
+ */
 export interface JournalStats {
   /** The store's name. */
   readonly store: string

@@ -14,7 +14,7 @@ import type { DeadLetter } from '../failure/dead-letters.js'
 import type { AttemptFailure, FailureExitReport, RetryScheduled } from '../failure/failure-types.js'
 import type { BreakerChange } from '../pool/timeout-breakers.js'
 
-/** A zombie as the `zombies` event lists it. */
+/** A zombie as the `zombies` event lists it. @group Timeouts and stalls */
 export interface ZombieSummary {
   /** The attempt's epoch. */
   readonly epoch: number
@@ -30,16 +30,18 @@ import type { Message, MessageMap } from '../message.js'
 
 const RENAMED_BREAKER_EVENT = "The loop's `breaker` event is deprecated: listen to `timeout-breaker` (same arguments)."
 
-/** Lifecycle states: created → running ⇄ paused → draining → stopped. */
+/** Lifecycle states: created → running ⇄ paused → draining → stopped. @group Loop */
 export type LoopState = 'created' | 'running' | 'paused' | 'draining' | 'stopped'
 
-/** Why a message was dropped. */
+/** Why a message was dropped. @group Events */
 export type DropReason = 'drop-new' | 'drop-oldest-lowest' | 'duplicate'
 
 /**
- * Event names and listener arguments.
+ * Event names and listener arguments: each member is an event, and its tuple names the listener's
+ * arguments in order — `succeeded: [message, durationMs]` is `loop.events.on('succeeded', (message, durationMs) => …)`.
  *
  * @typeParam M - the message map
+ * @group Events
  */
 export interface LoopEvents<M extends MessageMap = MessageMap> {
   /** A message entered the queue (a delayed one when it became due). */
@@ -172,6 +174,7 @@ export function rethrowLater(error: unknown): void {
  * listener records (`_events`, the one internal relied on, at the version pinned in package.json),
  * the way upstream does: `once`, `context`, and listeners added or removed during an emit behave
  * exactly as there — the tests pin it.
+ * @group Events
  */
 export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter<LoopEvents<M>> {
   /** Emits to every listener, each isolated; a listener's error is re-thrown asynchronously. */

@@ -39,20 +39,20 @@ export type { StopOptions } from '../shutdown/stopper.js'
  * @typeParam M - the message map: type → payload
  *
  * @remarks
- * Guarantees (BRIEF §3), each with one owner:
- * - **I1** every admitted message ends in exactly one outcome — `succeeded`, `dead-lettered`,
- *   `dropped`, `cancelled`, or handed back in a shutdown snapshot (`snapshotted`) — counted in
- *   {@link Loop.metrics}; a refused post throws (or returns) at once. One stage writes every outcome
- *   (`engine/outcomes.ts`).
- * - **I2** two messages with the same `key` never run at once; equal-priority messages of a key start
- *   in post order (`queue/run-queue.ts`), also across retries and breaker holds (the key stays claimed).
- * - **I3** a free worker takes the most urgent runnable message; ties go to post order; linear aging
- *   bounds overtaking (`queue/urgency.ts`).
- * - **I4** never more than `capacity` messages wait (`admission/admission.ts`).
- * - **I7** bad input throws a typed error before anything changes.
+ * Guarantees:
+ * - **Nothing is lost silently:** every admitted message ends in exactly one outcome — `succeeded`,
+ *   `dead-lettered`, `dropped`, `cancelled`, or handed back in a shutdown snapshot (`snapshotted`) —
+ *   counted in {@link Loop.metrics}; a refused post throws (or returns) at once.
+ * - **Per-key order:** two messages with the same `key` never run at once; equal-priority messages of
+ *   a key start in post order, also across retries and circuit-breaker holds (the key stays claimed).
+ * - **Priority with fairness:** a free worker takes the most urgent runnable message; ties go to post
+ *   order; linear aging (`agingMs`) bounds overtaking.
+ * - **Bounded:** never more than `capacity` messages wait.
+ * - **Clear errors:** bad input throws a typed error before anything changes.
  *
  * Complexity per message: O(1) admission and dispatch with the default `levels` queue (O(log k) more
  * when a key is busy, k = messages parked on it).
+ * @group Loop
  */
 export class Loop<M extends MessageMap = MessageMap> {
   /** Typed lifecycle and message events (eventemitter3). */
@@ -441,6 +441,7 @@ export class Loop<M extends MessageMap = MessageMap> {
  * loop.post('order.paid', { orderId: 'o-1', amount: 42 }, { key: 'o-1', priority: 1 })
  * await loop.stop()
  * ```
+ * @group Loop
  */
 export function createLoop<M extends MessageMap = MessageMap>(options?: LoopOptions): Loop<M> {
   return new Loop<M>(options)

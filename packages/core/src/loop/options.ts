@@ -32,7 +32,7 @@ import {
 } from './option-checks.js'
 import { checkStall, type StallOptions } from './stall-option.js'
 
-/** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. */
+/** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. @group Loop */
 export interface LoopOptions {
   /**
    * Bound on waiting messages (ready, parked behind a busy key, held by a breaker, backing off before
@@ -308,7 +308,7 @@ export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
 /** The options that were renamed: the old names still work, with a `DeprecationWarning`. */
 const RENAMES: readonly Rename[] = [{ from: 'breaker', to: 'circuitBreaker', code: 'FLOWING_DEP_BREAKER' }]
 
-/** The overflow policies, for validation and docs. */
+/** The overflow policies, for validation and docs. @group Messages */
 export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ['reject', 'drop-new', 'drop-oldest-lowest', 'wait']
 
 /**

@@ -14,6 +14,8 @@ import * as check from '../internal/validate.js'
  * `describeRunning` (its running attempts) and `onStall` (its `stall` event: listen with
  * `loop.events.on('stall', (report) => …)`). Giving any of them is refused with an
  * `InvalidArgumentError` rather than silently replaced.
+ *
+ * @group Timeouts and stalls
  */
 export interface StallOptions {
   /**

@@ -5,7 +5,11 @@
  * @module
  */
 
-/** Percentiles of one histogram, in milliseconds. */
+/**
+ * Percentiles of one histogram, in milliseconds.
+ *
+ * @group Metrics
+ */
 export interface HistogramSnapshot {
   /** Number of recorded values. */
   readonly count: number
@@ -89,6 +93,8 @@ const summedQuantiles = new Float64Array(QUANTILES.length)
  * h.record(0.25)
  * h.snapshot().p99 // ≈ 0.25
  * ```
+ *
+ * @group Metrics
  */
 export class Histogram {
   readonly #counts = new Float64Array(BUCKETS)

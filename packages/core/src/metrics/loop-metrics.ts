@@ -10,7 +10,9 @@ import { Histogram, type HistogramSnapshot } from './histogram.js'
 
 /**
  * Monotonic counts since the loop was created. At rest: `posted = accepted + rejected` and
- * `accepted = succeeded + deadLettered + dropped + cancelled + snapshotted` (BRIEF I1).
+ * `accepted = succeeded + deadLettered + dropped + cancelled + snapshotted`: nothing is lost silently.
+ *
+ * @group Metrics
  */
 export interface LoopCounters {
   /** Every call to `post`, `tryPost`, `send` and `ctx.post`. */
@@ -49,7 +51,11 @@ export interface LoopCounters {
   readonly fenced: number
 }
 
-/** Point-in-time levels. */
+/**
+ * Point-in-time levels.
+ *
+ * @group Metrics
+ */
 export interface LoopGauges {
   /** Waiting messages: ready, parked behind a busy key, held by a breaker, backing off before a retry. */
   readonly queued: number
@@ -83,7 +89,11 @@ export interface LoopGauges {
   readonly waitingProducers: number
 }
 
-/** What `loop.metrics()` returns. Plain data, safe to serialize. */
+/**
+ * What `loop.metrics()` returns. Plain data, safe to serialize.
+ *
+ * @group Metrics
+ */
 export interface MetricsSnapshot {
   /** Monotonic counts. */
   readonly counters: LoopCounters

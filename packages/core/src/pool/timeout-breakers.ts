@@ -24,7 +24,11 @@
  */
 import type { Clock } from '../clock.js'
 
-/** A breaker's state change, as the `breaker` event reports it. */
+/**
+ * A breaker's state change, as the `breaker` event reports it.
+ *
+ * @group Timeouts and stalls
+ */
 export interface BreakerChange {
   /** The message type. */
   readonly type: string

@@ -15,6 +15,8 @@ import type { LoopSnapshot } from './snapshot.js'
 /**
  * A process signal name: the same union as `NodeJS.Signals` of `@types/node`, spelled out so that these
  * declarations compile without `@types/node`.
+ *
+ * @group Shutdown
  */
 export type ProcessSignal =
   | 'SIGABRT'
@@ -55,13 +57,21 @@ export type ProcessSignal =
   | 'SIGLOST'
   | 'SIGINFO'
 
-/** The part of a loop the handlers drive. */
+/**
+ * The part of a loop the handlers drive.
+ *
+ * @group Shutdown
+ */
 export interface Stoppable {
   /** `loop.stop()`. */
   stop(options: { deadlineMs: number; signal: AbortSignalLike }): Promise<LoopSnapshot>
 }
 
-/** The part of `process` the handlers use (injectable for tests). */
+/**
+ * The part of `process` the handlers use (injectable for tests).
+ *
+ * @group Shutdown
+ */
 export interface SignalSource {
   /** Adds a signal listener. */
   on(signal: ProcessSignal, listener: (signal: ProcessSignal) => void): unknown
@@ -71,7 +81,11 @@ export interface SignalSource {
   exit(code?: number): unknown
 }
 
-/** Options of {@link installShutdownHandlers}. */
+/**
+ * Options of {@link installShutdownHandlers}.
+ *
+ * @group Shutdown
+ */
 export interface ShutdownHandlerOptions {
   /**
    * The signals that stop the loops.
@@ -139,6 +153,8 @@ const KNOWN = ['signals', 'deadlineMs', 'beforeStop', 'onSnapshot', 'close', 'ex
  *   close: [() => pool.end()],
  * })
  * ```
+ *
+ * @group Shutdown
  */
 export function installShutdownHandlers(
   loops: Stoppable | readonly Stoppable[],

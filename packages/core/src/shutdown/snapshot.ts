@@ -12,19 +12,33 @@ import { checkHeaders } from '../headers.js'
 import type { MessageHeaders, MessageKey } from '../message.js'
 import { MAX_PRIORITY, type PriorityLevel } from '../priority.js'
 
-/** The format name every snapshot carries. */
+/**
+ * The format name every snapshot carries.
+ *
+ * @group Shutdown
+ */
 export const SNAPSHOT_FORMAT = 'flowing.snapshot'
-/** The snapshot version this release writes and reads. */
+/**
+ * The snapshot version this release writes and reads.
+ *
+ * @group Shutdown
+ */
 export const SNAPSHOT_VERSION = 1
 
 /**
  * Where an unfinished message was when the loop stopped: `queued` (ready, or parked behind a busy key),
  * `held` (by an open circuit breaker), `running` (aborted at the deadline: it will run again), `delayed`
  * (not due yet), `retry-scheduled` (backing off after a failed attempt).
+ *
+ * @group Shutdown
  */
 export type SnapshotState = 'queued' | 'held' | 'running' | 'delayed' | 'retry-scheduled'
 
-/** One unfinished message. */
+/**
+ * One unfinished message.
+ *
+ * @group Shutdown
+ */
 export interface SnapshotMessage {
   /** Its id in the loop that stopped (restored messages get new ids; `dedupe: 'id'` keys keep this one). */
   readonly id: string
@@ -58,7 +72,11 @@ export interface SnapshotMessage {
   readonly headers?: MessageHeaders
 }
 
-/** What `stop({ deadlineMs })` resolves with and `restore()` takes. */
+/**
+ * What `stop({ deadlineMs })` resolves with and `restore()` takes.
+ *
+ * @group Shutdown
+ */
 export interface LoopSnapshot {
   /** Always `flowing.snapshot`. */
   readonly format: typeof SNAPSHOT_FORMAT
@@ -94,6 +112,8 @@ const KEYS = new Set([
 /**
  * Checks that `value` is a whole snapshot of this format and version, field by field.
  * @throws SnapshotError naming the first bad field
+ *
+ * @group Shutdown
  */
 export function checkSnapshot(value: unknown): LoopSnapshot {
   const s = record<LoopSnapshot>('', value)

@@ -32,7 +32,11 @@ import type { HandBack } from './hand-back.js'
 import type { Holder } from './holders.js'
 import type { LoopSnapshot } from './snapshot.js'
 
-/** Options of `Loop.stop`. */
+/**
+ * Options of `Loop.stop`.
+ *
+ * @group Shutdown
+ */
 export interface StopOptions {
   /**
    * `true`: run every queued message first. `false`: cancel what is queued (outcome `cancelled`),

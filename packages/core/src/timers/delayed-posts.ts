@@ -22,6 +22,9 @@ export interface DelayedHost {
  *
  * @typeParam M - the message map
  * @typeParam T - the message type
+ *
+ * @group Messages
+ * @category Messages
  */
 export interface DelayedMessage<M extends MessageMap = MessageMap, T extends MessageType<M> = MessageType<M>> {
   /** The message that will be posted (its `postedAt` is set when it enters the queue). */

@@ -14,7 +14,11 @@ import {
 } from '@flowing/core'
 import { closestName } from '@flowing/errors'
 
-/** The options of a post to a distributed loop. */
+/**
+ * The options of a post to a distributed loop.
+ *
+ * @group NATS loop
+ */
 export interface NatsPostOptions {
   /** Partition key: messages with the same key run one at a time, across every process, in post order. */
   readonly key?: MessageKey | undefined

@@ -12,7 +12,11 @@ import { WatermarkController } from '@flowing/backpressure'
 import { BackpressureError, type BackpressureOptions, type PressureTransition, Priority } from '@flowing/core'
 import type { JetStreamManager } from '@nats-io/jetstream'
 
-/** `backpressure` of a distributed loop: core's options, and how often the fill is read. */
+/**
+ * `backpressure` of a distributed loop: core's options, and how often the fill is read.
+ *
+ * @group NATS loop
+ */
 export interface StreamBackpressureOptions extends BackpressureOptions {
   /** How often the stream's fill is read from the server (ms). @defaultValue 250 */
   readonly intervalMs?: number

@@ -9,7 +9,11 @@
 import { type Queryable, run } from './db.js'
 import type { Statements } from './sql.js'
 
-/** The state of a store's lease, as {@link PostgresStore.lease} shows it. */
+/**
+ * The state of a store's lease, as {@link PostgresStore.lease} shows it.
+ *
+ * @group Store
+ */
 export interface LeaseState {
   /** The owner the lease is held for. */
   readonly owner: string

@@ -1,0 +1,120 @@
+// A typedoc plugin for the site's navigation:
+// - each package's module page shows that package's README.md, the way typedoc's `packages` entry
+//   point strategy would, while the site keeps one program (resolve strategy) and one validation pass;
+//   links to `packages/<name>/README.md` anywhere in the docs resolve to that page;
+// - the project documents (docs/guides, docs/architecture.md, docs/design) are titled by their first
+//   heading, grouped as Guides or Design notes, and listed in reading order;
+// - the members of `Loop` are grouped by topic (Handlers, Posting, Lifecycle, …).
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Comment, CommentTag, Converter, MinimalSourceFile, normalizePath, ReflectionKind } from 'typedoc'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+// Reading order; documents not listed follow, in file-name order.
+const ORDER = [
+  'guides/getting-started',
+  'guides/coming-from',
+  'guides/failure-handling',
+  'guides/timeouts-and-zombies',
+  'guides/handling-overload',
+  'guides/shutdown-and-restarts',
+  'guides/exactly-once-effects',
+  'guides/durability',
+  'guides/scale-out',
+  'guides/tuning-worker-counts',
+  'architecture',
+  'design/message-lifecycle',
+  'design/hot-path',
+  'design/timing-wheel',
+  'design/backpressure',
+  'design/watchdog',
+  'design/scale-out',
+]
+
+// The members of `Loop` by topic (its source is the one front of the loop, kept under the size limit:
+// the groups live here). A member not listed stays in typedoc's own Methods / Accessors groups.
+const LOOP_MEMBERS = {
+  Handlers: ['on', 'route', 'use', 'stamp'],
+  Posting: ['post', 'tryPost', 'send', 'postDelayed', 'postAt', 'desiredSize', 'ready'],
+  Lifecycle: ['state', 'start', 'pause', 'resume', 'flushed', 'drain', 'stop', 'resize'],
+  Restore: ['restore', 'readmit'],
+  Inspection: ['metrics', 'trace', 'circuits', 'zombies', 'queued', 'running', 'sideTableSize'],
+  'Dead letters': ['deadLetters', 'replay'],
+  Events: ['events'],
+}
+
+/**
+ * Adds a `@group` tag to each listed member of a class, on the comment typedoc groups by.
+ * @param {import('typedoc').DeclarationReflection} owner
+ * @param {Record<string, string[]>} groups
+ */
+function groupMembers(owner, groups) {
+  for (const [group, names] of Object.entries(groups)) {
+    for (const name of names) {
+      const member = owner.getChildByName(name)
+      if (member === undefined || !member.isDeclaration()) continue
+      const target = member.signatures?.[0] ?? member.getSignature ?? member
+      target.comment ??= new Comment()
+      target.comment.blockTags.push(new CommentTag('@group', [{ kind: 'text', text: group }]))
+    }
+  }
+}
+
+/**
+ * A short title from a document's first heading, which also names its page: the part before the
+ * colon (`Failure handling: retries, …` → `Failure handling`), or after a `Design note:` prefix.
+ * @param {string} heading
+ */
+function title(heading) {
+  const plain = heading.replaceAll('`', '').trim()
+  const design = /^Design(?: note)?:\s*(.+)$/.exec(plain)
+  if (design) return design[1].charAt(0).toUpperCase() + design[1].slice(1)
+  return plain.split(':')[0].trim()
+}
+
+/** @param {import('typedoc').Application} app */
+export function load(app) {
+  // Where each document came from ('guides/coming-from'), before its name becomes its title.
+  const origin = new Map()
+
+  app.converter.on(Converter.EVENT_CREATE_DOCUMENT, (_context, document) => {
+    origin.set(document, document.name)
+    // The first line, code spans included (`# Getting started with \`@flowing/core\``).
+    const text = document.content.map((part) => part.text).join('')
+    const heading = /^#\s+(.+)$/m.exec(text)
+    if (heading) document.name = title(heading[1])
+    if (document.frontmatter.group === undefined) {
+      document.frontmatter.group = origin.get(document).startsWith('guides/') ? 'Guides' : 'Design notes'
+    }
+  })
+
+  app.converter.on(
+    Converter.EVENT_RESOLVE_BEGIN,
+    (context) => {
+      const project = context.project
+      for (const module of project.getChildrenByKind(ReflectionKind.Module)) {
+        const name = module.name.replace(/^@flowing\//, '')
+        const file = normalizePath(join(root, 'packages', name, 'README.md'))
+        if (!existsSync(file)) continue
+        const { content } = app.converter.parseRawComment(
+          new MinimalSourceFile(readFileSync(file, 'utf8'), file),
+          project.files,
+        )
+        module.readme = content
+        project.files.registerReflectionPath(file, module)
+      }
+      const loop = project.getChildByName(['@flowing/core', 'Loop'])
+      if (loop?.isDeclaration()) groupMembers(loop, LOOP_MEMBERS)
+      const rank = (child) => {
+        const at = ORDER.indexOf(origin.get(child) ?? '')
+        return at === -1 ? ORDER.length : at
+      }
+      project.documents?.sort((a, b) => rank(a) - rank(b))
+      project.childrenIncludingDocuments?.sort((a, b) => rank(a) - rank(b))
+    },
+    // Before typedoc resolves links, groups and sorts.
+    100,
+  )
+}
