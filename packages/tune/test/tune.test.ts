@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { parseArgs, parseDuration } from '../src/tune/args.js'
-import { renderChart } from '../src/tune/chart.js'
-import { ExitCode, TuneError } from '../src/tune/errors.js'
-import { classify, explain, findKnee, type SweepPoint } from '../src/tune/knee.js'
-import { validateShape } from '../src/tune/module.js'
+import { parseArgs, parseDuration } from '../src/args.js'
+import { renderChart } from '../src/chart.js'
+import { ExitCode, TuneError } from '../src/errors.js'
+import { classify, explain, findKnee, type SweepPoint } from '../src/knee.js'
+import { validateShape } from '../src/module.js'
 
 const curve = (pairs: readonly [number, number, number?, number?][]): SweepPoint[] =>
   pairs.map(([workers, throughput, p99 = 10, utilization = 0.3]) => ({ workers, throughput, p99, utilization }))

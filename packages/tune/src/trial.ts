@@ -47,6 +47,18 @@ export interface TrialResult {
 // Handlers that outlive the window get this long to finish before the trial is declared stuck.
 const SETTLE_MS = 15_000
 
+/** What a trial counts while its window is open. */
+interface TrialState {
+  measuring: boolean
+  inFlight: number
+  next: number
+  succeeded: number
+  failed: number
+  refused: number
+  fault: TuneError | undefined
+  firstFailure: unknown
+}
+
 /** Runs one trial. @throws TuneError when the handlers cannot be measured (all fail, none finish, bad samples) */
 export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<TrialResult> {
   const loop = createLoop<Record<string, unknown>>({
@@ -54,49 +66,22 @@ export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<Trial
     capacity: load.capacity,
     overflow: 'reject',
   })
-  const state = { measuring: true, inFlight: 0, next: 0, succeeded: 0, failed: 0, refused: 0 }
-  let fault: TuneError | undefined
-  let firstFailure: unknown
+  const state: TrialState = {
+    measuring: true,
+    inFlight: 0,
+    next: 0,
+    succeeded: 0,
+    failed: 0,
+    refused: 0,
+    fault: undefined,
+    firstFailure: undefined,
+  }
   const lifecycle = new Histogram()
   const closed = load.rate === undefined
   const target = 2 * load.workers
-
-  const offer = (): void => {
-    const i = state.next++
-    const message = checkedSample(mod, i)
-    const result = loop.tryPost(message.type, message.payload, {
-      key: message.key,
-      priority: message.priority,
-    })
-    if (result.ok) state.inFlight++
-    else state.refused++
-  }
-  const guardedOffer = (count: number): void => {
-    try {
-      for (let k = 0; k < count && fault === undefined; k++) offer()
-    } catch (error) {
-      fault =
-        error instanceof TuneError ? error : new TuneError(`sample(${state.next - 1}) was refused: ${oneLine(error)}`)
-    }
-  }
-
-  loop.use(async (message, _ctx, next) => {
-    let ok = false
-    try {
-      await next()
-      ok = true
-    } catch (error) {
-      firstFailure ??= error
-      throw error
-    } finally {
-      state.inFlight--
-      if (state.measuring) {
-        if (ok) state.succeeded++
-        else state.failed++
-        lifecycle.record(performance.now() - message.postedAt)
-        if (closed) guardedOffer(target - state.inFlight)
-      }
-    }
+  const offer = offerer(mod, loop, state)
+  instrument(loop, state, lifecycle, () => {
+    if (closed) offer(target - state.inFlight)
   })
   await register(mod, loop)
 
@@ -104,26 +89,16 @@ export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<Trial
   delay.enable()
   const elu0 = performance.eventLoopUtilization()
   const t0 = performance.now()
-  if (closed) guardedOffer(target)
-  else await openLoop(load, t0, guardedOffer, () => fault !== undefined)
-  if (closed) await sleepUntil(t0 + load.durationMs, () => fault !== undefined)
+  const faulted = (): boolean => state.fault !== undefined
+  if (closed) offer(target)
+  else await openLoop(load, t0, offer, faulted)
+  if (closed) await sleepUntil(t0 + load.durationMs, faulted)
   state.measuring = false
   const elapsed = performance.now() - t0
   const metrics = loop.metrics()
   const utilization = performance.eventLoopUtilization(elu0).utilization
   delay.disable()
-  if (fault !== undefined) throw fault
-  const done = state.succeeded + state.failed
-  if (done === 0 && load.warmup !== true) {
-    throw new TuneError(
-      `no message finished within ${seconds(load.durationMs)} at ${workerCount(load.workers)}: a handler hangs or is slower than the trial (raise --duration)`,
-    )
-  }
-  if (state.succeeded === 0 && done > 0) {
-    throw new TuneError(
-      `every message failed (${done} of ${done}) at ${workerCount(load.workers)}; first error: ${oneLine(firstFailure)}`,
-    )
-  }
+  judge(state, load)
   // Only now: a failed trial ends the run, so it need not wait for its stragglers.
   await settle(loop, load.workers)
   return {
@@ -139,6 +114,68 @@ export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<Trial
     // No sample at all means one turn blocked the whole window: there is no figure to give.
     eventLoopDelayP99: delay.count > 0 ? delay.percentile(99) / 1e6 : Number.NaN,
     utilization,
+  }
+}
+
+/** Posts `count` samples (stopping at the first fault, which it records). */
+function offerer(mod: TunerModule, loop: Loop<Record<string, unknown>>, state: TrialState): (count: number) => void {
+  const offer = (): void => {
+    const i = state.next++
+    const message = checkedSample(mod, i)
+    const result = loop.tryPost(message.type, message.payload, { key: message.key, priority: message.priority })
+    if (result.ok) state.inFlight++
+    else state.refused++
+  }
+  return (count) => {
+    try {
+      for (let k = 0; k < count && state.fault === undefined; k++) offer()
+    } catch (error) {
+      state.fault =
+        error instanceof TuneError ? error : new TuneError(`sample(${state.next - 1}) was refused: ${oneLine(error)}`)
+    }
+  }
+}
+
+/** A middleware counting each settled message and its lifecycle; `settled` runs after each one in the window. */
+function instrument(
+  loop: Loop<Record<string, unknown>>,
+  state: TrialState,
+  lifecycle: Histogram,
+  settled: () => void,
+): void {
+  loop.use(async (message, _ctx, next) => {
+    let ok = false
+    try {
+      await next()
+      ok = true
+    } catch (error) {
+      state.firstFailure ??= error
+      throw error
+    } finally {
+      state.inFlight--
+      if (state.measuring) {
+        if (ok) state.succeeded++
+        else state.failed++
+        lifecycle.record(performance.now() - message.postedAt)
+        settled()
+      }
+    }
+  })
+}
+
+/** Ends the run when the window shows the handlers cannot be measured. */
+function judge(state: TrialState, load: TrialLoad): void {
+  if (state.fault !== undefined) throw state.fault
+  const done = state.succeeded + state.failed
+  if (done === 0 && load.warmup !== true) {
+    throw new TuneError(
+      `no message finished within ${seconds(load.durationMs)} at ${workerCount(load.workers)}: a handler hangs or is slower than the trial (raise --duration)`,
+    )
+  }
+  if (state.succeeded === 0 && done > 0) {
+    throw new TuneError(
+      `every message failed (${done} of ${done}) at ${workerCount(load.workers)}; first error: ${oneLine(state.firstFailure)}`,
+    )
   }
 }
 

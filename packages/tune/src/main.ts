@@ -36,7 +36,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return ExitCode.ok
   }
   if (command.kind === 'smoke') {
-    await runSmoke(print)
+    await runSmoke(print, command.module)
     return ExitCode.ok
   }
   await tune(command.options, print)

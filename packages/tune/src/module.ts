@@ -33,7 +33,7 @@ export type SampleMessage<M extends MessageMap = Record<string, unknown>> = {
  *
  * @example
  * ```ts
- * import type { TunerModule } from '../src/tune/module.js' // as benchmarks/examples do
+ * import type { TunerModule } from '@flowing/tune'
  * interface Messages { fetch: { id: number } }
  * export default {
  *   register(loop) { loop.on('fetch', async (msg) => { await fetchSomething(msg.payload.id) }) },

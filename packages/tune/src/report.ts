@@ -6,13 +6,13 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { spread } from '../lib/stats.js'
-import { renderTable } from '../lib/table.js'
 import type { TuneOptions } from './args.js'
 import { renderChart } from './chart.js'
 import { ms, perSecond, seconds, workerCount } from './format.js'
 import { classify, explain, findKnee, type Knee, type Shape } from './knee.js'
+import { spread } from './stats.js'
 import type { MeasuredPoint } from './sweep.js'
+import { renderTable } from './table.js'
 
 /** The verdict and the text that shows it. */
 export interface Report {

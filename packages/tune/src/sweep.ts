@@ -4,11 +4,12 @@
  *
  * @module
  */
-import { median } from '../lib/stats.js'
+
 import type { TuneOptions } from './args.js'
 import { ms, perSecond, workerCount } from './format.js'
 import type { SweepPoint } from './knee.js'
 import type { TunerModule } from './module.js'
+import { median } from './stats.js'
 import { runTrial, type TrialResult } from './trial.js'
 
 /** A worker count's point plus the medians of the other figures, for the table. */
