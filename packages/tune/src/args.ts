@@ -32,6 +32,42 @@ export interface TuneOptions {
   readonly quiet: boolean
 }
 
+/** What {@link tune} takes: the module, and any option of {@link TuneOptions} (the rest defaulted). */
+export type TuneInput = Partial<TuneOptions> & { readonly module: string }
+
+/**
+ * The options with the command line's defaults for what `input` leaves out.
+ * @throws TuneError (exit code 2) for a worker list, count or duration out of range
+ */
+export function resolveTuneOptions(input: TuneInput): TuneOptions {
+  const durationMs = input.durationMs ?? 10_000
+  const options: TuneOptions = {
+    workers: [1, 2, 4, 8, 16, 32],
+    warmupMs: Math.min(2000, durationMs * 0.2),
+    rate: undefined,
+    p99Ms: 50,
+    trials: 3,
+    tolerance: 0.05,
+    out: undefined,
+    capacity: 10_000,
+    quiet: false,
+    ...withoutUndefined(input),
+    durationMs,
+  }
+  parseWorkers(options.workers.join(','))
+  if (!(options.durationMs > 0 && options.warmupMs >= 0 && options.p99Ms > 0)) {
+    throw new TuneError('Expected durationMs and p99Ms to be positive and warmupMs not negative', ExitCode.usage)
+  }
+  parseInteger('trials', String(options.trials), 1, 100)
+  return { ...options, workers: [...new Set(options.workers)].sort((a, b) => a - b) }
+}
+
+function withoutUndefined(input: TuneInput): TuneInput {
+  return Object.fromEntries(
+    Object.entries(input).filter(([k, v]) => v !== undefined || k === 'rate' || k === 'out'),
+  ) as TuneInput
+}
+
 /** Usage text, printed by `--help` and after a bad command line. */
 export const USAGE = `Usage: flowing-tune <module.(js|mjs|ts)> [options]
        flowing-tune --smoke [module]

@@ -10,26 +10,32 @@ const W = 560
 const H = 300
 const M = { left: 70, right: 20, top: 36, bottom: 44 }
 
-/** Options of one chart. */
-export interface ChartSpec {
+/** Options of one chart of points `P`. */
+export interface ChartSpec<P extends SweepPoint = SweepPoint> {
+  /** The chart's title (also its SVG `<title>`). */
   readonly title: string
+  /** The y axis label. */
   readonly yLabel: string
-  readonly value: (p: SweepPoint) => number
+  /** The plotted value of a point (the median of its trials). */
+  readonly value: (p: P) => number
+  /** Min and max of a point's trials, drawn as a whisker through it; `undefined`: none for that point. */
+  readonly range?: (p: P) => readonly [number, number] | undefined
   /** A horizontal reference line (the p99 target), drawn dashed. */
   readonly reference?: { readonly value: number; readonly label: string }
   /** The recommended worker count, marked on the curve. */
   readonly knee?: number | undefined
 }
 
-/** Renders `points` as an SVG document. */
-export function renderChart(points: readonly SweepPoint[], spec: ChartSpec): string {
+/** Renders `points` as an SVG document, each with its min/max whisker when `spec.range` gives one. */
+export function renderChart<P extends SweepPoint>(points: readonly P[], spec: ChartSpec<P>): string {
   const sorted = [...points].sort((a, b) => a.workers - b.workers)
   const xs = sorted.map((p) => Math.log2(p.workers))
   const ys = sorted.map(spec.value)
+  const ranges = sorted.map((p) => spec.range?.(p))
   const xMin = Math.min(...xs)
   const xMax = Math.max(...xs, xMin + 1)
   // Ticks at a round step (1, 2, 2.5 or 5 × 10^k), four or five of them.
-  const top = Math.max(...ys, spec.reference?.value ?? 0) * 1.1
+  const top = Math.max(...ys, ...ranges.map((w) => w?.[1] ?? 0), spec.reference?.value ?? 0) * 1.1
   const step = niceCeil(top / 4)
   const ticks = Math.max(1, Math.ceil(top / step))
   const yMax = step * ticks
@@ -63,6 +69,8 @@ export function renderChart(points: readonly SweepPoint[], spec: ChartSpec): str
       `<text x="${W - M.right}" y="${y - 5}" text-anchor="end" fill="#c33">${escapeXml(spec.reference.label)}</text>`,
     )
   }
+  for (const [i, w] of ranges.entries())
+    if (w !== undefined) parts.push(whisker(r(px(xs[i] as number)), r(py(w[0])), r(py(w[1]))))
   const path = sorted.map((_, i) => `${r(px(xs[i] as number))},${r(py(ys[i] as number))}`).join(' ')
   parts.push(`<polyline points="${path}" fill="none" stroke="#2563eb" stroke-width="2"/>`)
   sorted.forEach((p, i) => {
@@ -74,6 +82,14 @@ export function renderChart(points: readonly SweepPoint[], spec: ChartSpec): str
   })
   parts.push('</svg>', '')
   return parts.join('\n')
+}
+
+/** A vertical min–max line with caps at `x`, from `lo` to `hi` (pixel rows). */
+function whisker(x: number, lo: number, hi: number): string {
+  return (
+    `<g class="whisker" stroke="#64748b"><line x1="${x}" x2="${x}" y1="${lo}" y2="${hi}"/>` +
+    `<line x1="${x - 5}" x2="${x + 5}" y1="${lo}" y2="${lo}"/><line x1="${x - 5}" x2="${x + 5}" y1="${hi}" y2="${hi}"/></g>`
+  )
 }
 
 function niceCeil(value: number): number {

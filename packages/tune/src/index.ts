@@ -20,12 +20,31 @@
  * @packageDocumentation
  * @module @flowing/tune
  */
-export { type Command, parseArgs, type TuneOptions, USAGE } from './args.js'
+export { type Command, parseArgs, resolveTuneOptions, type TuneInput, type TuneOptions, USAGE } from './args.js'
 export { type ChartSpec, renderChart } from './chart.js'
-export { ExitCode, TuneError } from './errors.js'
+export { ExitCode, fullCause, InvalidLoopOptionsError, ModuleLoadError, TuneError } from './errors.js'
 export { ms, perSecond, seconds, workerCount } from './format.js'
-export { classify, explain, findKnee, type Knee, type Shape, type SweepPoint } from './knee.js'
+export {
+  classify,
+  explain,
+  findKnee,
+  type Knee,
+  noisyCounts,
+  type Shape,
+  SPREAD_LIMIT,
+  type SweepPoint,
+  withdrawWhileScaling,
+} from './knee.js'
+export {
+  checkLoopOptions,
+  OWNED_LOOP_OPTIONS,
+  type OwnedOptions,
+  type TrialInfo,
+  trialLoopOptions,
+} from './loop-options.js'
+export { describeMachine, formatMachineInfo, type MachineInfo } from './machine.js'
 export { loadModule, type SampleMessage, type TunerModule, validateShape } from './module.js'
+export { bar, createProgress, type Progress, type ProgressStream, silentProgress } from './progress.js'
 export { buildReport, type Report, writeReport } from './report.js'
 export { type TuneRun, tune } from './run.js'
 export { median, spread } from './stats.js'

@@ -92,7 +92,8 @@ function checkArgs(): void {
   }
 }
 
-const tiny = (module: string, extra: Partial<TuneOptions> = {}): TuneOptions => ({
+/** The options of a tiny quiet sweep of `module` (smoke-sized), with `extra` over them. */
+export const tiny = (module: string, extra: Partial<TuneOptions> = {}): TuneOptions => ({
   module,
   workers: [1, 4, 16],
   durationMs: 250,

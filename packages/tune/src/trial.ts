@@ -9,6 +9,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { createLoop, Histogram, type Loop } from '@flowing/core'
 import { oneLine, TuneError } from './errors.js'
 import { seconds, workerCount } from './format.js'
+import { trialLoopOptions } from './loop-options.js'
 import { checkedSample, type TunerModule } from './module.js'
 
 /** How a trial offers load. */
@@ -18,6 +19,8 @@ export interface TrialLoad {
   /** Messages per second (open loop), or `undefined` for closed loop with 2 × workers in flight. */
   readonly rate: number | undefined
   readonly capacity: number
+  /** Receives each line the trial loop logs (new failure signatures) instead of the console. */
+  readonly log?: (line: string) => void
   /** A warm-up: finishing nothing within it is not yet a sign of a hang. */
   readonly warmup?: boolean
 }
@@ -61,11 +64,9 @@ interface TrialState {
 
 /** Runs one trial. @throws TuneError when the handlers cannot be measured (all fail, none finish, bad samples) */
 export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<TrialResult> {
-  const loop = createLoop<Record<string, unknown>>({
-    workers: load.workers,
-    capacity: load.capacity,
-    overflow: 'reject',
-  })
+  const logger = { warn: load.log ?? (() => {}) }
+  const options = trialLoopOptions(mod, { workers: load.workers, capacity: load.capacity, logger })
+  const loop = createLoop<Record<string, unknown>>({ ...options, autoStart: false })
   const state: TrialState = {
     measuring: true,
     inFlight: 0,
@@ -84,6 +85,7 @@ export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<Trial
     if (closed) offer(target - state.inFlight)
   })
   await register(mod, loop)
+  loop.start()
 
   const delay = monitorEventLoopDelay({ resolution: 5 })
   delay.enable()
@@ -136,31 +138,31 @@ function offerer(mod: TunerModule, loop: Loop<Record<string, unknown>>, state: T
   }
 }
 
-/** A middleware counting each settled message and its lifecycle; `settled` runs after each one in the window. */
+/**
+ * Counts each message's final outcome (a retried message once, when it succeeds or is dead-lettered)
+ * and its lifecycle; `settled` runs after each one in the window.
+ */
 function instrument(
   loop: Loop<Record<string, unknown>>,
   state: TrialState,
   lifecycle: Histogram,
   settled: () => void,
 ): void {
-  loop.use(async (message, _ctx, next) => {
-    let ok = false
-    try {
-      await next()
-      ok = true
-    } catch (error) {
-      state.firstFailure ??= error
-      throw error
-    } finally {
-      state.inFlight--
-      if (state.measuring) {
-        if (ok) state.succeeded++
-        else state.failed++
-        lifecycle.record(performance.now() - message.postedAt)
-        settled()
-      }
-    }
+  const finish = (postedAt: number, ok: boolean | undefined): void => {
+    state.inFlight--
+    if (!state.measuring) return
+    if (ok === true) state.succeeded++
+    else if (ok === false) state.failed++
+    lifecycle.record(performance.now() - postedAt)
+    settled()
+  }
+  loop.events.on('failed', (_message, error) => {
+    state.firstFailure ??= error
   })
+  loop.events.on('succeeded', (message) => finish(message.postedAt, true))
+  loop.events.on('dead-lettered', (message) => finish(message.postedAt, false))
+  // Dropped (a drop-* policy of a handler's own posts, a duplicate) or cancelled: neither outcome.
+  loop.events.on('dropped', (message) => finish(message.postedAt, undefined))
 }
 
 /** Ends the run when the window shows the handlers cannot be measured. */

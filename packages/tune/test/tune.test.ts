@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseArgs, parseDuration } from '../src/args.js'
+import { parseArgs, parseDuration, resolveTuneOptions } from '../src/args.js'
 import { renderChart } from '../src/chart.js'
 import { ExitCode, TuneError } from '../src/errors.js'
 import { classify, explain, findKnee, type SweepPoint } from '../src/knee.js'
@@ -184,5 +184,37 @@ describe('renderChart()', () => {
     expect(svg).toContain('<title>p99 &lt;io&gt;</title>')
     expect(svg).toContain('stroke-dasharray')
     expect(svg.match(/>knee</g)).toHaveLength(1)
+  })
+})
+
+describe('renderChart() whiskers', () => {
+  it('draws a min/max whisker for each point that has a range, and fits the axis to the highest', () => {
+    const svg = renderChart(ioBound, {
+      title: 'throughput',
+      yLabel: 'msg/s',
+      value: (p) => p.throughput,
+      range: (p) => (p.workers === 1 ? undefined : [p.throughput * 0.9, p.throughput * 1.5]),
+    })
+    expect(svg.match(/<g class="whisker"/g)).toHaveLength(5)
+    // 2983 × 1.5 × 1.1 ≈ 4922: the axis goes past 4,000 (without the whisker it would stop at 3,500).
+    expect(svg).toMatch(/>4k</)
+    expect(renderChart(ioBound, { title: 't', yLabel: 'y', value: (p) => p.throughput })).not.toContain('whisker')
+  })
+})
+
+describe('resolveTuneOptions()', () => {
+  it("fills what the programmatic caller leaves out with the command line's defaults", () => {
+    const cli = parseArgs(['m.js'])
+    expect(cli.kind === 'tune' && cli.options).toEqual(resolveTuneOptions({ module: 'm.js' }))
+    expect(resolveTuneOptions({ module: 'm.js', workers: [8, 2, 2], durationMs: 1000 })).toMatchObject({
+      workers: [2, 8],
+      durationMs: 1000,
+      warmupMs: 200,
+    })
+  })
+
+  it('refuses what the command line would refuse', () => {
+    expect(() => resolveTuneOptions({ module: 'm.js', workers: [0] })).toThrow(/`--workers`/)
+    expect(() => resolveTuneOptions({ module: 'm.js', trials: 0 })).toThrow(/`--trials`/)
   })
 })
