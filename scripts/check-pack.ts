@@ -2,7 +2,8 @@
  * The packed artifacts, as a user outside the monorepo gets them: packs every public package with
  * pnpm (the one packer that rewrites `workspace:` ranges), installs the tarballs with plain npm into a
  * temporary app, and runs an ESM import, a CommonJS `require()` (Node's `require(esm)`), and a
- * TypeScript compile with `skipLibCheck: false` under `node16` and `bundler` resolution against them.
+ * TypeScript compile with `skipLibCheck: false` under `node16` and `bundler` resolution against them,
+ * then the installed `flowing-tune` bin on a small handler module.
  * Needs a build first (`tsc -b`). Run: `pnpm run check:pack`; `--keep` leaves the app for a look.
  *
  * @module
@@ -155,11 +156,33 @@ export function checkApp(dir: string, packages: readonly PublicPackage[]): void 
   }
 }
 
+// A user's handler module for the tuner: plain ESM, 0.2 ms of synchronous work a message (CPU-bound, so
+// a short sweep always has a knee), with loop options of its own.
+const TUNE_MODULE = `const spin = (ms) => { const end = performance.now() + ms; while (performance.now() < end); }
+export default {
+  register(loop) { loop.on('job', () => spin(0.2)) },
+  sample: (i) => ({ type: 'job', payload: i, key: i % 50 }),
+  loopOptions: { retry: { maxAttempts: 2 }, timeoutMs: 5000 },
+}
+`
+
+/** Runs the installed `flowing-tune` bin on a tiny module with a short sweep: it must exit 0 with a report. */
+export function checkTuneBin(dir: string): void {
+  writeFileSync(join(dir, 'tune-handlers.mjs'), TUNE_MODULE)
+  const bin = join(dir, 'node_modules', '.bin', 'flowing-tune')
+  const flags = ['--workers', '1,2', '--duration', '300ms', '--warmup', '50ms', '--trials', '1', '--p99', '5s']
+  const out = run('the installed flowing-tune bin', bin, ['tune-handlers.mjs', ...flags], dir)
+  if (!/\*\*Recommendation: \d+ workers?\*\*/.test(out) || !/^Machine: /m.test(out)) {
+    throw new Error(`check:pack — flowing-tune printed no report:\n${out}`)
+  }
+}
+
 function main(): void {
   const started = Date.now()
   const { dir, packages } = installedApp()
   try {
     checkApp(dir, packages)
+    checkTuneBin(dir)
     const seconds = ((Date.now() - started) / 1000).toFixed(0)
     console.log(`check:pack: ${packages.length} packages packed, installed with npm, imported (ESM, CommonJS) and`)
     console.log(
