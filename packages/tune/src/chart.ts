@@ -110,3 +110,35 @@ const r = (v: number): number => Math.round(v * 10) / 10
 function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 }
+
+/**
+ * Renders `points` as a text chart for the terminal and the Markdown report: one bar a count (its
+ * value, scaled to `width` columns), and under it, when `spec.range` gives one, the whisker of its
+ * trials, `├──┼──┤` from min to max with `┼` at the value.
+ */
+export function renderAsciiChart<P extends SweepPoint>(points: readonly P[], spec: ChartSpec<P>, width = 40): string {
+  const sorted = [...points].sort((a, b) => a.workers - b.workers)
+  const top = Math.max(...sorted.map((p) => spec.range?.(p)?.[1] ?? spec.value(p)), Number.MIN_VALUE)
+  const col = (v: number): number => Math.round((v / top) * width)
+  const label = Math.max(...sorted.map((p) => String(p.workers).length))
+  const lines = [`${spec.title} (${spec.yLabel}; bar: median, whisker: min–max of the trials)`]
+  for (const p of sorted) {
+    const value = spec.value(p)
+    const bar = '█'.repeat(col(value))
+    lines.push(`${String(p.workers).padStart(label)} │${bar.padEnd(width)} ${formatTick(value)}`)
+    const range = spec.range?.(p)
+    if (range === undefined || range[1] <= range[0]) continue
+    // Column c holds the bar's c-th cell: a value ends on column col(v) − 1, as its bar does.
+    const at = (v: number): number => Math.max(0, col(v) - 1)
+    const row = Array.from({ length: width }, () => ' ')
+    const [lo, hi, mid] = [at(range[0]), at(range[1]), at(value)]
+    for (let c = lo; c <= hi; c++) row[c] = '─'
+    row[lo] = '├'
+    row[hi] = '┤'
+    if (mid > lo && mid < hi) row[mid] = '┼'
+    lines.push(
+      `${' '.repeat(label)} │${row.join('').trimEnd().padEnd(width)} ${formatTick(range[0])}–${formatTick(range[1])}`,
+    )
+  }
+  return lines.join('\n')
+}

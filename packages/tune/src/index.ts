@@ -21,7 +21,7 @@
  * @module @flowing/tune
  */
 export { type Command, parseArgs, resolveTuneOptions, type TuneInput, type TuneOptions, USAGE } from './args.js'
-export { type ChartSpec, renderChart } from './chart.js'
+export { type ChartSpec, renderAsciiChart, renderChart } from './chart.js'
 export { ExitCode, fullCause, InvalidLoopOptionsError, ModuleLoadError, TuneError } from './errors.js'
 export { ms, perSecond, seconds, workerCount } from './format.js'
 export {

@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { TuneOptions } from './args.js'
-import { renderChart } from './chart.js'
+import { renderAsciiChart, renderChart } from './chart.js'
 import { ms, perSecond, seconds, workerCount } from './format.js'
 import {
   classify,
@@ -46,6 +46,15 @@ export function buildReport(points: readonly MeasuredPoint[], options: TuneOptio
     ...(machine === undefined ? [] : [formatMachineInfo(machine)]),
     '',
     table(points, knee, options),
+    '',
+    '```text',
+    renderAsciiChart(points, {
+      title: 'throughput',
+      yLabel: 'msg/s',
+      value: (p) => p.throughput,
+      range: (p) => whiskers(p.trialThroughputs),
+    }),
+    '```',
     '',
     knee.workers === undefined
       ? `**No recommendation:** ${knee.reason ?? ''}.`

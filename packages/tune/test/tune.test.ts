@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseArgs, parseDuration, resolveTuneOptions } from '../src/args.js'
-import { renderChart } from '../src/chart.js'
+import { renderAsciiChart, renderChart } from '../src/chart.js'
 import { ExitCode, TuneError } from '../src/errors.js'
 import { classify, explain, findKnee, type SweepPoint } from '../src/knee.js'
 import { validateShape } from '../src/module.js'
@@ -216,5 +216,40 @@ describe('resolveTuneOptions()', () => {
   it('refuses what the command line would refuse', () => {
     expect(() => resolveTuneOptions({ module: 'm.js', workers: [0] })).toThrow(/`--workers`/)
     expect(() => resolveTuneOptions({ module: 'm.js', trials: 0 })).toThrow(/`--trials`/)
+  })
+})
+
+describe('renderAsciiChart()', () => {
+  it('draws a bar per count and, under it, the min–max whisker of its trials', () => {
+    const text = renderAsciiChart(
+      curve([
+        [1, 100],
+        [4, 400],
+      ]),
+      {
+        title: 'throughput',
+        yLabel: 'msg/s',
+        value: (p) => p.throughput,
+        range: (p) => [p.throughput * 0.5, p.throughput],
+      },
+      10,
+    )
+    expect(text.split('\n')).toEqual([
+      'throughput (msg/s; bar: median, whisker: min–max of the trials)',
+      `1 │${'█'.repeat(3)}${' '.repeat(7)} 100`,
+      `  │├─┤${' '.repeat(7)} 50–100`,
+      `4 │${'█'.repeat(10)} 400`,
+      '  │    ├────┤ 200–400',
+    ])
+  })
+
+  it('draws no whisker for a single trial', () => {
+    const text = renderAsciiChart(curve([[1, 100]]), {
+      title: 't',
+      yLabel: 'y',
+      value: (p) => p.throughput,
+      range: () => [100, 100],
+    })
+    expect(text.split('\n')).toHaveLength(2)
   })
 })
