@@ -51,6 +51,7 @@ export default defineConfig({
         extends: true,
         test: { name: 'prometheus', root: 'packages/prometheus', include: ['test/**/*.test.ts'] },
       },
+      { extends: true, test: { name: 'tune', root: 'packages/tune', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'errors', root: 'packages/errors', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'otel', root: 'packages/otel', include: ['test/**/*.test.ts'] } },
       {

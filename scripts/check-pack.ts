@@ -4,7 +4,8 @@
  * temporary app, and runs an ESM import, a CommonJS `require()` (Node's `require(esm)`), and a
  * TypeScript compile with `skipLibCheck: false` under `node16` and `bundler` resolution against them;
  * then publint and arethetypeswrong on every tarball, and a compile of the packages whose types need no
- * Node.js types without `@types/node` (docs/release.md). Needs a build first (`tsc -b`). Run: `pnpm run check:pack`; `--keep` leaves the app for a look.
+ * Node.js types without `@types/node` (docs/release.md); then the installed `flowing-tune` bin on a
+ * small handler module. Needs a build first (`tsc -b`). Run: `pnpm run check:pack`; `--keep` leaves the app for a look.
  *
  * @module
  */
@@ -277,6 +278,27 @@ export const all = [${free.map((_, i) => `p${i}`).join(', ')}]
   return free
 }
 
+// A user's handler module for the tuner: plain ESM, 0.2 ms of synchronous work a message (CPU-bound, so
+// a short sweep always has a knee), with loop options of its own.
+const TUNE_MODULE = `const spin = (ms) => { const end = performance.now() + ms; while (performance.now() < end); }
+export default {
+  register(loop) { loop.on('job', () => spin(0.2)) },
+  sample: (i) => ({ type: 'job', payload: i, key: i % 50 }),
+  loopOptions: { retry: { maxAttempts: 2 }, timeoutMs: 5000 },
+}
+`
+
+/** Runs the installed `flowing-tune` bin on a tiny module with a short sweep: it must exit 0 with a report. */
+export function checkTuneBin(dir: string): void {
+  writeFileSync(join(dir, 'tune-handlers.mjs'), TUNE_MODULE)
+  const bin = join(dir, 'node_modules', '.bin', 'flowing-tune')
+  const flags = ['--workers', '1,2', '--duration', '300ms', '--warmup', '50ms', '--trials', '1', '--p99', '5s']
+  const out = run('the installed flowing-tune bin', bin, ['tune-handlers.mjs', ...flags], dir)
+  if (!/\*\*Recommendation: \d+ workers?\*\*/.test(out) || !/^Machine: /m.test(out)) {
+    throw new Error(`check:pack — flowing-tune printed no report:\n${out}`)
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now()
   checkBuilt(publicPackages())
@@ -291,6 +313,7 @@ async function main(): Promise<void> {
       `check:pack: publint (strict) and arethetypeswrong clean on ${linted.length} tarballs (${lintSeconds} s)`,
     )
     console.log(`check:pack: compiled without @types/node: ${free.map((p) => p.name).join(', ')}`)
+    checkTuneBin(dir)
     const seconds = ((Date.now() - started) / 1000).toFixed(0)
     console.log(`check:pack: ${packages.length} packages packed, installed with npm, imported (ESM, CommonJS) and`)
     console.log(

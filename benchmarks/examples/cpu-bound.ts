@@ -6,7 +6,7 @@
  *     flowing-tune benchmarks/examples/cpu-bound.ts --duration 2s
  */
 import { performance } from 'node:perf_hooks'
-import type { TunerModule } from '../src/tune/module.js'
+import type { TunerModule } from '@flowing/tune'
 
 interface Messages {
   'image.resize': { readonly id: number }

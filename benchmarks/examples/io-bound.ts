@@ -7,7 +7,7 @@
  *     flowing-tune benchmarks/examples/io-bound.ts --duration 2s
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { TunerModule } from '../src/tune/module.js'
+import type { TunerModule } from '@flowing/tune'
 
 interface Messages {
   'http.get': { readonly path: string }

@@ -10,7 +10,7 @@
 import { EventEmitter, once } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
-import type { TunerModule } from '../src/tune/module.js'
+import type { TunerModule } from '@flowing/tune'
 
 interface Messages {
   'cache.update': { readonly entry: number }

@@ -9,15 +9,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { classify, ms, perSecond, renderChart, type SweepPoint } from '@flowing/tune'
 import { UsageError } from './lib/cli.js'
 import { ensureExposedGc } from './lib/gc.js'
 import { codeRevision, describeMachine, formatMachine, producingCommand } from './lib/machine.js'
 import { runSuite } from './lib/run-suite.js'
 import { describeShape, makeShape, runShape, type ShapeId, type ShapeSample, type SubjectId } from './lib/shapes.js'
 import { renderTable } from './lib/table.js'
-import { renderChart } from './tune/chart.js'
-import { ms, perSecond } from './tune/format.js'
-import { classify, type SweepPoint } from './tune/knee.js'
 
 const USAGE = `Usage: node dist/workloads.js [options]
 

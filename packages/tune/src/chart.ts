@@ -10,26 +10,32 @@ const W = 560
 const H = 300
 const M = { left: 70, right: 20, top: 36, bottom: 44 }
 
-/** Options of one chart. */
-export interface ChartSpec {
+/** Options of one chart of points `P`. */
+export interface ChartSpec<P extends SweepPoint = SweepPoint> {
+  /** The chart's title (also its SVG `<title>`). */
   readonly title: string
+  /** The y axis label. */
   readonly yLabel: string
-  readonly value: (p: SweepPoint) => number
+  /** The plotted value of a point (the median of its trials). */
+  readonly value: (p: P) => number
+  /** Min and max of a point's trials, drawn as a whisker through it; `undefined`: none for that point. */
+  readonly range?: (p: P) => readonly [number, number] | undefined
   /** A horizontal reference line (the p99 target), drawn dashed. */
   readonly reference?: { readonly value: number; readonly label: string }
   /** The recommended worker count, marked on the curve. */
   readonly knee?: number | undefined
 }
 
-/** Renders `points` as an SVG document. */
-export function renderChart(points: readonly SweepPoint[], spec: ChartSpec): string {
+/** Renders `points` as an SVG document, each with its min/max whisker when `spec.range` gives one. */
+export function renderChart<P extends SweepPoint>(points: readonly P[], spec: ChartSpec<P>): string {
   const sorted = [...points].sort((a, b) => a.workers - b.workers)
   const xs = sorted.map((p) => Math.log2(p.workers))
   const ys = sorted.map(spec.value)
+  const ranges = sorted.map((p) => spec.range?.(p))
   const xMin = Math.min(...xs)
   const xMax = Math.max(...xs, xMin + 1)
   // Ticks at a round step (1, 2, 2.5 or 5 × 10^k), four or five of them.
-  const top = Math.max(...ys, spec.reference?.value ?? 0) * 1.1
+  const top = Math.max(...ys, ...ranges.map((w) => w?.[1] ?? 0), spec.reference?.value ?? 0) * 1.1
   const step = niceCeil(top / 4)
   const ticks = Math.max(1, Math.ceil(top / step))
   const yMax = step * ticks
@@ -63,6 +69,8 @@ export function renderChart(points: readonly SweepPoint[], spec: ChartSpec): str
       `<text x="${W - M.right}" y="${y - 5}" text-anchor="end" fill="#c33">${escapeXml(spec.reference.label)}</text>`,
     )
   }
+  for (const [i, w] of ranges.entries())
+    if (w !== undefined) parts.push(whisker(r(px(xs[i] as number)), r(py(w[0])), r(py(w[1]))))
   const path = sorted.map((_, i) => `${r(px(xs[i] as number))},${r(py(ys[i] as number))}`).join(' ')
   parts.push(`<polyline points="${path}" fill="none" stroke="#2563eb" stroke-width="2"/>`)
   sorted.forEach((p, i) => {
@@ -74,6 +82,14 @@ export function renderChart(points: readonly SweepPoint[], spec: ChartSpec): str
   })
   parts.push('</svg>', '')
   return parts.join('\n')
+}
+
+/** A vertical min–max line with caps at `x`, from `lo` to `hi` (pixel rows). */
+function whisker(x: number, lo: number, hi: number): string {
+  return (
+    `<g class="whisker" stroke="#64748b"><line x1="${x}" x2="${x}" y1="${lo}" y2="${hi}"/>` +
+    `<line x1="${x - 5}" x2="${x + 5}" y1="${lo}" y2="${lo}"/><line x1="${x - 5}" x2="${x + 5}" y1="${hi}" y2="${hi}"/></g>`
+  )
 }
 
 function niceCeil(value: number): number {
@@ -93,4 +109,36 @@ const r = (v: number): number => Math.round(v * 10) / 10
 
 function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+}
+
+/**
+ * Renders `points` as a text chart for the terminal and the Markdown report: one bar a count (its
+ * value, scaled to `width` columns), and under it, when `spec.range` gives one, the whisker of its
+ * trials, `├──┼──┤` from min to max with `┼` at the value.
+ */
+export function renderAsciiChart<P extends SweepPoint>(points: readonly P[], spec: ChartSpec<P>, width = 40): string {
+  const sorted = [...points].sort((a, b) => a.workers - b.workers)
+  const top = Math.max(...sorted.map((p) => spec.range?.(p)?.[1] ?? spec.value(p)), Number.MIN_VALUE)
+  const col = (v: number): number => Math.round((v / top) * width)
+  const label = Math.max(...sorted.map((p) => String(p.workers).length))
+  const lines = [`${spec.title} (${spec.yLabel}; bar: median, whisker: min–max of the trials)`]
+  for (const p of sorted) {
+    const value = spec.value(p)
+    const bar = '█'.repeat(col(value))
+    lines.push(`${String(p.workers).padStart(label)} │${bar.padEnd(width)} ${formatTick(value)}`)
+    const range = spec.range?.(p)
+    if (range === undefined || range[1] <= range[0]) continue
+    // Column c holds the bar's c-th cell: a value ends on column col(v) − 1, as its bar does.
+    const at = (v: number): number => Math.max(0, col(v) - 1)
+    const row = Array.from({ length: width }, () => ' ')
+    const [lo, hi, mid] = [at(range[0]), at(range[1]), at(value)]
+    for (let c = lo; c <= hi; c++) row[c] = '─'
+    row[lo] = '├'
+    row[hi] = '┤'
+    if (mid > lo && mid < hi) row[mid] = '┼'
+    lines.push(
+      `${' '.repeat(label)} │${row.join('').trimEnd().padEnd(width)} ${formatTick(range[0])}–${formatTick(range[1])}`,
+    )
+  }
+  return lines.join('\n')
 }

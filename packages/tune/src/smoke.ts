@@ -6,7 +6,7 @@
  * @module
  */
 import assert from 'node:assert/strict'
-import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs, type TuneOptions } from './args.js'
 import { ExitCode, TuneError } from './errors.js'
 import { classify, findKnee, type SweepPoint } from './knee.js'
@@ -92,7 +92,8 @@ function checkArgs(): void {
   }
 }
 
-const tiny = (module: string, extra: Partial<TuneOptions> = {}): TuneOptions => ({
+/** The options of a tiny quiet sweep of `module` (smoke-sized), with `extra` over them. */
+export const tiny = (module: string, extra: Partial<TuneOptions> = {}): TuneOptions => ({
   module,
   workers: [1, 4, 16],
   durationMs: 250,
@@ -129,17 +130,44 @@ async function checkBadModules(): Promise<void> {
   await rejects(() => tune(tiny('unregistered'), silent, unregistered), /sample\(0\) was refused.*nope/)
 }
 
-/** Runs every check and one tiny sweep; throws (an AssertionError or TuneError) on the first failure. */
-export async function runSmoke(print: (text: string) => void): Promise<void> {
+// The bundled sweep target: a downstream of 16 slots, 5 ms a call — an I/O-bound plateau from 16 workers.
+function slotted(slots: number, callMs: number): TunerModule {
+  let free = slots
+  const waiting: (() => void)[] = []
+  return {
+    register(loop) {
+      loop.on('call', async () => {
+        if (free > 0) free--
+        else await new Promise<void>((resolve) => waiting.push(resolve))
+        try {
+          await sleep(callMs)
+        } finally {
+          const next = waiting.shift()
+          if (next) next()
+          else free++
+        }
+      })
+    },
+    sample: (i) => ({ type: 'call', payload: i, key: i % 100 }),
+  }
+}
+
+/**
+ * Runs every check and one tiny sweep — of `module` when given (a path, loaded like a user's module),
+ * else of a bundled I/O-bound module; throws (an AssertionError or TuneError) on the first failure.
+ */
+export async function runSmoke(print: (text: string) => void, module?: string): Promise<void> {
   checkKnee()
   checkArgs()
   await checkBadModules()
   print('flowing-tune smoke: knee finder, flags and bad-input checks passed')
-  const example = fileURLToPath(new URL('../../examples/io-bound.ts', import.meta.url))
-  const run = await tune(tiny(example), print)
-  assert.ok(run.report.knee.workers !== undefined, 'the io-bound example gets a recommendation')
+  const target = module ?? 'the bundled io-bound module'
+  const inline = module === undefined ? slotted(16, 5) : undefined
+  const sweepOf = (extra: Partial<TuneOptions> = {}): TuneOptions => tiny(target, { workers: [1, 16, 32], ...extra })
+  const run = await tune(sweepOf(), print, inline)
+  assert.ok(run.report.knee.workers !== undefined, `${target} gets a recommendation`)
   assert.equal(run.points.length, 3)
   assert.ok(run.points.every((p) => p.throughput > 0 && p.p99 > 0))
-  await rejects(() => tune(tiny(example, { p99Ms: 0.001 }), () => {}), /no worker count met p99/)
-  print(`flowing-tune smoke: ok (recommended ${run.report.knee.workers} workers for the io-bound example)`)
+  await rejects(() => tune(sweepOf({ p99Ms: 0.001 }), () => {}, inline), /no worker count met p99/)
+  print(`flowing-tune smoke: ok (recommended ${run.report.knee.workers} workers for ${target})`)
 }

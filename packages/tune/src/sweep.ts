@@ -4,11 +4,13 @@
  *
  * @module
  */
-import { median } from '../lib/stats.js'
+
 import type { TuneOptions } from './args.js'
 import { ms, perSecond, workerCount } from './format.js'
 import type { SweepPoint } from './knee.js'
 import type { TunerModule } from './module.js'
+import type { Progress } from './progress.js'
+import { median } from './stats.js'
 import { runTrial, type TrialResult } from './trial.js'
 
 /** A worker count's point plus the medians of the other figures, for the table. */
@@ -24,29 +26,39 @@ export interface MeasuredPoint extends SweepPoint {
   readonly refusedRate: number
   /** Throughput of each trial, for the spread. */
   readonly trialThroughputs: readonly number[]
+  /** Lifecycle p99 of each trial, for the whiskers. */
+  readonly trialP99s: readonly number[]
+  /** Lines the measured trial loops logged (new failure signatures), counted instead of printed. */
+  readonly logged: number
+  /** The first of them. */
+  readonly firstLogged: string | undefined
 }
 
-/** Runs the whole sweep; `progress` gets one line per worker count. */
-export async function sweep(
-  mod: TunerModule,
-  options: TuneOptions,
-  progress: (line: string) => void,
-): Promise<MeasuredPoint[]> {
+/** Runs the whole sweep, reporting each trial to `progress` and each count's result as a line. */
+export async function sweep(mod: TunerModule, options: TuneOptions, progress: Progress): Promise<MeasuredPoint[]> {
   const points: MeasuredPoint[] = []
+  const total = options.workers.length * (options.trials + 1)
+  let done = 0
   for (const workers of options.workers) {
-    const load = { workers, rate: options.rate, capacity: options.capacity }
+    const logged: string[] = []
+    const load = { workers, rate: options.rate, capacity: options.capacity, log: (line: string) => logged.push(line) }
+    progress.step(`${workerCount(workers)}, warm-up`, done++, total)
     await runTrial(mod, { ...load, durationMs: options.warmupMs, warmup: true })
+    logged.length = 0 // what the warm-up logged is not part of the measure
     const trials: TrialResult[] = []
-    for (let t = 0; t < options.trials; t++)
+    for (let t = 0; t < options.trials; t++) {
+      progress.step(`${workerCount(workers)}, trial ${t + 1}/${options.trials}`, done++, total)
       trials.push(await runTrial(mod, { ...load, durationMs: options.durationMs }))
-    const point = summarize(workers, trials)
+    }
+    const point = summarize(workers, trials, logged)
     points.push(point)
-    progress(`  ${workerCount(workers).padStart(11)}: ${perSecond(point.throughput)}, p99 ${ms(point.p99)} ms`)
+    progress.line(`  ${workerCount(workers).padStart(11)}: ${perSecond(point.throughput)}, p99 ${ms(point.p99)} ms`)
   }
+  progress.end()
   return points
 }
 
-function summarize(workers: number, trials: readonly TrialResult[]): MeasuredPoint {
+function summarize(workers: number, trials: readonly TrialResult[], logged: readonly string[]): MeasuredPoint {
   const m = (pick: (t: TrialResult) => number): number => median(trials.map(pick))
   const finished = trials.reduce((n, t) => n + t.succeeded + t.failed, 0)
   const offered = finished + trials.reduce((n, t) => n + t.refused, 0)
@@ -63,5 +75,8 @@ function summarize(workers: number, trials: readonly TrialResult[]): MeasuredPoi
     failureRate: trials.reduce((n, t) => n + t.failed, 0) / Math.max(1, finished),
     refusedRate: trials.reduce((n, t) => n + t.refused, 0) / Math.max(1, offered),
     trialThroughputs: trials.map((t) => t.throughput),
+    trialP99s: trials.map((t) => t.lifecycleP99),
+    logged: logged.length,
+    firstLogged: logged[0],
   }
 }

@@ -9,6 +9,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { createLoop, Histogram, type Loop } from '@flowing/core'
 import { oneLine, TuneError } from './errors.js'
 import { seconds, workerCount } from './format.js'
+import { trialLoopOptions } from './loop-options.js'
 import { checkedSample, type TunerModule } from './module.js'
 
 /** How a trial offers load. */
@@ -18,6 +19,8 @@ export interface TrialLoad {
   /** Messages per second (open loop), or `undefined` for closed loop with 2 × workers in flight. */
   readonly rate: number | undefined
   readonly capacity: number
+  /** Receives each line the trial loop logs (new failure signatures) instead of the console. */
+  readonly log?: (line: string) => void
   /** A warm-up: finishing nothing within it is not yet a sign of a hang. */
   readonly warmup?: boolean
 }
@@ -47,83 +50,57 @@ export interface TrialResult {
 // Handlers that outlive the window get this long to finish before the trial is declared stuck.
 const SETTLE_MS = 15_000
 
+/** What a trial counts while its window is open. */
+interface TrialState {
+  measuring: boolean
+  inFlight: number
+  next: number
+  succeeded: number
+  failed: number
+  refused: number
+  fault: TuneError | undefined
+  firstFailure: unknown
+}
+
 /** Runs one trial. @throws TuneError when the handlers cannot be measured (all fail, none finish, bad samples) */
 export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<TrialResult> {
-  const loop = createLoop<Record<string, unknown>>({
-    workers: load.workers,
-    capacity: load.capacity,
-    overflow: 'reject',
-  })
-  const state = { measuring: true, inFlight: 0, next: 0, succeeded: 0, failed: 0, refused: 0 }
-  let fault: TuneError | undefined
-  let firstFailure: unknown
+  const logger = { warn: load.log ?? (() => {}) }
+  const options = trialLoopOptions(mod, { workers: load.workers, capacity: load.capacity, logger })
+  const loop = createLoop<Record<string, unknown>>({ ...options, autoStart: false })
+  const state: TrialState = {
+    measuring: true,
+    inFlight: 0,
+    next: 0,
+    succeeded: 0,
+    failed: 0,
+    refused: 0,
+    fault: undefined,
+    firstFailure: undefined,
+  }
   const lifecycle = new Histogram()
   const closed = load.rate === undefined
   const target = 2 * load.workers
-
-  const offer = (): void => {
-    const i = state.next++
-    const message = checkedSample(mod, i)
-    const result = loop.tryPost(message.type, message.payload, {
-      key: message.key,
-      priority: message.priority,
-    })
-    if (result.ok) state.inFlight++
-    else state.refused++
-  }
-  const guardedOffer = (count: number): void => {
-    try {
-      for (let k = 0; k < count && fault === undefined; k++) offer()
-    } catch (error) {
-      fault =
-        error instanceof TuneError ? error : new TuneError(`sample(${state.next - 1}) was refused: ${oneLine(error)}`)
-    }
-  }
-
-  loop.use(async (message, _ctx, next) => {
-    let ok = false
-    try {
-      await next()
-      ok = true
-    } catch (error) {
-      firstFailure ??= error
-      throw error
-    } finally {
-      state.inFlight--
-      if (state.measuring) {
-        if (ok) state.succeeded++
-        else state.failed++
-        lifecycle.record(performance.now() - message.postedAt)
-        if (closed) guardedOffer(target - state.inFlight)
-      }
-    }
+  const offer = offerer(mod, loop, state)
+  instrument(loop, state, lifecycle, () => {
+    if (closed) offer(target - state.inFlight)
   })
   await register(mod, loop)
+  loop.start()
 
   const delay = monitorEventLoopDelay({ resolution: 5 })
   delay.enable()
   const elu0 = performance.eventLoopUtilization()
   const t0 = performance.now()
-  if (closed) guardedOffer(target)
-  else await openLoop(load, t0, guardedOffer, () => fault !== undefined)
-  if (closed) await sleepUntil(t0 + load.durationMs, () => fault !== undefined)
+  const faulted = (): boolean => state.fault !== undefined
+  if (closed) offer(target)
+  else await openLoop(load, t0, offer, faulted)
+  if (closed) await sleepUntil(t0 + load.durationMs, faulted)
   state.measuring = false
   const elapsed = performance.now() - t0
   const metrics = loop.metrics()
   const utilization = performance.eventLoopUtilization(elu0).utilization
   delay.disable()
-  if (fault !== undefined) throw fault
-  const done = state.succeeded + state.failed
-  if (done === 0 && load.warmup !== true) {
-    throw new TuneError(
-      `no message finished within ${seconds(load.durationMs)} at ${workerCount(load.workers)}: a handler hangs or is slower than the trial (raise --duration)`,
-    )
-  }
-  if (state.succeeded === 0 && done > 0) {
-    throw new TuneError(
-      `every message failed (${done} of ${done}) at ${workerCount(load.workers)}; first error: ${oneLine(firstFailure)}`,
-    )
-  }
+  judge(state, load)
   // Only now: a failed trial ends the run, so it need not wait for its stragglers.
   await settle(loop, load.workers)
   return {
@@ -139,6 +116,68 @@ export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<Trial
     // No sample at all means one turn blocked the whole window: there is no figure to give.
     eventLoopDelayP99: delay.count > 0 ? delay.percentile(99) / 1e6 : Number.NaN,
     utilization,
+  }
+}
+
+/** Posts `count` samples (stopping at the first fault, which it records). */
+function offerer(mod: TunerModule, loop: Loop<Record<string, unknown>>, state: TrialState): (count: number) => void {
+  const offer = (): void => {
+    const i = state.next++
+    const message = checkedSample(mod, i)
+    const result = loop.tryPost(message.type, message.payload, { key: message.key, priority: message.priority })
+    if (result.ok) state.inFlight++
+    else state.refused++
+  }
+  return (count) => {
+    try {
+      for (let k = 0; k < count && state.fault === undefined; k++) offer()
+    } catch (error) {
+      state.fault =
+        error instanceof TuneError ? error : new TuneError(`sample(${state.next - 1}) was refused: ${oneLine(error)}`)
+    }
+  }
+}
+
+/**
+ * Counts each message's final outcome (a retried message once, when it succeeds or is dead-lettered)
+ * and its lifecycle; `settled` runs after each one in the window.
+ */
+function instrument(
+  loop: Loop<Record<string, unknown>>,
+  state: TrialState,
+  lifecycle: Histogram,
+  settled: () => void,
+): void {
+  const finish = (postedAt: number, ok: boolean | undefined): void => {
+    state.inFlight--
+    if (!state.measuring) return
+    if (ok === true) state.succeeded++
+    else if (ok === false) state.failed++
+    lifecycle.record(performance.now() - postedAt)
+    settled()
+  }
+  loop.events.on('failed', (_message, error) => {
+    state.firstFailure ??= error
+  })
+  loop.events.on('succeeded', (message) => finish(message.postedAt, true))
+  loop.events.on('dead-lettered', (message) => finish(message.postedAt, false))
+  // Dropped (a drop-* policy of a handler's own posts, a duplicate) or cancelled: neither outcome.
+  loop.events.on('dropped', (message) => finish(message.postedAt, undefined))
+}
+
+/** Ends the run when the window shows the handlers cannot be measured. */
+function judge(state: TrialState, load: TrialLoad): void {
+  if (state.fault !== undefined) throw state.fault
+  const done = state.succeeded + state.failed
+  if (done === 0 && load.warmup !== true) {
+    throw new TuneError(
+      `no message finished within ${seconds(load.durationMs)} at ${workerCount(load.workers)}: a handler hangs or is slower than the trial (raise --duration)`,
+    )
+  }
+  if (state.succeeded === 0 && done > 0) {
+    throw new TuneError(
+      `every message failed (${done} of ${done}) at ${workerCount(load.workers)}; first error: ${oneLine(state.firstFailure)}`,
+    )
   }
 }
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { parseArgs, parseDuration } from '../src/tune/args.js'
-import { renderChart } from '../src/tune/chart.js'
-import { ExitCode, TuneError } from '../src/tune/errors.js'
-import { classify, explain, findKnee, type SweepPoint } from '../src/tune/knee.js'
-import { validateShape } from '../src/tune/module.js'
+import { parseArgs, parseDuration, resolveTuneOptions } from '../src/args.js'
+import { renderAsciiChart, renderChart } from '../src/chart.js'
+import { ExitCode, TuneError } from '../src/errors.js'
+import { classify, explain, findKnee, type SweepPoint } from '../src/knee.js'
+import { validateShape } from '../src/module.js'
 
 const curve = (pairs: readonly [number, number, number?, number?][]): SweepPoint[] =>
   pairs.map(([workers, throughput, p99 = 10, utilization = 0.3]) => ({ workers, throughput, p99, utilization }))
@@ -184,5 +184,72 @@ describe('renderChart()', () => {
     expect(svg).toContain('<title>p99 &lt;io&gt;</title>')
     expect(svg).toContain('stroke-dasharray')
     expect(svg.match(/>knee</g)).toHaveLength(1)
+  })
+})
+
+describe('renderChart() whiskers', () => {
+  it('draws a min/max whisker for each point that has a range, and fits the axis to the highest', () => {
+    const svg = renderChart(ioBound, {
+      title: 'throughput',
+      yLabel: 'msg/s',
+      value: (p) => p.throughput,
+      range: (p) => (p.workers === 1 ? undefined : [p.throughput * 0.9, p.throughput * 1.5]),
+    })
+    expect(svg.match(/<g class="whisker"/g)).toHaveLength(5)
+    // 2983 × 1.5 × 1.1 ≈ 4922: the axis goes past 4,000 (without the whisker it would stop at 3,500).
+    expect(svg).toMatch(/>4k</)
+    expect(renderChart(ioBound, { title: 't', yLabel: 'y', value: (p) => p.throughput })).not.toContain('whisker')
+  })
+})
+
+describe('resolveTuneOptions()', () => {
+  it("fills what the programmatic caller leaves out with the command line's defaults", () => {
+    const cli = parseArgs(['m.js'])
+    expect(cli.kind === 'tune' && cli.options).toEqual(resolveTuneOptions({ module: 'm.js' }))
+    expect(resolveTuneOptions({ module: 'm.js', workers: [8, 2, 2], durationMs: 1000 })).toMatchObject({
+      workers: [2, 8],
+      durationMs: 1000,
+      warmupMs: 200,
+    })
+  })
+
+  it('refuses what the command line would refuse', () => {
+    expect(() => resolveTuneOptions({ module: 'm.js', workers: [0] })).toThrow(/`--workers`/)
+    expect(() => resolveTuneOptions({ module: 'm.js', trials: 0 })).toThrow(/`--trials`/)
+  })
+})
+
+describe('renderAsciiChart()', () => {
+  it('draws a bar per count and, under it, the min–max whisker of its trials', () => {
+    const text = renderAsciiChart(
+      curve([
+        [1, 100],
+        [4, 400],
+      ]),
+      {
+        title: 'throughput',
+        yLabel: 'msg/s',
+        value: (p) => p.throughput,
+        range: (p) => [p.throughput * 0.5, p.throughput],
+      },
+      10,
+    )
+    expect(text.split('\n')).toEqual([
+      'throughput (msg/s; bar: median, whisker: min–max of the trials)',
+      `1 │${'█'.repeat(3)}${' '.repeat(7)} 100`,
+      `  │├─┤${' '.repeat(7)} 50–100`,
+      `4 │${'█'.repeat(10)} 400`,
+      '  │    ├────┤ 200–400',
+    ])
+  })
+
+  it('draws no whisker for a single trial', () => {
+    const text = renderAsciiChart(curve([[1, 100]]), {
+      title: 't',
+      yLabel: 'y',
+      value: (p) => p.throughput,
+      range: () => [100, 100],
+    })
+    expect(text.split('\n')).toHaveLength(2)
   })
 })

@@ -6,7 +6,7 @@
  * @module
  */
 import { parseArgs, USAGE } from './args.js'
-import { ExitCode, oneLine, TuneError } from './errors.js'
+import { ExitCode, fullCause, ModuleLoadError, oneLine, TuneError } from './errors.js'
 import { tune } from './run.js'
 import { runSmoke } from './smoke.js'
 
@@ -17,6 +17,8 @@ const print = (text: string): void => {
 function fail(error: unknown): number {
   if (error instanceof TuneError) {
     process.stderr.write(`✗ flowing-tune: ${error.message}\n`)
+    // Why a module does not load is in what the import threw: its whole chain, stacks and all.
+    if (error instanceof ModuleLoadError) process.stderr.write(`${indent(fullCause(error.cause))}\n`)
     if (error.exitCode === ExitCode.usage) process.stderr.write('Run `flowing-tune --help` for usage.\n')
     return error.exitCode
   }
@@ -29,6 +31,8 @@ function fail(error: unknown): number {
   return ExitCode.failed
 }
 
+const indent = (text: string): string => text.replace(/^/gm, '  ')
+
 async function main(argv: readonly string[]): Promise<number> {
   const command = parseArgs(argv)
   if (command.kind === 'help') {
@@ -36,7 +40,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return ExitCode.ok
   }
   if (command.kind === 'smoke') {
-    await runSmoke(print)
+    await runSmoke(print, command.module)
     return ExitCode.ok
   }
   await tune(command.options, print)

@@ -7,8 +7,14 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { Loop, MessageMap, MessageType, PostOptions } from '@flowing/core'
-import { oneLine, TuneError } from './errors.js'
+import type { Loop, LoopOptions, MessageMap, MessageType, PostOptions } from '@flowing/core'
+import { ModuleLoadError, oneLine, TuneError } from './errors.js'
+
+/** What a `loopOptions` factory is told about the trial it builds a loop for. */
+export interface TrialInfo {
+  /** The worker count of the trial. */
+  readonly workers: number
+}
 
 /**
  * One sample message, as `sample(i)` returns it: a registered type, its payload, and the post options
@@ -33,7 +39,7 @@ export type SampleMessage<M extends MessageMap = Record<string, unknown>> = {
  *
  * @example
  * ```ts
- * import type { TunerModule } from '../src/tune/module.js' // as benchmarks/examples do
+ * import type { TunerModule } from '@flowing/tune'
  * interface Messages { fetch: { id: number } }
  * export default {
  *   register(loop) { loop.on('fetch', async (msg) => { await fetchSomething(msg.payload.id) }) },
@@ -46,6 +52,12 @@ export interface TunerModule<M extends MessageMap = Record<string, unknown>> {
   register(loop: Loop<M>): void | Promise<void>
   /** The `i`-th sample message (i = 0, 1, 2 …). Called on the hot path: keep it cheap. */
   sample(i: number): SampleMessage<M>
+  /**
+   * The options of your production loop (retries, timeouts, breakers, …), or a factory called once
+   * per trial: every trial loop is built with them. `workers`, `capacity`, `overflow`, `autoStart` and
+   * `logger` are the tuner's (see `OWNED_LOOP_OPTIONS`); a journal `store` must come from a factory.
+   */
+  readonly loopOptions?: LoopOptions | ((trial: TrialInfo) => LoopOptions)
 }
 
 const SHAPE = 'export default { register(loop) { loop.on(...) }, sample(i) { return { type, payload } } }'
@@ -62,7 +74,7 @@ export async function loadModule(file: string): Promise<TunerModule> {
     namespace = await importFile(absolute)
   } catch (error) {
     if (error instanceof TuneError) throw error
-    throw new TuneError(`Could not load ${file}: ${loadFailure(error)}`, undefined, { cause: error })
+    throw new ModuleLoadError(file, `Could not load ${file}: ${loadFailure(error)}`, { cause: error })
   }
   return validateShape(file, namespace)
 }
@@ -97,6 +109,12 @@ export function validateShape(file: string, namespace: Record<string, unknown>):
         `${file}: expected the default export's \`${name}\` to be a function, got ${describe(value)}; expected ${SHAPE}`,
       )
     }
+  }
+  const options = candidate['loopOptions']
+  if (options !== undefined && typeof options !== 'function' && (typeof options !== 'object' || options === null)) {
+    throw new TuneError(
+      `${file}: expected the default export's \`loopOptions\` to be createLoop() options or a function returning them, got ${describe(options)}`,
+    )
   }
   return candidate as unknown as TunerModule
 }

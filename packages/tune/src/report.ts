@@ -6,13 +6,23 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { spread } from '../lib/stats.js'
-import { renderTable } from '../lib/table.js'
 import type { TuneOptions } from './args.js'
-import { renderChart } from './chart.js'
+import { renderAsciiChart, renderChart } from './chart.js'
 import { ms, perSecond, seconds, workerCount } from './format.js'
-import { classify, explain, findKnee, type Knee, type Shape } from './knee.js'
+import {
+  classify,
+  explain,
+  findKnee,
+  type Knee,
+  noisyCounts,
+  type Shape,
+  SPREAD_LIMIT,
+  withdrawWhileScaling,
+} from './knee.js'
+import { formatMachineInfo, type MachineInfo } from './machine.js'
+import { spread } from './stats.js'
 import type { MeasuredPoint } from './sweep.js'
+import { renderTable } from './table.js'
 
 /** The verdict and the text that shows it. */
 export interface Report {
@@ -22,33 +32,63 @@ export interface Report {
   readonly text: string
 }
 
-/** Builds the report of a finished sweep. */
-export function buildReport(points: readonly MeasuredPoint[], options: TuneOptions): Report {
-  const knee = findKnee(points, options.tolerance, options.p99Ms)
+/** Builds the report of a finished sweep; `machine` is named in its first lines. */
+export function buildReport(points: readonly MeasuredPoint[], options: TuneOptions, machine?: MachineInfo): Report {
   const shape = classify(points, options.tolerance)
+  const found = findKnee(points, options.tolerance, options.p99Ms)
+  const knee = shape === 'scales' ? withdrawWhileScaling(found, points) : found
   const load =
     options.rate === undefined
       ? 'closed loop (2 × workers in flight)'
       : `open loop at ${options.rate.toLocaleString('en-US')} msg/s`
   const lines = [
     `Module \`${options.module}\` — ${load}; ${options.trials} trial${options.trials === 1 ? '' : 's'} of ${seconds(options.durationMs)} per count after a ${seconds(options.warmupMs)} warm-up; target p99 ≤ ${ms(options.p99Ms)} ms; tolerance ${Math.round(options.tolerance * 100)} %.`,
+    ...(machine === undefined ? [] : [formatMachineInfo(machine)]),
     '',
     table(points, knee, options),
+    '',
+    '```text',
+    renderAsciiChart(points, {
+      title: 'throughput',
+      yLabel: 'msg/s',
+      value: (p) => p.throughput,
+      range: (p) => whiskers(p.trialThroughputs),
+    }),
+    '```',
     '',
     knee.workers === undefined
       ? `**No recommendation:** ${knee.reason ?? ''}.`
       : `**Recommendation: ${workerCount(knee.workers)}** — the smallest count within ${Math.round(options.tolerance * 100)} % of the peak (${perSecond(knee.peak.throughput)} at ${workerCount(knee.peak.workers)}) whose p99 meets ${ms(options.p99Ms)} ms.`,
     '',
     explain(shape, points, options.tolerance, options.rate),
+    ...warnings(points, options),
   ]
+  return { knee, shape, text: lines.join('\n') }
+}
+
+/** The warnings under the explanation: noisy counts, failures, what the trial loops logged. */
+function warnings(points: readonly MeasuredPoint[], options: TuneOptions): string[] {
+  const out: string[] = []
+  const noisy = noisyCounts(points)
+  if (noisy.length > 0) {
+    out.push(
+      `Warning: the trials spread more than ${Math.round(SPREAD_LIMIT * 100)} % at ${noisy.map((n) => `${n.workers} (${Math.round(n.spread * 100)} %)`).join(', ')}: differences inside that spread are noise, not a shape. For a steadier run, use more or longer trials (--trials ${Math.max(5, options.trials + 2)} --duration ${seconds(options.durationMs * 2).replace(' ', '')}) on a quieter machine (nothing else running; load average below the core count).`,
+    )
+  }
   const failing = points.filter((p) => p.failureRate > 0)
   if (failing.length > 0) {
-    lines.push(
-      '',
+    out.push(
       `Warning: handlers failed for ${failing.map((p) => `${(p.failureRate * 100).toFixed(1)} % at ${p.workers}`).join(', ')}; throughput counts successes only.`,
     )
   }
-  return { knee, shape, text: lines.join('\n') }
+  const logged = points.reduce((n, p) => n + p.logged, 0)
+  const first = points.find((p) => p.firstLogged !== undefined)?.firstLogged
+  if (logged > 0) {
+    out.push(
+      `The trial loops logged ${logged} line${logged === 1 ? '' : 's'} (new failure signatures; not printed during the sweep)${first === undefined ? '' : `, the first: ${first}`}.`,
+    )
+  }
+  return out.length === 0 ? [] : ['', ...out]
 }
 
 function table(points: readonly MeasuredPoint[], knee: Knee, options: TuneOptions): string {
@@ -93,6 +133,11 @@ function table(points: readonly MeasuredPoint[], knee: Knee, options: TuneOption
   return renderTable(columns, rows)
 }
 
+/** Min and max of a count's trials, for the whiskers. */
+function whiskers(values: readonly number[] | undefined): readonly [number, number] | undefined {
+  return values === undefined || values.length === 0 ? undefined : [Math.min(...values), Math.max(...values)]
+}
+
 /** Writes `tune-report.md`, `throughput.svg` and `p99.svg` into `dir`; returns the paths written. */
 export async function writeReport(
   dir: string,
@@ -114,6 +159,7 @@ export async function writeReport(
       title: `${name}: throughput vs workers`,
       yLabel: 'messages / s',
       value: (p) => p.throughput,
+      range: (p) => whiskers(p.trialThroughputs),
       knee: report.knee.workers,
     }),
   )
@@ -123,6 +169,7 @@ export async function writeReport(
       title: `${name}: lifecycle p99 vs workers`,
       yLabel: 'p99 (ms)',
       value: (p) => p.p99,
+      range: (p) => whiskers(p.trialP99s),
       reference: { value: options.p99Ms, label: `target ${ms(options.p99Ms)} ms` },
       knee: report.knee.workers,
     }),

@@ -32,9 +32,45 @@ export interface TuneOptions {
   readonly quiet: boolean
 }
 
+/** What {@link tune} takes: the module, and any option of {@link TuneOptions} (the rest defaulted). */
+export type TuneInput = Partial<TuneOptions> & { readonly module: string }
+
+/**
+ * The options with the command line's defaults for what `input` leaves out.
+ * @throws TuneError (exit code 2) for a worker list, count or duration out of range
+ */
+export function resolveTuneOptions(input: TuneInput): TuneOptions {
+  const durationMs = input.durationMs ?? 10_000
+  const options: TuneOptions = {
+    workers: [1, 2, 4, 8, 16, 32],
+    warmupMs: Math.min(2000, durationMs * 0.2),
+    rate: undefined,
+    p99Ms: 50,
+    trials: 3,
+    tolerance: 0.05,
+    out: undefined,
+    capacity: 10_000,
+    quiet: false,
+    ...withoutUndefined(input),
+    durationMs,
+  }
+  parseWorkers(options.workers.join(','))
+  if (!(options.durationMs > 0 && options.warmupMs >= 0 && options.p99Ms > 0)) {
+    throw new TuneError('Expected durationMs and p99Ms to be positive and warmupMs not negative', ExitCode.usage)
+  }
+  parseInteger('trials', String(options.trials), 1, 100)
+  return { ...options, workers: [...new Set(options.workers)].sort((a, b) => a - b) }
+}
+
+function withoutUndefined(input: TuneInput): TuneInput {
+  return Object.fromEntries(
+    Object.entries(input).filter(([k, v]) => v !== undefined || k === 'rate' || k === 'out'),
+  ) as TuneInput
+}
+
 /** Usage text, printed by `--help` and after a bad command line. */
 export const USAGE = `Usage: flowing-tune <module.(js|mjs|ts)> [options]
-       flowing-tune --smoke
+       flowing-tune --smoke [module]
 
 Sweeps worker counts on your own handlers and recommends the smallest count that reaches the
 throughput plateau while meeting the p99 target.
@@ -49,10 +85,10 @@ throughput plateau while meeting the p99 target.
   --capacity <n>      queue capacity of the loop       (default 10000)
   --out <dir>         write tune-report.md, throughput.svg, p99.svg there
   --quiet             no progress lines
-  --smoke             tiny sweep of a bundled example plus knee-finder checks (CI)
+  --smoke [module]    knee-finder and input checks, then a tiny sweep of the module (default: a bundled one)
 
 The module's default export: { register(loop) { loop.on(...) }, sample(i) { return { type, payload, key?, priority? } } }
-.ts modules are loaded through tsx; see benchmarks/README.md.`
+.ts modules are loaded through tsx; see the @flowing/tune README.`
 
 const flag = (name: string, rule: string, got: string): TuneError =>
   new TuneError(`Expected \`--${name}\` to be ${rule}, got \`${got}\``, ExitCode.usage)
@@ -99,7 +135,7 @@ const VALUE_FLAGS = new Set(['workers', 'duration', 'warmup', 'trials', 'rate', 
 /** What the command line asks for: a sweep, the smoke run, or help. */
 export type Command =
   | { readonly kind: 'tune'; readonly options: TuneOptions }
-  | { readonly kind: 'smoke' }
+  | { readonly kind: 'smoke'; readonly module: string | undefined }
   | { readonly kind: 'help' }
 
 /**
@@ -127,7 +163,11 @@ export function parseArgs(argv: readonly string[]): Command {
       values.set(name, value)
     } else positional.push(arg)
   }
-  if (smoke) return { kind: 'smoke' }
+  if (smoke) {
+    if (positional.length > 1)
+      throw new TuneError(`--smoke takes at most one module, got ${positional.join(' ')}`, ExitCode.usage)
+    return { kind: 'smoke', module: positional[0] }
+  }
   if (positional.length !== 1) {
     throw new TuneError(
       positional.length === 0

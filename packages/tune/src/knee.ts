@@ -5,6 +5,7 @@
  * @module
  */
 import { ms, perSecond, workerCount } from './format.js'
+import { spread } from './stats.js'
 
 /** One worker count's summary (medians over its trials). Times in ms. */
 export interface SweepPoint {
@@ -15,6 +16,19 @@ export interface SweepPoint {
   readonly p99: number
   /** Share of the window the event loop was busy, 0–1. */
   readonly utilization: number
+  /** Throughput of each trial (the point's median is theirs); without it, the median alone is the range. */
+  readonly trialThroughputs?: readonly number[]
+}
+
+/** A count whose trials spread more than this (max − min over the median) gets a warning. */
+export const SPREAD_LIMIT = 0.15
+
+const low = (p: SweepPoint): number => Math.min(...(p.trialThroughputs ?? []), p.throughput)
+const high = (p: SweepPoint): number => Math.max(...(p.trialThroughputs ?? []), p.throughput)
+
+/** Whether `a` is below `b` beyond the noise: every trial of `a` under every trial of `b`. */
+function clearlyBelow(a: SweepPoint, b: SweepPoint): boolean {
+  return high(a) < low(b)
 }
 
 /** The verdict on a sweep. */
@@ -58,29 +72,58 @@ export function findKnee(points: readonly SweepPoint[], tolerance: number, p99Ms
 export type Shape = 'scales' | 'plateau' | 'flat-cpu' | 'flat-serial' | 'drop'
 
 /**
- * Classifies the curve: `flat-*` when the best count gains under 20 % over the first (CPU-bound if the
- * event loop was busy ≥ 80 % of the time at the first count — even if later counts drop —, else
- * serialized on something outside it); `drop` when the
- * last count loses more than twice the tolerance from the peak; `scales` when the last step still
- * gained more than twice the tolerance (more workers might still help); `plateau` otherwise.
+ * Classifies the curve. The event loop comes first: busy ≥ 80 % of the time at the first count means
+ * CPU-bound (`flat-cpu`), whatever the throughput did — on a loaded machine the curve of a CPU-bound
+ * handler is noise. Then, a fall or a rise counts only when it is larger than twice the tolerance
+ * **and** outside the trials' spread (every trial of the lower count under every trial of the higher):
+ * `drop` when the last count falls from the peak so, `flat-serial` when the best count gains under
+ * 20 % over the first, `scales` when the last step still gained so (more workers might still help),
+ * `plateau` otherwise.
  */
 export function classify(points: readonly SweepPoint[], tolerance: number): Shape {
   const sorted = [...points].sort((a, b) => a.workers - b.workers)
   const first = sorted[0] as SweepPoint
   const last = sorted[sorted.length - 1] as SweepPoint
   const peak = sorted.reduce((best, p) => (p.throughput > best.throughput ? p : best))
-  if (peak.throughput < first.throughput * 1.2) {
-    // A thread already busy at the first count cannot gain, whatever the tail does (GC, a noisy machine).
-    if (first.utilization >= 0.8) return 'flat-cpu'
-    if (last.throughput < peak.throughput * (1 - 2 * Math.max(tolerance, 0.05))) return 'drop'
-    return 'flat-serial'
-  }
-  if (last.throughput < peak.throughput * (1 - 2 * Math.max(tolerance, 0.05))) return 'drop'
+  if (first.utilization >= 0.8) return 'flat-cpu'
+  const band = 2 * Math.max(tolerance, 0.05)
+  const drop = last.throughput < peak.throughput * (1 - band) && clearlyBelow(last, peak)
+  if (drop) return 'drop'
+  if (peak.throughput < first.throughput * 1.2) return 'flat-serial'
   const beforeLast = sorted[sorted.length - 2]
-  if (beforeLast !== undefined && last.throughput > beforeLast.throughput * (1 + 2 * Math.max(tolerance, 0.05))) {
+  if (
+    beforeLast !== undefined &&
+    last.throughput > beforeLast.throughput * (1 + band) &&
+    clearlyBelow(beforeLast, last)
+  ) {
     return 'scales'
   }
   return 'plateau'
+}
+
+/**
+ * The counts whose trials spread more than {@link SPREAD_LIMIT}, with their spread (0–1).
+ */
+export function noisyCounts(points: readonly SweepPoint[]): { readonly workers: number; readonly spread: number }[] {
+  return points.flatMap((p) => {
+    const trials = p.trialThroughputs ?? []
+    if (trials.length < 2) return []
+    const s = spread(trials)
+    return s > SPREAD_LIMIT ? [{ workers: p.workers, spread: s }] : []
+  })
+}
+
+/**
+ * A curve still scaling at its largest count has no knee yet: whatever `knee` found is withdrawn, and
+ * the reason suggests larger counts.
+ */
+export function withdrawWhileScaling(knee: Knee, points: readonly SweepPoint[]): Knee {
+  const largest = Math.max(...points.map((p) => p.workers))
+  return {
+    ...knee,
+    workers: undefined,
+    reason: `still scaling at ${workerCount(largest)}, the largest count tried, so there is no knee to recommend yet; sweep larger counts (--workers ${largest},${largest * 2},${largest * 4})`,
+  }
 }
 
 /** Explains `shape` in a few sentences, naming the figures. */
@@ -101,8 +144,11 @@ export function explain(
   switch (shape) {
     case 'flat-cpu':
       return (
-        `CPU-bound: ${rate(first)} at ${workerCount(first.workers)} and no real gain at any count (peak ${rate(peak)} at ${peak.workers}); ` +
-        `the event loop was busy ${busy} of the time. Flowing's workers share one JavaScript thread, so synchronous ` +
+        `CPU-bound: ${rate(first)} at ${workerCount(first.workers)} ` +
+        (peak.throughput < first.throughput * 1.2
+          ? `and no real gain at any count (peak ${rate(peak)} at ${peak.workers}); `
+          : `(peak ${rate(peak)} at ${peak.workers}: with the thread this busy, the differences between counts are the machine's noise, not parallelism); `) +
+        `the event loop was busy ${busy} of the time at ${workerCount(first.workers)}. Flowing's workers share one JavaScript thread, so synchronous ` +
         'work cannot run in parallel: more workers only add queueing. Keep the count low and move the CPU work to ' +
         'worker_threads (for example a piscina pool awaited from the handler); then the handler is I/O-bound from ' +
         "the loop's point of view and this sweep will show the pool's parallelism."
