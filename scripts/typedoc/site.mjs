@@ -23,6 +23,7 @@ const ORDER = [
   'guides/exactly-once-effects',
   'guides/durability',
   'guides/scale-out',
+  'guides/observability',
   'guides/tuning-worker-counts',
   'architecture',
   'design/message-lifecycle',
