@@ -6,7 +6,11 @@
  */
 import { ExitCode, TuneError } from './errors.js'
 
-/** Everything one sweep needs. Durations in ms, rates in messages per second. */
+/**
+ * Everything one sweep needs. Durations in ms, rates in messages per second.
+ *
+ * @group Command line
+ */
 export interface TuneOptions {
   /** Path of the user's module (`.js`, `.mjs` or `.ts`). */
   readonly module: string
@@ -32,12 +36,18 @@ export interface TuneOptions {
   readonly quiet: boolean
 }
 
-/** What {@link tune} takes: the module, and any option of {@link TuneOptions} (the rest defaulted). */
+/**
+ * What {@link tune} takes: the module, and any option of {@link TuneOptions} (the rest defaulted).
+ *
+ * @group Command line
+ */
 export type TuneInput = Partial<TuneOptions> & { readonly module: string }
 
 /**
  * The options with the command line's defaults for what `input` leaves out.
  * @throws TuneError (exit code 2) for a worker list, count or duration out of range
+ *
+ * @group Command line
  */
 export function resolveTuneOptions(input: TuneInput): TuneOptions {
   const durationMs = input.durationMs ?? 10_000
@@ -68,7 +78,11 @@ function withoutUndefined(input: TuneInput): TuneInput {
   ) as TuneInput
 }
 
-/** Usage text, printed by `--help` and after a bad command line. */
+/**
+ * Usage text, printed by `--help` and after a bad command line.
+ *
+ * @group Command line
+ */
 export const USAGE = `Usage: flowing-tune <module.(js|mjs|ts)> [options]
        flowing-tune --smoke [module]
 
@@ -93,7 +107,11 @@ The module's default export: { register(loop) { loop.on(...) }, sample(i) { retu
 const flag = (name: string, rule: string, got: string): TuneError =>
   new TuneError(`Expected \`--${name}\` to be ${rule}, got \`${got}\``, ExitCode.usage)
 
-/** Parses `250ms`, `2s`, `1.5s`, `1m` or a bare number of ms. */
+/**
+ * Parses `250ms`, `2s`, `1.5s`, `1m` or a bare number of ms.
+ *
+ * @group Command line
+ */
 export function parseDuration(name: string, text: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim())
   const value = m ? Number(m[1]) * (m[2] === 's' ? 1000 : m[2] === 'm' ? 60_000 : 1) : Number.NaN
@@ -132,7 +150,11 @@ function parseTolerance(text: string): number {
 
 const VALUE_FLAGS = new Set(['workers', 'duration', 'warmup', 'trials', 'rate', 'p99', 'tolerance', 'capacity', 'out'])
 
-/** What the command line asks for: a sweep, the smoke run, or help. */
+/**
+ * What the command line asks for: a sweep, the smoke run, or help.
+ *
+ * @group Command line
+ */
 export type Command =
   | { readonly kind: 'tune'; readonly options: TuneOptions }
   | { readonly kind: 'smoke'; readonly module: string | undefined }
@@ -141,6 +163,8 @@ export type Command =
 /**
  * Parses the arguments after `node main.js`.
  * @throws TuneError (exit code 2) naming the flag, the rule and the value
+ *
+ * @group Command line
  */
 export function parseArgs(argv: readonly string[]): Command {
   const values = new Map<string, string>()

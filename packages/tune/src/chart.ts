@@ -10,7 +10,11 @@ const W = 560
 const H = 300
 const M = { left: 70, right: 20, top: 36, bottom: 44 }
 
-/** Options of one chart of points `P`. */
+/**
+ * Options of one chart of points `P`.
+ *
+ * @group Report
+ */
 export interface ChartSpec<P extends SweepPoint = SweepPoint> {
   /** The chart's title (also its SVG `<title>`). */
   readonly title: string
@@ -26,7 +30,11 @@ export interface ChartSpec<P extends SweepPoint = SweepPoint> {
   readonly knee?: number | undefined
 }
 
-/** Renders `points` as an SVG document, each with its min/max whisker when `spec.range` gives one. */
+/**
+ * Renders `points` as an SVG document, each with its min/max whisker when `spec.range` gives one.
+ *
+ * @group Report
+ */
 export function renderChart<P extends SweepPoint>(points: readonly P[], spec: ChartSpec<P>): string {
   const sorted = [...points].sort((a, b) => a.workers - b.workers)
   const xs = sorted.map((p) => Math.log2(p.workers))
@@ -115,6 +123,8 @@ function escapeXml(text: string): string {
  * Renders `points` as a text chart for the terminal and the Markdown report: one bar a count (its
  * value, scaled to `width` columns), and under it, when `spec.range` gives one, the whisker of its
  * trials, `├──┼──┤` from min to max with `┼` at the value.
+ *
+ * @group Report
  */
 export function renderAsciiChart<P extends SweepPoint>(points: readonly P[], spec: ChartSpec<P>, width = 40): string {
   const sorted = [...points].sort((a, b) => a.workers - b.workers)

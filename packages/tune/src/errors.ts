@@ -6,7 +6,11 @@
  * @module
  */
 
-/** Exit codes of `flowing-tune`. */
+/**
+ * Exit codes of `flowing-tune`.
+ *
+ * @group Errors
+ */
 export const ExitCode = {
   /** A recommendation was made. */
   ok: 0,
@@ -16,7 +20,11 @@ export const ExitCode = {
   usage: 2,
 } as const
 
-/** A user-facing failure: `message` is printed as one line after `✗ flowing-tune:`. */
+/**
+ * A user-facing failure: `message` is printed as one line after `✗ flowing-tune:`.
+ *
+ * @group Errors
+ */
 export class TuneError extends Error {
   override readonly name: string = 'TuneError'
   /** The process exit code this failure maps to. */
@@ -32,6 +40,8 @@ export class TuneError extends Error {
  * The module's `loopOptions` cannot build a trial loop: an option the tuner owns, an option
  * `createLoop()` refuses (its `InvalidArgumentError` is the `cause`), a factory that throws or returns
  * no object. Thrown before the sweep starts, exit code 1.
+ *
+ * @group Errors
  */
 export class InvalidLoopOptionsError extends TuneError {
   override readonly name: string = 'InvalidLoopOptionsError'
@@ -52,6 +62,8 @@ export class InvalidLoopOptionsError extends TuneError {
 /**
  * The user's module could not be imported (a syntax error, a throwing top level, a missing import):
  * the message is one line, `cause` is what the import threw, which the bin prints whole.
+ *
+ * @group Errors
  */
 export class ModuleLoadError extends TuneError {
   override readonly name: string = 'ModuleLoadError'
@@ -72,6 +84,8 @@ export class ModuleLoadError extends TuneError {
 /**
  * A thrown value in full, for a developer: every error of its `cause` chain with its stack (or, for a
  * non-error, its string form), each after `Caused by:`. Nothing is cut off.
+ *
+ * @group Errors
  */
 export function fullCause(error: unknown): string {
   const parts: string[] = []
@@ -85,7 +99,11 @@ export function fullCause(error: unknown): string {
   return parts.join('\n')
 }
 
-/** The message of any thrown value, on one line (first line only: stacks stay out of the output). */
+/**
+ * The message of any thrown value, on one line (first line only: stacks stay out of the output).
+ *
+ * @group Errors
+ */
 export function oneLine(error: unknown): string {
   const text =
     error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : String(error)

@@ -4,12 +4,20 @@
  * @module
  */
 
-/** `1 worker`, `16 workers`. */
+/**
+ * `1 worker`, `16 workers`.
+ *
+ * @group Report
+ */
 export function workerCount(n: number): string {
   return `${n} worker${n === 1 ? '' : 's'}`
 }
 
-/** Milliseconds, short: `0.012`, `3.4`, `812`; `—` for NaN (no figure). */
+/**
+ * Milliseconds, short: `0.012`, `3.4`, `812`; `—` for NaN (no figure).
+ *
+ * @group Report
+ */
 export function ms(value: number): string {
   if (Number.isNaN(value)) return '—'
   return value >= 100
@@ -21,12 +29,20 @@ export function ms(value: number): string {
         : `${+value.toPrecision(2)}`
 }
 
-/** Messages per second, rounded, with thousands separators: `3,040/s`. */
+/**
+ * Messages per second, rounded, with thousands separators: `3,040/s`.
+ *
+ * @group Report
+ */
 export function perSecond(value: number): string {
   return `${Math.round(value).toLocaleString('en-US')}/s`
 }
 
-/** A duration in seconds, short: `0.25 s`, `2 s`, `1.5 s`. */
+/**
+ * A duration in seconds, short: `0.25 s`, `2 s`, `1.5 s`.
+ *
+ * @group Report
+ */
 export function seconds(valueMs: number): string {
   return `${+(valueMs / 1000).toPrecision(3)} s`
 }

@@ -7,7 +7,11 @@
 import { ms, perSecond, workerCount } from './format.js'
 import { spread } from './stats.js'
 
-/** One worker count's summary (medians over its trials). Times in ms. */
+/**
+ * One worker count's summary (medians over its trials). Times in ms.
+ *
+ * @group Verdicts
+ */
 export interface SweepPoint {
   readonly workers: number
   /** Successful completions per second. */
@@ -20,7 +24,11 @@ export interface SweepPoint {
   readonly trialThroughputs?: readonly number[]
 }
 
-/** A count whose trials spread more than this (max − min over the median) gets a warning. */
+/**
+ * A count whose trials spread more than this (max − min over the median) gets a warning.
+ *
+ * @group Verdicts
+ */
 export const SPREAD_LIMIT = 0.15
 
 const low = (p: SweepPoint): number => Math.min(...(p.trialThroughputs ?? []), p.throughput)
@@ -31,7 +39,11 @@ function clearlyBelow(a: SweepPoint, b: SweepPoint): boolean {
   return high(a) < low(b)
 }
 
-/** The verdict on a sweep. */
+/**
+ * The verdict on a sweep.
+ *
+ * @group Verdicts
+ */
 export interface Knee {
   /** The recommended worker count, or `undefined` when no count meets both conditions. */
   readonly workers: number | undefined
@@ -51,6 +63,8 @@ export interface Knee {
  * throughput on the table. When the p99 target rules out every count at the peak, there is no
  * recommendation and `reason` names the best p99 seen, so the caller can report an impossible target.
  * @throws RangeError for an empty sweep
+ *
+ * @group Verdicts
  */
 export function findKnee(points: readonly SweepPoint[], tolerance: number, p99Ms: number): Knee {
   if (points.length === 0) throw new RangeError('findKnee needs at least one point')
@@ -68,7 +82,11 @@ export function findKnee(points: readonly SweepPoint[], tolerance: number, p99Ms
   return { workers: undefined, peak, threshold, reason }
 }
 
-/** The curve's shape, from which the explanation follows. */
+/**
+ * The curve's shape, from which the explanation follows.
+ *
+ * @group Verdicts
+ */
 export type Shape = 'scales' | 'plateau' | 'flat-cpu' | 'flat-serial' | 'drop'
 
 /**
@@ -79,6 +97,8 @@ export type Shape = 'scales' | 'plateau' | 'flat-cpu' | 'flat-serial' | 'drop'
  * `drop` when the last count falls from the peak so, `flat-serial` when the best count gains under
  * 20 % over the first, `scales` when the last step still gained so (more workers might still help),
  * `plateau` otherwise.
+ *
+ * @group Verdicts
  */
 export function classify(points: readonly SweepPoint[], tolerance: number): Shape {
   const sorted = [...points].sort((a, b) => a.workers - b.workers)
@@ -103,6 +123,8 @@ export function classify(points: readonly SweepPoint[], tolerance: number): Shap
 
 /**
  * The counts whose trials spread more than {@link SPREAD_LIMIT}, with their spread (0–1).
+ *
+ * @group Verdicts
  */
 export function noisyCounts(points: readonly SweepPoint[]): { readonly workers: number; readonly spread: number }[] {
   return points.flatMap((p) => {
@@ -116,6 +138,8 @@ export function noisyCounts(points: readonly SweepPoint[]): { readonly workers: 
 /**
  * A curve still scaling at its largest count has no knee yet: whatever `knee` found is withdrawn, and
  * the reason suggests larger counts.
+ *
+ * @group Verdicts
  */
 export function withdrawWhileScaling(knee: Knee, points: readonly SweepPoint[]): Knee {
   const largest = Math.max(...points.map((p) => p.workers))
@@ -126,7 +150,11 @@ export function withdrawWhileScaling(knee: Knee, points: readonly SweepPoint[]):
   }
 }
 
-/** Explains `shape` in a few sentences, naming the figures. */
+/**
+ * Explains `shape` in a few sentences, naming the figures.
+ *
+ * @group Verdicts
+ */
 export function explain(
   shape: Shape,
   points: readonly SweepPoint[],

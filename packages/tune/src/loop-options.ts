@@ -11,7 +11,11 @@ import type { TunerModule } from './module.js'
 
 export type { TrialInfo } from './module.js'
 
-/** The options the tuner sets itself on every trial loop, and why a module may not. */
+/**
+ * The options the tuner sets itself on every trial loop, and why a module may not.
+ *
+ * @group Tuning
+ */
 export const OWNED_LOOP_OPTIONS: Readonly<Record<string, string>> = {
   workers: 'the tuner sweeps it (use --workers)',
   capacity: 'the tuner sets it (use --capacity)',
@@ -20,7 +24,11 @@ export const OWNED_LOOP_OPTIONS: Readonly<Record<string, string>> = {
   logger: "the tuner counts the trial loop's log lines in its report instead of printing them",
 }
 
-/** What the tuner sets on a trial loop. */
+/**
+ * What the tuner sets on a trial loop.
+ *
+ * @group Tuning
+ */
 export interface OwnedOptions {
   readonly workers: number
   readonly capacity: number
@@ -32,6 +40,8 @@ export interface OwnedOptions {
  * The options of one trial loop: the module's, then the tuner's.
  * @throws InvalidLoopOptionsError for a factory that throws or returns no object, an owned option, or
  * a journal store given as an object (one store would carry messages from one trial into the next)
+ *
+ * @group Tuning
  */
 export function trialLoopOptions(mod: TunerModule, owned: OwnedOptions): LoopOptions {
   const given = mod.loopOptions
@@ -78,6 +88,8 @@ export function trialLoopOptions(mod: TunerModule, owned: OwnedOptions): LoopOpt
  * before the sweep.
  * @throws InvalidLoopOptionsError naming the option (`loopOptions.retry.maxAttempts`), with
  * `createLoop()`'s error as the cause
+ *
+ * @group Tuning
  */
 export async function checkLoopOptions(mod: TunerModule, workers: number, capacity: number): Promise<void> {
   if (mod.loopOptions === undefined) return

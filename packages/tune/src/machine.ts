@@ -6,7 +6,11 @@
  */
 import os from 'node:os'
 
-/** The machine and runtime of a sweep. */
+/**
+ * The machine and runtime of a sweep.
+ *
+ * @group Report
+ */
 export interface MachineInfo {
   /** CPU model of the first core. */
   readonly cpu: string
@@ -18,7 +22,11 @@ export interface MachineInfo {
   readonly node: string
 }
 
-/** Reads the machine facts now. */
+/**
+ * Reads the machine facts now.
+ *
+ * @group Report
+ */
 export function describeMachine(): MachineInfo {
   const [one = 0, five = 0, fifteen = 0] = os.loadavg()
   return {
@@ -29,7 +37,11 @@ export function describeMachine(): MachineInfo {
   }
 }
 
-/** `Machine: AMD EPYC 7B13 × 2 cores, load average 1.52 / 1.10 / 0.90; Node v20.20.0.` */
+/**
+ * `Machine: AMD EPYC 7B13 × 2 cores, load average 1.52 / 1.10 / 0.90; Node v20.20.0.`
+ *
+ * @group Report
+ */
 export function formatMachineInfo(m: MachineInfo): string {
   const load = m.loadAverage.map((v) => v.toFixed(2)).join(' / ')
   const busy = m.loadAverage[0] > m.cores ? ` (above the ${m.cores} cores: other work competed for the CPU)` : ''

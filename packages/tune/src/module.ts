@@ -10,7 +10,11 @@ import { pathToFileURL } from 'node:url'
 import type { Loop, LoopOptions, MessageMap, MessageType, PostOptions } from '@flowing/core'
 import { ModuleLoadError, oneLine, TuneError } from './errors.js'
 
-/** What a `loopOptions` factory is told about the trial it builds a loop for. */
+/**
+ * What a `loopOptions` factory is told about the trial it builds a loop for.
+ *
+ * @group Tuning
+ */
 export interface TrialInfo {
   /** The worker count of the trial. */
   readonly workers: number
@@ -19,6 +23,8 @@ export interface TrialInfo {
 /**
  * One sample message, as `sample(i)` returns it: a registered type, its payload, and the post options
  * the tuner passes on.
+ *
+ * @group Tuning
  */
 export type SampleMessage<M extends MessageMap = Record<string, unknown>> = {
   [T in MessageType<M>]: {
@@ -46,6 +52,8 @@ export type SampleMessage<M extends MessageMap = Record<string, unknown>> = {
  *   sample: (i) => ({ type: 'fetch', payload: { id: i }, key: i % 100 }),
  * } satisfies TunerModule<Messages>
  * ```
+ *
+ * @group Tuning
  */
 export interface TunerModule<M extends MessageMap = Record<string, unknown>> {
   /** Registers the handlers (and middleware) on a fresh loop; called once per trial. */
@@ -65,6 +73,8 @@ const SHAPE = 'export default { register(loop) { loop.on(...) }, sample(i) { ret
 /**
  * Imports and validates the module at `file` (relative to the working directory).
  * @throws TuneError for a missing file, an import failure or a wrong shape
+ *
+ * @group Tuning
  */
 export async function loadModule(file: string): Promise<TunerModule> {
   const absolute = path.resolve(file)
@@ -92,7 +102,11 @@ async function importFile(absolute: string): Promise<Record<string, unknown>> {
   return (await tsx.tsImport(url, import.meta.url)) as Record<string, unknown>
 }
 
-/** Checks the default export has the {@link TunerModule} shape; exported for the smoke checks. */
+/**
+ * Checks the default export has the {@link TunerModule} shape; exported for the smoke checks.
+ *
+ * @group Tuning
+ */
 export function validateShape(file: string, namespace: Record<string, unknown>): TunerModule {
   // tsx may wrap a CommonJS-style default once more.
   let candidate = namespace['default']
@@ -122,6 +136,8 @@ export function validateShape(file: string, namespace: Record<string, unknown>):
 /**
  * Calls `sample(i)` and checks the result, so a malformed sample fails with its index instead of deep
  * inside the loop.
+ *
+ * @group Tuning
  */
 export function checkedSample(mod: TunerModule, i: number): SampleMessage {
   let message: unknown

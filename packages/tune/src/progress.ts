@@ -5,7 +5,11 @@
  * @module
  */
 
-/** Where the sweep reports how far it is. */
+/**
+ * Where the sweep reports how far it is.
+ *
+ * @group Report
+ */
 export interface Progress {
   /** Trial `done` of `total` starts; `label` names it (`8 workers, trial 2/3`). */
   step(label: string, done: number, total: number): void
@@ -15,17 +19,29 @@ export interface Progress {
   end(): void
 }
 
-/** The part of a stream the progress needs (`process.stderr`). */
+/**
+ * The part of a stream the progress needs (`process.stderr`).
+ *
+ * @group Report
+ */
 export interface ProgressStream {
   readonly isTTY?: boolean
   readonly columns?: number
   write(text: string): unknown
 }
 
-/** No progress at all (`--quiet`). */
+/**
+ * No progress at all (`--quiet`).
+ *
+ * @group Report
+ */
 export const silentProgress: Progress = { step() {}, line() {}, end() {} }
 
-/** Progress on `stream`: a bar when it is a TTY, plain lines otherwise. */
+/**
+ * Progress on `stream`: a bar when it is a TTY, plain lines otherwise.
+ *
+ * @group Report
+ */
 export function createProgress(stream: ProgressStream): Progress {
   if (stream.isTTY !== true) {
     return { step() {}, line: (text) => stream.write(`${text}\n`), end() {} }
@@ -49,7 +65,11 @@ export function createProgress(stream: ProgressStream): Progress {
   }
 }
 
-/** `[#######.............]  7/18  8 workers, trial 2/3`, cut to `columns`. */
+/**
+ * `[#######.............]  7/18  8 workers, trial 2/3`, cut to `columns`.
+ *
+ * @group Report
+ */
 export function bar(label: string, done: number, total: number, columns: number): string {
   const width = 24
   const filled = total > 0 ? Math.round((done / total) * width) : 0

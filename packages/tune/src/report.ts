@@ -24,7 +24,11 @@ import { spread } from './stats.js'
 import type { MeasuredPoint } from './sweep.js'
 import { renderTable } from './table.js'
 
-/** The verdict and the text that shows it. */
+/**
+ * The verdict and the text that shows it.
+ *
+ * @group Report
+ */
 export interface Report {
   readonly knee: Knee
   readonly shape: Shape
@@ -32,7 +36,11 @@ export interface Report {
   readonly text: string
 }
 
-/** Builds the report of a finished sweep; `machine` is named in its first lines. */
+/**
+ * Builds the report of a finished sweep; `machine` is named in its first lines.
+ *
+ * @group Report
+ */
 export function buildReport(points: readonly MeasuredPoint[], options: TuneOptions, machine?: MachineInfo): Report {
   const shape = classify(points, options.tolerance)
   const found = findKnee(points, options.tolerance, options.p99Ms)
@@ -138,7 +146,11 @@ function whiskers(values: readonly number[] | undefined): readonly [number, numb
   return values === undefined || values.length === 0 ? undefined : [Math.min(...values), Math.max(...values)]
 }
 
-/** Writes `tune-report.md`, `throughput.svg` and `p99.svg` into `dir`; returns the paths written. */
+/**
+ * Writes `tune-report.md`, `throughput.svg` and `p99.svg` into `dir`; returns the paths written.
+ *
+ * @group Report
+ */
 export async function writeReport(
   dir: string,
   report: Report,

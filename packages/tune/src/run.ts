@@ -12,7 +12,11 @@ import { createProgress, type Progress, silentProgress } from './progress.js'
 import { buildReport, type Report, writeReport } from './report.js'
 import { type MeasuredPoint, sweep } from './sweep.js'
 
-/** A finished tuning run. */
+/**
+ * A finished tuning run.
+ *
+ * @group Tuning
+ */
 export interface TuneRun {
   readonly points: readonly MeasuredPoint[]
   readonly report: Report
@@ -27,6 +31,8 @@ export interface TuneRun {
  * @throws InvalidLoopOptionsError before the sweep when the module's `loopOptions` cannot build a loop
  * @throws TuneError for anything else the user can fix; the report is printed (and written) first when
  * the sweep finished but recommends nothing
+ *
+ * @group Tuning
  */
 export async function tune(
   input: TuneInput,

@@ -7,6 +7,8 @@
 /**
  * Median of a non-empty sample (mean of the two middle values for an even count).
  * @throws RangeError for an empty sample
+ *
+ * @group Helpers
  */
 export function median(values: readonly number[]): number {
   if (values.length === 0) throw new RangeError('median of an empty sample')
@@ -16,7 +18,11 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? upper : ((sorted[mid - 1] as number) + upper) / 2
 }
 
-/** Spread of a sample relative to its median: (max − min) / median. */
+/**
+ * Spread of a sample relative to its median: (max − min) / median.
+ *
+ * @group Helpers
+ */
 export function spread(values: readonly number[]): number {
   return (Math.max(...values) - Math.min(...values)) / median(values)
 }

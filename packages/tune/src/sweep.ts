@@ -13,7 +13,11 @@ import type { Progress } from './progress.js'
 import { median } from './stats.js'
 import { runTrial, type TrialResult } from './trial.js'
 
-/** A worker count's point plus the medians of the other figures, for the table. */
+/**
+ * A worker count's point plus the medians of the other figures, for the table.
+ *
+ * @group Tuning
+ */
 export interface MeasuredPoint extends SweepPoint {
   readonly lifecycleP50: number
   readonly queueWaitP50: number
@@ -34,7 +38,11 @@ export interface MeasuredPoint extends SweepPoint {
   readonly firstLogged: string | undefined
 }
 
-/** Runs the whole sweep, reporting each trial to `progress` and each count's result as a line. */
+/**
+ * Runs the whole sweep, reporting each trial to `progress` and each count's result as a line.
+ *
+ * @group Tuning
+ */
 export async function sweep(mod: TunerModule, options: TuneOptions, progress: Progress): Promise<MeasuredPoint[]> {
   const points: MeasuredPoint[] = []
   const total = options.workers.length * (options.trials + 1)

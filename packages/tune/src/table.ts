@@ -5,16 +5,28 @@
  * @module
  */
 
-/** Column alignment: numbers read best right-aligned. */
+/**
+ * Column alignment: numbers read best right-aligned.
+ *
+ * @group Helpers
+ */
 export type Align = 'left' | 'right'
 
-/** One column: its header and alignment. */
+/**
+ * One column: its header and alignment.
+ *
+ * @group Helpers
+ */
 export interface Column {
   readonly header: string
   readonly align: Align
 }
 
-/** Renders `rows` (cells as strings, one per column) as an aligned GitHub-flavoured Markdown table. */
+/**
+ * Renders `rows` (cells as strings, one per column) as an aligned GitHub-flavoured Markdown table.
+ *
+ * @group Helpers
+ */
 export function renderTable(columns: readonly Column[], rows: readonly (readonly string[])[]): string {
   const widths = columns.map((c, i) => Math.max(3, c.header.length, ...rows.map((r) => (r[i] ?? '').length)))
   const pad = (text: string, i: number): string => {

@@ -12,7 +12,11 @@ import { seconds, workerCount } from './format.js'
 import { trialLoopOptions } from './loop-options.js'
 import { checkedSample, type TunerModule } from './module.js'
 
-/** How a trial offers load. */
+/**
+ * How a trial offers load.
+ *
+ * @group Tuning
+ */
 export interface TrialLoad {
   readonly workers: number
   readonly durationMs: number
@@ -25,7 +29,11 @@ export interface TrialLoad {
   readonly warmup?: boolean
 }
 
-/** What one trial measured, over its window only. Times in ms. */
+/**
+ * What one trial measured, over its window only. Times in ms.
+ *
+ * @group Tuning
+ */
 export interface TrialResult {
   /** Successful completions per second. */
   readonly throughput: number
@@ -62,7 +70,11 @@ interface TrialState {
   firstFailure: unknown
 }
 
-/** Runs one trial. @throws TuneError when the handlers cannot be measured (all fail, none finish, bad samples) */
+/**
+ * Runs one trial. @throws TuneError when the handlers cannot be measured (all fail, none finish, bad samples)
+ *
+ * @group Tuning
+ */
 export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<TrialResult> {
   const logger = { warn: load.log ?? (() => {}) }
   const options = trialLoopOptions(mod, { workers: load.workers, capacity: load.capacity, logger })
