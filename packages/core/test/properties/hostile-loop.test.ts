@@ -181,6 +181,7 @@ const OBJECT_OPTIONS = new Set([
   'backpressure',
   'stall',
   'failureExit',
+  'messageLog',
 ])
 
 describe('Loop', () => {

@@ -46,6 +46,7 @@ const NESTED_KEYS: Readonly<Record<string, readonly string[]>> = {
   deadLetters: ['maxSize', 'sink'],
   alerts: ['windowMs', 'threshold', 'top', 'onAlert'],
   idempotency: ['store', 'ttlMs', 'maxKeys', 'failed', 'dedupe'],
+  messageLog: ['info', 'warn'],
 }
 
 /** Every key an entry point knows (a typo must not land on one). */
@@ -83,6 +84,7 @@ export function base(surface: Surface): Record<string, unknown> {
         deadLetters: { maxSize: 5 },
         alerts: { threshold: 2, windowMs: 100 },
         idempotency: { ttlMs: 100, maxKeys: 10 },
+        messageLog: { info: () => {}, warn: () => {} },
         backpressure: false,
         stall: false,
         failureExit: false,
