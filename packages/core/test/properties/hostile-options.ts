@@ -46,7 +46,6 @@ const NESTED_KEYS: Readonly<Record<string, readonly string[]>> = {
   deadLetters: ['maxSize', 'sink'],
   alerts: ['windowMs', 'threshold', 'top', 'onAlert'],
   idempotency: ['store', 'ttlMs', 'maxKeys', 'failed', 'dedupe'],
-  messageLog: ['info', 'warn'],
 }
 
 /** Every key an entry point knows (a typo must not land on one). */
