@@ -36,6 +36,9 @@ export type FlowingErrorCode =
   | 'ERR_FLOWING_DUPLICATE'
   | 'ERR_FLOWING_SNAPSHOT'
   | 'ERR_FLOWING_STORE'
+  | 'ERR_FLOWING_RATE_LIMITED'
+  | 'ERR_FLOWING_CANCELLED'
+  | 'ERR_FLOWING_REQUEST_FAILED'
 
 /**
  * An argument or option broke its rule. Thrown synchronously, before anything changed.
@@ -579,5 +582,103 @@ export class StoreError extends FlowingError {
     super('ERR_FLOWING_STORE', `Journal store ${store} failed to ${operation}: ${problem}`, { cause })
     this.store = store
     this.operation = operation
+  }
+}
+
+/**
+ * Throw this from a handler when a downstream says "too many requests" (an HTTP 429, a quota): the
+ * message waits `retryAfterMs` and runs again **without consuming an attempt**, first in line, and
+ * its whole route (type and route key) pauses for as long — the other messages of the route wait
+ * too, without holding workers, and every other route flows on. Counted in `rateLimited`, reported
+ * by the `rate-limited` event.
+ *
+ * @example
+ * ```ts
+ * loop.on('payment.charge', async (msg) => {
+ *   const res = await fetch(url, { method: 'POST', body: JSON.stringify(msg.payload) })
+ *   if (res.status === 429) throw new RateLimitError('provider quota', { retryAfterMs: 2_000 })
+ * })
+ * ```
+ *
+ * @group Errors
+ */
+export class RateLimitError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_RATE_LIMITED'
+  /** How long the route waits before its messages run again (ms). */
+  readonly retryAfterMs: number
+
+  /**
+   * @param message - what the downstream said
+   * @param options - `retryAfterMs` (a finite number ≥ 0; default 1000) and the standard `cause`
+   * @throws InvalidArgumentError for a bad `retryAfterMs`
+   */
+  constructor(message: string, options?: ErrorOptions & { readonly retryAfterMs?: number }) {
+    super('ERR_FLOWING_RATE_LIMITED', message, options)
+    const after = options?.retryAfterMs ?? 1000
+    if (typeof after !== 'number' || !(after >= 0) || !Number.isFinite(after)) {
+      throw new InvalidArgumentError('options.retryAfterMs', 'a finite number of ms, 0 or more', after)
+    }
+    this.retryAfterMs = after
+  }
+}
+
+/**
+ * The reason a cancelled message's running handler sees on `ctx.signal` (`loop.cancel(id)`, the
+ * post's `signal`, a `request()` that gave up).
+ *
+ * @group Errors
+ */
+export class MessageCancelledError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_CANCELLED'
+  /** The cancelled message's id. */
+  readonly messageId: string
+
+  /**
+   * @param messageId - the message's id
+   * @param why - what cancelled it
+   */
+  constructor(messageId: string, why: string, options?: ErrorOptions) {
+    super('ERR_FLOWING_CANCELLED', `Message ${messageId} was cancelled (${why})`, options)
+    this.messageId = messageId
+  }
+}
+
+/**
+ * Why a `request()` ended without the handler's value.
+ *
+ * @group Errors
+ */
+export type RequestOutcome = 'dead-lettered' | 'dropped' | 'cancelled' | 'snapshotted' | 'timed-out'
+
+/**
+ * `loop.request()` rejects with this when its message ended without success: `outcome` says how.
+ * `cause` is the handler's last error for `dead-lettered`, the abort reason for `cancelled`.
+ * A refused post rejects with the post's own error instead (`QueueFullError`, …).
+ *
+ * @group Errors
+ */
+export class RequestFailedError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_REQUEST_FAILED'
+  /** How the message ended. */
+  readonly outcome: RequestOutcome
+  /** The message's id. */
+  readonly messageId: string
+  /** The message's type. */
+  readonly messageType: string
+
+  /**
+   * @param outcome - how the message ended
+   * @param messageType - its type
+   * @param messageId - its id
+   * @param detail - more on why (a reason, a duration)
+   */
+  constructor(outcome: RequestOutcome, messageType: string, messageId: string, detail: string, options?: ErrorOptions) {
+    super('ERR_FLOWING_REQUEST_FAILED', `Request \`${messageType}\` ${messageId} ${outcome}: ${detail}`, options)
+    this.outcome = outcome
+    this.messageId = messageId
+    this.messageType = messageType
   }
 }

@@ -25,6 +25,7 @@ export { stampHeaders } from './admission/stamping.js'
 export { type Clock, systemClock, type TimerHandle, VirtualClock, wallNow } from './clock.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
 export type { Router } from './dispatcher/router.js'
+export type { CancelResult } from './engine/cancels.js'
 export type { FinishedSummary, MessageLogger, MessageLogLine, Outcome } from './engine/finished.js'
 export {
   BackpressureError,
@@ -42,9 +43,13 @@ export {
   LoopAbortedError,
   LoopStoppedError,
   LoopStoppingError,
+  MessageCancelledError,
   NonRetryableError,
   QueueFullError,
   type QueueLoad,
+  RateLimitError,
+  RequestFailedError,
+  type RequestOutcome,
   RetryableError,
   SendAbortedError,
   SendTimeoutError,
@@ -118,7 +123,24 @@ export type {
   Store,
   StoreContents,
 } from './journal/store.js'
-export { type DropReason, LoopEmitter, type LoopEvents, type LoopState, type ZombieSummary } from './loop/events.js'
+export type { GateChange } from './limits/dispatch-gate.js'
+export type {
+  FlowControlOptions,
+  GroupLimits,
+  GroupOptions,
+  ResourceGate,
+  TimeLimitOptions,
+} from './limits/flow-options.js'
+export type { RateLimit, RateLimitScope } from './limits/rate-limit.js'
+export type { RateLimitHold } from './limits/rate-limits.js'
+export {
+  type DropReason,
+  LoopEmitter,
+  type LoopEvents,
+  type LoopState,
+  type TimeLimitReport,
+  type ZombieSummary,
+} from './loop/events.js'
 export { createLoop, Loop, type StopOptions } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
 export type { StallOptions } from './loop/stall-option.js'

@@ -154,6 +154,19 @@ export interface PostOptions {
    * not reach the message.
    */
   readonly headers?: MessageHeaders | undefined
+  /**
+   * Key group: at most the group's concurrency (the loop's `groups` option; 1 unless set) of its
+   * messages run at once, FIFO among equal priority, under the group's rate limits. Independent of
+   * `key`: a message may have both (per-key order inside a tenant's share, say).
+   */
+  readonly group?: string | undefined
+  /**
+   * Cancels the message when aborted: one still waiting (queued, parked, held, rate-limited, delayed,
+   * backing off) ends with outcome `cancelled`; a running one gets its `ctx.signal` aborted (its
+   * handler decides). With `send()`, an abort while it still waits for space rejects the send with
+   * `SendAbortedError` (nothing admitted). An already aborted signal refuses the post the same way.
+   */
+  readonly signal?: AbortSignalLike | undefined
 }
 
 /**
@@ -163,8 +176,6 @@ export interface PostOptions {
  * @category Posting
  */
 export interface SendOptions extends PostOptions {
-  /** Gives up waiting for space when aborted (rejects with `SendAbortedError`). */
-  readonly signal?: AbortSignalLike | undefined
   /** Gives up waiting for space after this many ms (rejects with `SendTimeoutError`). */
   readonly waitTimeoutMs?: number | undefined
   /**
@@ -172,6 +183,17 @@ export interface SendOptions extends PostOptions {
    * @deprecated Use `waitTimeoutMs`: `timeoutMs` names the handler deadline everywhere else.
    */
   readonly timeoutMs?: number | undefined
+}
+
+/**
+ * Options of `loop.request()`: those of a post, and how long to wait for the outcome.
+ *
+ * @group Messages
+ * @category Cancel and request
+ */
+export interface RequestOptions extends PostOptions {
+  /** Gives up after this many ms (rejects with `RequestFailedError`, outcome `timed-out`; the message is cancelled). */
+  readonly waitTimeoutMs?: number | undefined
 }
 
 /**

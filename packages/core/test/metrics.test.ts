@@ -67,6 +67,9 @@ describe('Loop', () => {
         'held',
         'deadLetters',
         'fill',
+        'limited',
+        'grouped',
+        'gateClosed',
       ])
     })
   })

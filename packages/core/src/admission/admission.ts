@@ -14,8 +14,10 @@
 
 import type { Clock } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
+import type { Cancels } from '../engine/cancels.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import type { Outcomes } from '../engine/outcomes.js'
+import type { Requests } from '../engine/requests.js'
 import {
   DelayedFullError,
   DuplicateMessageError,
@@ -63,6 +65,8 @@ export interface AdmissionParts<M extends MessageMap> {
   readonly metrics: LoopMetrics
   readonly events: LoopEmitter<M>
   readonly journal: Journal<M> | undefined
+  readonly requests: Requests
+  readonly cancels: Cancels<M>
 }
 
 /** Where {@link Admission.place} put a message. */
@@ -124,6 +128,7 @@ export class Admission<M extends MessageMap> {
     origin: Origin | undefined,
   ): Message<M> | PostResult<M, MessageType<M>> {
     const p = this.#p
+    const request = p.requests.take() // before any user code (a listener, a selector) may post
     const lifecycle = p.lifecycle
     if (!(origin !== undefined && origin.hops > 0 ? lifecycle.admitsFollowUps : lifecycle.admitsRoots)) {
       const state = lifecycle.state
@@ -149,6 +154,7 @@ export class Admission<M extends MessageMap> {
       json = this.#payloadJson(type, payload)
     }
     const m = this.stamp(type, payload, options, origin)
+    if (request !== undefined) p.requests.bind(m, request)
     if (options !== undefined) {
       p.extras.keep(m, options)
       const holder = this.#claimKey(m, options)
@@ -160,6 +166,8 @@ export class Admission<M extends MessageMap> {
     const placed = this.place(m, options?.overflow ?? p.options.overflow, true)
     if (placed === 'full') this.#unclaim(m)
     else journal?.admitted(m, json)
+    const signal = options?.signal
+    if (signal !== undefined && placed === 'queued') this.#watch(m, signal as AbortSignal)
     return this.#answer(m, placed, throws)
   }
 
@@ -200,6 +208,7 @@ export class Admission<M extends MessageMap> {
     journal?.admitted(m, json)
     traces.note(m, 'delayed', clock.now(), undefined, `due at ${due}`)
     events.emit('scheduled', m as unknown as Message<M>, due)
+    if (options?.signal !== undefined && m.where === Where.Delayed) this.#watch(m, options.signal as AbortSignal)
     return handle
   }
 
@@ -217,6 +226,17 @@ export class Admission<M extends MessageMap> {
       this.#p.extras.commit(m, letter.checkpoint)
     }
     return result
+  }
+
+  // A post's `signal` cancels its message (at once when it is already aborted).
+  #watch(m: Envelope, signal: AbortSignal): void {
+    const cancels = this.#p.cancels
+    const cancel = (e: Envelope) => {
+      this.#p.requests.cancelling(e, signal.reason)
+      cancels.cancel(e, 'its signal was aborted', signal.reason)
+    }
+    if (signal.aborted) cancel(m)
+    else this.#p.extras.watch(m, signal, cancel)
   }
 
   /** Validates per-post options; a bad one is a refused post. */

@@ -27,8 +27,10 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
       name === 'handlerTimeoutMs' ||
       name === 'retry' ||
       name === 'idempotencyKey' ||
-      name === 'headers'
-    if (!known && !(forSend && (name === 'signal' || name === 'waitTimeoutMs' || name === 'timeoutMs'))) {
+      name === 'headers' ||
+      name === 'group' ||
+      name === 'signal'
+    if (!known && !(forSend && (name === 'waitTimeoutMs' || name === 'timeoutMs'))) {
       check.knownKeys('options', options as Record<string, unknown>, forSend ? SEND_KEYS : POST_KEYS)
     }
   }
@@ -54,18 +56,32 @@ export function checkPostOptions(options: SendOptions | undefined, forSend: bool
     throw new InvalidArgumentError('options.idempotencyKey', 'a non-empty string', idem)
   }
   if (options.headers !== undefined) checkHeaders('options.headers', options.headers)
+  const group = options.group
+  if (group !== undefined && !(typeof group === 'string' && group.length > 0 && group.length <= 256)) {
+    throw new InvalidArgumentError('options.group', 'a non-empty string of at most 256 characters', group)
+  }
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError('options.signal', 'an AbortSignal', options.signal)
+  }
   if (!forSend) return
   if (options.waitTimeoutMs !== undefined) {
     check.nonNegativeNumber('options.waitTimeoutMs', options.waitTimeoutMs, false)
   }
   if (options.timeoutMs !== undefined) oldWaitTimeout(options)
-  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
-    throw new InvalidArgumentError('options.signal', 'an AbortSignal', options.signal)
-  }
 }
 
-const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs', 'retry', 'idempotencyKey', 'headers']
-const SEND_KEYS = [...POST_KEYS, 'signal', 'waitTimeoutMs', 'timeoutMs']
+const POST_KEYS = [
+  'key',
+  'priority',
+  'overflow',
+  'handlerTimeoutMs',
+  'retry',
+  'idempotencyKey',
+  'headers',
+  'group',
+  'signal',
+]
+const SEND_KEYS = [...POST_KEYS, 'waitTimeoutMs', 'timeoutMs']
 
 // `send()`'s old `timeoutMs`: checked, refused beside `waitTimeoutMs`, warned about once.
 function oldWaitTimeout(options: SendOptions): void {

@@ -6,6 +6,7 @@
 import type { AbortSignalLike } from '@flowing/watchdog'
 import type { CircuitBreakerOptions } from '../failure/circuits.js'
 import type { RetryOptions } from '../failure/retry-policy.js'
+import type { RateLimit } from '../limits/rate-limit.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
 
 /**
@@ -150,4 +151,9 @@ export interface RegisterOptions extends RouteOptions {
    * @deprecated Use `circuitBreaker`.
    */
   readonly breaker?: boolean | CircuitBreakerOptions
+  /**
+   * This type's rate limits: one budget for the type (`per: 'type'`, the default), one per route
+   * (`'route'`) or one per key (`'key'`) — on top of the loop's `rateLimit` (see {@link RateLimit}).
+   */
+  readonly rateLimit?: RateLimit | readonly RateLimit[]
 }

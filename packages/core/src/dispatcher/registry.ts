@@ -4,6 +4,7 @@ import { type CircuitPolicy, checkCircuitOptions } from '../failure/circuits.js'
 import { checkRetryOptions, type RetryOptions } from '../failure/retry-policy.js'
 import type { Envelope } from '../internal/envelope.js'
 import * as check from '../internal/validate.js'
+import { checkRateLimits, type RateRule } from '../limits/rate-limit.js'
 import type { Message, MessageMap, MessageType } from '../message.js'
 import type { Handler, HandlerContext, Middleware, RegisterOptions } from './handler.js'
 import { type Router, RouteTable } from './router.js'
@@ -20,6 +21,7 @@ interface Entry {
   readonly heartbeatMs: number | undefined
   readonly retry: RetryOptions | undefined
   readonly breaker: CircuitPolicy | false | undefined
+  readonly rateLimits: readonly RateRule[]
 }
 
 /**
@@ -36,6 +38,13 @@ export class Registry<M extends MessageMap> {
   // is NO_TYPE, never `undefined`: `post(undefined)` must miss the cache and be refused.
   #lastType: string | typeof NO_TYPE = NO_TYPE
   #lastEntry: Entry | undefined
+  // Told after each registration (flow control re-reads the types' rate limits).
+  #changed: () => void = () => {}
+
+  /** Sets who is told after each registration. */
+  onChange(changed: () => void): void {
+    this.#changed = changed
+  }
 
   /** Registers a handler for a type. */
   on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): void {
@@ -98,6 +107,17 @@ export class Registry<M extends MessageMap> {
     return this.#lookup(type).breaker
   }
 
+  /** The type's own rate limits (none unless registered with `rateLimit`); an unknown type has none. */
+  rateLimitsFor(type: string): readonly RateRule[] {
+    return this.#entries.get(type)?.rateLimits ?? NO_RULES
+  }
+
+  /** Some type was registered with a rate limit. */
+  get limited(): boolean {
+    for (const e of this.#entries.values()) if (e.rateLimits.length > 0) return true
+    return false
+  }
+
   /**
    * Checks that `type` can be dispatched; returns its router, if any.
    * @throws UnknownMessageTypeError
@@ -114,7 +134,9 @@ export class Registry<M extends MessageMap> {
       : entry.router.handlerFor(message.routeKey as string)) as unknown as Handler<M, MessageType<M>>
     const msg = message as unknown as Message<M, MessageType<M>>
     if (this.#middleware.length === 0) return handler(msg, ctx) // the fast path: no chain to build
-    return this.#chain(0, handler, msg, ctx)
+    // The chain settles with the handler's value (what `request()` resolves with), not a middleware's.
+    const result = { value: undefined as unknown }
+    return Promise.resolve(this.#chain(0, handler, msg, ctx, result)).then(() => result.value)
   }
 
   #chain(
@@ -122,6 +144,7 @@ export class Registry<M extends MessageMap> {
     handler: Handler<M, MessageType<M>>,
     msg: Message<M, MessageType<M>>,
     ctx: HandlerContext<M>,
+    result: { value: unknown },
   ): unknown {
     const middleware = this.#middleware[index]
     if (middleware === undefined) return handler(msg, ctx)
@@ -129,7 +152,8 @@ export class Registry<M extends MessageMap> {
     return middleware(msg, ctx, async () => {
       if (called) throw new Error(`next() called more than once by middleware #${index}`)
       called = true
-      await this.#chain(index + 1, handler, msg, ctx)
+      const value = await this.#chain(index + 1, handler, msg, ctx, result)
+      if (index === this.#middleware.length - 1) result.value = value
     })
   }
 
@@ -149,6 +173,7 @@ export class Registry<M extends MessageMap> {
     this.#entries.set(type, entry)
     this.#lastType = NO_TYPE // a replaced registration must not be served from the cache
     this.#lastEntry = undefined
+    this.#changed()
   }
 
   #claim(type: string, options: RegisterOptions | undefined): void {
@@ -157,6 +182,7 @@ export class Registry<M extends MessageMap> {
 }
 
 const NO_TYPE = Symbol('no type')
+const NO_RULES: readonly RateRule[] = []
 
 /** The keys `on()` / `route()` options may have. */
 const REGISTER_KEYS: readonly (keyof RegisterOptions)[] = [
@@ -166,6 +192,7 @@ const REGISTER_KEYS: readonly (keyof RegisterOptions)[] = [
   'compensate',
   'retry',
   'circuitBreaker',
+  'rateLimit',
 ]
 
 /** Registration options that were renamed (the old names still work, with a `DeprecationWarning`). */
@@ -187,7 +214,7 @@ function checkType(type: unknown): void {
   }
 }
 
-type Extras = Pick<Entry, 'timeoutMs' | 'compensate' | 'heartbeatMs' | 'retry' | 'breaker'>
+type Extras = Pick<Entry, 'timeoutMs' | 'compensate' | 'heartbeatMs' | 'retry' | 'breaker' | 'rateLimits'>
 
 function extrasOf(options: RegisterOptions | undefined): Extras {
   const compensate = options?.compensate
@@ -210,8 +237,15 @@ function extrasOf(options: RegisterOptions | undefined): Extras {
     given === undefined
       ? undefined
       : check.readably('options.circuitBreaker', () => checkCircuitOptions('options.circuitBreaker', given), given)
-  return { timeoutMs: timeoutOf(options), compensate, heartbeatMs, retry, breaker }
+  const limit = options?.rateLimit
+  const rateLimits =
+    limit === undefined
+      ? NO_RULES
+      : check.readably('options.rateLimit', () => checkRateLimits('options.rateLimit', limit, TYPE_SCOPES), limit)
+  return { timeoutMs: timeoutOf(options), compensate, heartbeatMs, retry, breaker, rateLimits }
 }
+
+const TYPE_SCOPES = ['type', 'route', 'key'] as const
 
 function timeoutOf(options: RegisterOptions | undefined): number | undefined {
   const t = options?.timeoutMs

@@ -17,20 +17,26 @@ import { Admission } from '../admission/admission.js'
 import { Pacing } from '../admission/pacing.js'
 import { LoopPressure } from '../admission/pressure.js'
 import type { Clock } from '../clock.js'
+import type { RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
+import { InvalidArgumentError } from '../errors.js'
 import { DeadLetterStore } from '../failure/dead-letters.js'
 import { Failures } from '../failure/failures.js'
+import { checkRetryOptions, mergeRetry } from '../failure/retry-policy.js'
 import { Traces } from '../failure/trace.js'
 import { Idempotency, LedgerSlot } from '../idempotency/ledger.js'
-import { type Envelope, Where } from '../internal/envelope.js'
+import { Envelope, Where } from '../internal/envelope.js'
 import { PostExtras } from '../internal/post-extras.js'
 import { ReleasableClock } from '../internal/releasable-clock.js'
+import * as check from '../internal/validate.js'
 import { Journal } from '../journal/journal.js'
 import { JournaledKeys } from '../journal/keys.js'
 import { recoverJournal } from '../journal/recovery.js'
+import type { DispatchGate } from '../limits/dispatch-gate.js'
+import { Limiter, type RateLimits } from '../limits/rate-limits.js'
 import type { LoopEmitter } from '../loop/events.js'
 import { type LoopOptions, type ResolvedLoopOptions, resolveOptions } from '../loop/options.js'
-import type { MessageMap } from '../message.js'
+import type { Message, MessageMap, PostOptions, RequestOptions } from '../message.js'
 import { LoopMetrics, type MetricsSnapshot } from '../metrics/loop-metrics.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
 import { Attempts } from '../pool/attempts.js'
@@ -41,12 +47,23 @@ import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
 import { HandBack } from '../shutdown/hand-back.js'
-import { breakerHolder, delayedHolder, type Holder, queueHolder, retryHolder } from '../shutdown/holders.js'
-import type { RestoreParts } from '../shutdown/restore.js'
+import {
+  breakerHolder,
+  delayedHolder,
+  type Holder,
+  limitHolder,
+  queueHolder,
+  retryHolder,
+} from '../shutdown/holders.js'
+import { type RestoreParts, restoreSnapshot } from '../shutdown/restore.js'
+import { type LoopSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type SnapshotMessage } from '../shutdown/snapshot.js'
 import { Stopper } from '../shutdown/stopper.js'
 import { DelayedPosts } from '../timers/delayed-posts.js'
+import type { CancelResult, Cancels } from './cancels.js'
+import { newCancels, newFlowControl, newGate } from './flow-control.js'
 import { Lifecycle } from './lifecycle.js'
 import { Outcomes } from './outcomes.js'
+import { Requests } from './requests.js'
 
 const RESOLVED = Promise.resolve()
 
@@ -67,7 +84,7 @@ export class Engine<M extends MessageMap> {
   // The journal store's stage, and the ledger's durable keys (a loop created with `store`).
   readonly journal: Journal<M> | undefined
   readonly keys: JournaledKeys | undefined
-  readonly wheel: WheelDriver<Envelope | Attempt>
+  readonly wheel: WheelDriver<Envelope | Attempt | Limiter>
   readonly delayed: DelayedPosts
   readonly outcomes: Outcomes<M>
   readonly breakers: TimeoutBreakers | undefined
@@ -83,6 +100,11 @@ export class Engine<M extends MessageMap> {
   // Every stage holding accepted messages outside the pool (a stop hands them over).
   readonly holders: readonly Holder[]
   readonly stopper: Stopper<M>
+  // Flow control: rate limits, the dispatch gate, requests and per-message cancel.
+  readonly limits: RateLimits
+  readonly gate: DispatchGate | undefined
+  readonly requests: Requests
+  readonly cancels: Cancels<M>
   // A pump is queued on the microtask queue; posts in one synchronous burst share it.
   #pumpScheduled = false
   readonly #pumpNow = (): void => {
@@ -115,14 +137,15 @@ export class Engine<M extends MessageMap> {
     this.ledger = new LedgerSlot(() => this.#newLedger(), o.idempotency !== undefined)
     this.wheel = this.#newWheel()
     const scheduler = this.wheel as DeadlineScheduler<Envelope>
-    const handBack = new HandBack(this.clock, () => this.stopper.cutOff())
-    this.handBack = handBack
+    this.handBack = new HandBack(this.clock, () => this.stopper.cutOff())
     const deadLetters = new DeadLetterStore(
       o.deadLetters.maxSize,
       (letter) => this.admission.replay(letter, false) as never,
     )
-    const messageLog = o.messageLog === false ? undefined : o.messageLog
-    this.outcomes = new Outcomes<M>({ ...this.#common(), deadLetters, handBack, journal: this.journal, messageLog })
+    this.requests = new Requests(this.clock, (m, why) => this.cancels.cancel(m, why))
+    this.outcomes = this.#newOutcomes(deadLetters)
+    this.limits = newFlowControl(this, urgency)
+    this.gate = newGate(this)
     this.delayed = new DelayedPosts(
       scheduler,
       { enterDue: (m) => this.admission.enterDue(m), cancelled: (m) => this.outcomes.cancelled(m) },
@@ -145,21 +168,83 @@ export class Engine<M extends MessageMap> {
       () =>
         this.queue.length > 0 || this.pool.running > 0 || this.delayed.overdue > 0 || this.failures.retries.length > 0,
     )
-    this.holders = [
-      retryHolder(this.failures.retries, this.queue),
-      breakerHolder(this.failures.circuits, this.queue),
-      delayedHolder(this.delayed),
-      queueHolder(this.queue),
-    ]
+    this.cancels = newCancels(this)
+    this.holders = this.#newHolders()
     this.stopper = new Stopper<M>(this)
     this.#journalTransitions()
     this.stall?.start()
+    if (this.lifecycle.state === 'running') this.stopper.armTimeLimit() // autoStart: running from now
   }
 
-  /** Recovers the journal, once, before the first start (see `recoverJournal`). */
+  /**
+   * Before each start: recovers the journal, once, before the first start (see `recoverJournal`),
+   * and arms the time limit.
+   */
   recover(): void {
     if (this.journal !== undefined)
       recoverJournal({ ...this.restoreParts, lifecycle: this.lifecycle, journal: this.journal, keys: this.keys })
+    this.stopper.armTimeLimit()
+  }
+
+  /**
+   * Checks registration options that depend on the loop's: a type's retry policy must make sense
+   * once layered over the loop's (capMs ≥ baseMs). Called before anything is registered.
+   */
+  checkRegistration(options: RegisterOptions | undefined): void {
+    const retry = check.readably('options.retry', () => options?.retry)
+    check.readably(
+      'options.retry',
+      () => {
+        if (retry !== undefined && retry !== null && typeof retry === 'object') {
+          mergeRetry('options.retry', checkRetryOptions('options.retry', retry), this.options.retry)
+        }
+      },
+      retry,
+    )
+  }
+
+  /** Re-admits one message handed over from elsewhere (see `Loop.readmit`). */
+  readmit(message: SnapshotMessage): Message<M> | undefined {
+    const admitted: Message<M>[] = []
+    const snapshot: LoopSnapshot = {
+      format: SNAPSHOT_FORMAT,
+      version: SNAPSHOT_VERSION,
+      takenAt: Date.now(),
+      drained: false,
+      messages: [message],
+    }
+    restoreSnapshot(this.restoreParts, snapshot, 0, 0, admitted)
+    return admitted[0]
+  }
+
+  /** The post number of one of this loop's message ids, or undefined for any other string. */
+  seqOf(id: unknown): number | undefined {
+    const prefix = `${this.options.idPrefix}:`
+    if (typeof id !== 'string' || !id.startsWith(prefix)) return undefined
+    const seq = Number.parseInt(id.slice(prefix.length), 36)
+    return Number.isSafeInteger(seq) ? seq : undefined
+  }
+
+  /** `loop.request()`: posts through `post` and settles with the message's outcome. */
+  request<R>(options: RequestOptions | undefined, post: (options: PostOptions | undefined) => unknown): Promise<R> {
+    if (options?.waitTimeoutMs === undefined) return this.requests.open<R>(undefined, () => post(options))
+    const { waitTimeoutMs: wait, ...rest } = options
+    if (!(typeof wait === 'number' && wait > 0 && Number.isFinite(wait))) {
+      return Promise.reject(new InvalidArgumentError('options.waitTimeoutMs', 'a positive finite number of ms', wait))
+    }
+    return this.requests.open<R>(wait, () => post(rest))
+  }
+
+  /** `loop.cancel()`: by id (a scan of every holder) or by the message `post()` returned. */
+  cancel(message: unknown): CancelResult {
+    const target = typeof message === 'string' ? this.cancels.find(this.seqOf(message) ?? -1) : message
+    if (!(target instanceof Envelope) || this.seqOf(target.id) === undefined) return 'unknown'
+    return this.cancels.cancel(target, 'loop.cancel()')
+  }
+
+  /** A type was registered: breakers start watching if it has one. */
+  registered(type: string): void {
+    if (this.registry.breakerFor(type) !== undefined) this.failures.enableBreakers()
   }
 
   /** What a restore touches. */
@@ -201,6 +286,9 @@ export class Engine<M extends MessageMap> {
         held: this.queue.held,
         deadLetters: this.failures.deadLetters.size,
         fill: load.queued / load.capacity,
+        limited: this.queue.limited,
+        grouped: this.queue.groups?.waiting ?? 0,
+        gateClosed: this.gate?.closed ?? false,
       },
       this.pressure?.stats(this.queue.length),
       this.journal?.stats(),
@@ -210,6 +298,30 @@ export class Engine<M extends MessageMap> {
   /** Timed-out handlers still unsettled after `graceMs`. */
   zombies(): { epoch: number; label: string; ageMs: number }[] {
     return this.watchdog.zombies().map(({ epoch, label, ageMs }) => ({ epoch, label, ageMs }))
+  }
+
+  // Every outcome, and what each tells: the per-message log, the requests waiting.
+  #newOutcomes(deadLetters: DeadLetterStore): Outcomes<M> {
+    const { messageLog } = this.options
+    return new Outcomes<M>({
+      ...this.#common(),
+      deadLetters,
+      handBack: this.handBack,
+      journal: this.journal,
+      messageLog: messageLog === false ? undefined : messageLog,
+      requests: this.requests,
+    })
+  }
+
+  // Every stage holding accepted messages outside the pool, for a stop.
+  #newHolders(): Holder[] {
+    return [
+      retryHolder(this.failures.retries, this.queue),
+      breakerHolder(this.failures.circuits, this.queue),
+      limitHolder(this.limits, this.queue),
+      delayedHolder(this.delayed),
+      queueHolder(this.queue),
+    ]
   }
 
   // The parts most stages share.
@@ -276,6 +388,7 @@ export class Engine<M extends MessageMap> {
         wheel: this.wheel as DeadlineScheduler<Envelope>,
         entered: () => this.admission.queueChanged(),
         failureExit: (report) => this.stopper.failureExit(report),
+        limits: this.limits,
       },
       urgency.compare,
     )
@@ -291,10 +404,11 @@ export class Engine<M extends MessageMap> {
     })
   }
 
-  // One timing wheel and one real timer for delayed messages, retries' back-offs and handler deadlines.
-  #newWheel(): WheelDriver<Envelope | Attempt> {
+  // One timing wheel and one real timer for delayed messages, retries' back-offs, handler deadlines
+  // and rate limits' wake-ups.
+  #newWheel(): WheelDriver<Envelope | Attempt | Limiter> {
     const o = this.options
-    return new WheelDriver<Envelope | Attempt>({
+    return new WheelDriver<Envelope | Attempt | Limiter>({
       timers: this.lingering,
       budget: o.dispatchBudget,
       // Delayed messages, retries (they keep places in the queue) and handler deadlines.
@@ -302,6 +416,7 @@ export class Engine<M extends MessageMap> {
       onDue: (due) => {
         for (const item of due) {
           if (Watchdog.owns(item)) this.watchdog.onDue(item)
+          else if (item instanceof Limiter) this.limits.due(item, this.clock.now())
           else if (item.where === Where.Backoff) this.failures.retries.due(item)
           else if (item.where === Where.Delayed) this.delayed.due(item)
           // else: cancelled or handed back by a listener of an earlier item of this batch

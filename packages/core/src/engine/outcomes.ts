@@ -34,6 +34,7 @@ import type { RunQueue } from '../queue/run-queue.js'
 import type { HandBack } from '../shutdown/hand-back.js'
 import type { SnapshotState } from '../shutdown/snapshot.js'
 import { type FinishedSummary, logLine, type MessageLogger, type Outcome, summarize } from './finished.js'
+import type { Requests } from './requests.js'
 
 // The per-message log's message.
 const FINISHED = 'message finished'
@@ -57,6 +58,8 @@ export interface OutcomeParts<M extends MessageMap> {
   readonly journal: Journal<M> | undefined
   /** The per-message log (`messageLog` option), if on. */
   readonly messageLog: MessageLogger | undefined
+  /** The requests waiting for an outcome (`loop.request()`). */
+  readonly requests: Requests
 }
 
 /** The loop's outcomes, and the idle check that follows each. */
@@ -91,7 +94,7 @@ export class Outcomes<M extends MessageMap> {
    * The `succeeded` outcome of a message whose attempt just returned.
    * @returns whether user code ran (listeners)
    */
-  succeeded(m: Envelope, durationMs: number, attempt: number, startedAt: number, now: number): boolean {
+  succeeded(m: Envelope, durationMs: number, attempt: number, startedAt: number, now: number, value: unknown): boolean {
     const summary = this.#wanted()
       ? summarize('succeeded', m, this.#p.traces.of(m), now, { attempt, startedAt, durationMs })
       : undefined
@@ -100,6 +103,7 @@ export class Outcomes<M extends MessageMap> {
     this.#p.ledger.current?.ended(m, 'done', now)
     this.#p.extras.forget(m)
     let heard = this.#observer?.succeeded(m, attempt, startedAt, now) === true
+    if (this.#p.requests.size > 0) this.#p.requests.succeeded(m, value)
     const events = this.#p.events
     if (events.hears.succeeded) heard = events.emit('succeeded', m as unknown as Message<M>, durationMs) || heard
     if (summary !== undefined) heard = this.#announce(m, summary) || heard
@@ -110,7 +114,11 @@ export class Outcomes<M extends MessageMap> {
    * The `dead-lettered` outcome: the letter is kept in the store (the sink, alerts and the event
    * follow from the failure side, after its own `failed` event).
    */
-  deadLettered(m: Envelope, letter: Omit<DeadLetter, 'idempotencyKey' | 'checkpoint' | 'headers'>): DeadLetter {
+  deadLettered(
+    m: Envelope,
+    letter: Omit<DeadLetter, 'idempotencyKey' | 'checkpoint' | 'headers'>,
+    lastError: unknown,
+  ): DeadLetter {
     const key = this.#p.ledger.current?.keyOf(m)
     const checkpoint = this.#p.extras.checkpointOf(m)
     const headers = m.headers
@@ -127,6 +135,7 @@ export class Outcomes<M extends MessageMap> {
     const kept = this.#p.journal?.letterOf(m, full) ?? full // as it was posted and committed
     this.#p.deadLetters.add(kept)
     this.#p.traces.note(m, 'dead-lettered', letter.at, undefined, full.reason)
+    if (this.#p.requests.size > 0) this.#p.requests.failed(m, 'dead-lettered', full.reason, lastError)
     return kept
   }
 
@@ -153,11 +162,12 @@ export class Outcomes<M extends MessageMap> {
     else this.#release(m)
     this.#p.extras.forget(m)
     this.#p.traces.note(m, 'dropped', this.#p.clock.now())
+    if (this.#p.requests.size > 0) this.#p.requests.failed(m, 'dropped', reason)
     this.#p.events.emit('dropped', m as unknown as Message<M>, reason)
     if (summary !== undefined) this.#announce(m, summary)
   }
 
-  /** The `cancelled` outcome (a stop without drain, `DelayedMessage.cancel()`). */
+  /** The `cancelled` outcome (a stop without drain, `DelayedMessage.cancel()`, `loop.cancel()`). */
   cancelled(m: Envelope): void {
     const summary = this.#unran('cancelled', m)
     this.#finish(m, false)
@@ -165,6 +175,7 @@ export class Outcomes<M extends MessageMap> {
     this.#release(m)
     this.#p.extras.forget(m)
     this.#p.traces.note(m, 'cancelled', this.#p.clock.now())
+    if (this.#p.requests.size > 0) this.#p.requests.failed(m, 'cancelled', 'cancelled before it ran')
     this.#p.events.emit('cancelled', m as unknown as Message<M>)
     if (summary !== undefined) this.#announce(m, summary)
   }
@@ -185,6 +196,7 @@ export class Outcomes<M extends MessageMap> {
     ledger.current?.handedBack(m)
     extras.forget(m)
     traces.note(m, 'snapshotted', this.#p.clock.now(), undefined, state)
+    if (this.#p.requests.size > 0) this.#p.requests.failed(m, 'snapshotted', `handed back by a stop (${state})`)
     if (summary !== undefined) this.#announce(m, summary)
   }
 

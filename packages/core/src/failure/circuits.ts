@@ -318,6 +318,23 @@ export class Circuits {
     return out
   }
 
+  /** The held message with post number `seq`, if any. */
+  find(seq: number): Envelope | undefined {
+    for (const c of this.#circuits.values()) {
+      const m = c.held.heapArray.find((h) => h.seq === seq)
+      if (m !== undefined) return m
+    }
+    return undefined
+  }
+
+  /** Removes a held message (cancelled); false when no breaker holds it. */
+  remove(m: Envelope): boolean {
+    const c = this.#circuits.get(this.#routeOf(m))
+    if (c === undefined || !c.held.remove(m)) return false
+    this.#held--
+    return true
+  }
+
   /** Removes every held message and stops every timer (a stop without drain). */
   clear(): Envelope[] {
     const all: Envelope[] = []

@@ -20,6 +20,7 @@ import type { Outcomes } from '../engine/outcomes.js'
 import { describeValue } from '../errors.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
+import type { RateLimits } from '../limits/rate-limits.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap } from '../message.js'
@@ -54,6 +55,8 @@ export interface FailureParts<M extends MessageMap> {
   entered(): void
   /** The failure rate passed the `failureExit` threshold. */
   failureExit(report: FailureExitReport): void
+  /** The rate limits (a `RateLimitError` pauses its route there). */
+  readonly limits: RateLimits
 }
 
 /** Retries, dead letters, alerts, breakers and traces: the loop's failure handling. */
@@ -170,6 +173,11 @@ export class Failures<M extends MessageMap> {
    * so a listener that stops the loop finds it there.
    */
   failed(m: Envelope, attempt: number, startedAt: number, error: unknown, now: number): void {
+    const retryAfterMs = retryAfterOf(error)
+    if (retryAfterMs !== undefined && !this.#h.lifecycle.cut) {
+      this.#rateLimited(m, attempt, startedAt, retryAfterMs, now)
+      return
+    }
     const { metrics, events } = this.#h
     const message = m as unknown as Message<M>
     const info = errorInfo(error, classify(this.#h.options.classify, error, m as unknown as Message<MessageMap>))
@@ -196,7 +204,7 @@ export class Failures<M extends MessageMap> {
       return
     }
     const scheduled = retry && this.#h.lifecycle.mayRetry ? this.#scheduleRetry(m, t, policy, attempt, now) : undefined
-    const letter = scheduled === undefined ? this.#bury(m, info, t, now) : undefined
+    const letter = scheduled === undefined ? this.#bury(m, info, t, now, error) : undefined
     this.circuits.record(m, info.errorClass !== 'non-retryable', now) // may emit `circuit`
     events.emit('failed', message, error, {
       attempt,
@@ -207,6 +215,16 @@ export class Failures<M extends MessageMap> {
     // (unless a `failed` listener stopped the loop, which cancelled or handed back the retry)
     else if (m.where === Where.Backoff) events.emit('retrying', message, scheduled)
     this.#checkExit(now)
+  }
+
+  // A downstream said "too many requests": `m` waits for its route's pause, no attempt consumed.
+  #rateLimited(m: Envelope, attempt: number, startedAt: number, retryAfterMs: number, now: number): void {
+    const fresh = this.traces.of(m) === undefined
+    const t = this.traces.open(m)
+    if (fresh) t.note('running', startedAt, attempt)
+    t.note('rate-limited', now, attempt, `retry after ${Math.round(retryAfterMs)} ms`)
+    this.#h.metrics.retryAfters++
+    this.#h.limits.backOff(m, retryAfterMs, now)
   }
 
   #scheduleRetry(m: Envelope, t: Trace, policy: RetryPolicy, attempt: number, now: number): RetryScheduled {
@@ -263,22 +281,26 @@ export class Failures<M extends MessageMap> {
   }
 
   // The outcome `dead-lettered` (no user code runs): the letter as the outcomes record it.
-  #bury(m: Envelope, error: ErrorInfo, t: Trace, now: number): DeadLetter {
-    return this.#h.outcomes.deadLettered(m, {
-      id: m.id,
-      type: m.type,
-      payload: m.payload,
-      key: m.key,
-      priority: m.priority,
-      routeKey: m.routeKey,
-      traceId: m.traceId,
-      reason: error.errorClass === 'non-retryable' ? 'non-retryable' : 'exhausted',
-      errorClass: error.errorClass,
-      error,
-      attempts: [...t.attempts],
-      at: now,
-      atEpochMs: wallNow(this.#h.clock),
-    })
+  #bury(m: Envelope, error: ErrorInfo, t: Trace, now: number, thrown: unknown): DeadLetter {
+    return this.#h.outcomes.deadLettered(
+      m,
+      {
+        id: m.id,
+        type: m.type,
+        payload: m.payload,
+        key: m.key,
+        priority: m.priority,
+        routeKey: m.routeKey,
+        traceId: m.traceId,
+        reason: error.errorClass === 'non-retryable' ? 'non-retryable' : 'exhausted',
+        errorClass: error.errorClass,
+        error,
+        attempts: [...t.attempts],
+        at: now,
+        atEpochMs: wallNow(this.#h.clock),
+      },
+      thrown,
+    )
   }
 
   // What a dead letter tells the outside: the sink, the first-seen signature, the alert window, the event.
@@ -320,5 +342,18 @@ export class Failures<M extends MessageMap> {
 
   #circuitPolicy(type: string): CircuitPolicy | false {
     return this.#h.registry.breakerFor(type) ?? this.#h.options.circuitBreaker
+  }
+}
+
+// The retry-after of a `RateLimitError` of any installed copy (read by its code, not its class).
+function retryAfterOf(error: unknown): number | undefined {
+  if (error === null || typeof error !== 'object') return undefined
+  try {
+    const e = error as { code?: unknown; retryAfterMs?: unknown }
+    if (e.code !== 'ERR_FLOWING_RATE_LIMITED') return undefined
+    const after = e.retryAfterMs
+    return typeof after === 'number' && after >= 0 && Number.isFinite(after) ? after : undefined
+  } catch {
+    return undefined // a throwing getter: an ordinary failure
   }
 }

@@ -13,7 +13,8 @@ import type { ErrorInfo } from './classify.js'
  * The states of a message (docs/design/message-lifecycle.md has the diagram):
  * `delayed` → `queued` → `running` → `succeeded` | `failed` | `timed-out`;
  * a failed or timed-out attempt → `retry-scheduled` → `queued` … or → `dead-lettered`;
- * `queued` → `held` (its route's breaker is open) → `queued`; `running` → `committed` (its side effect is
+ * `queued` → `held` (its route's breaker is open) → `queued`; `queued` or `running` → `rate-limited` (a
+ * budget is full, or the handler threw `RateLimitError`) → `queued`; `running` → `committed` (its side effect is
  * done, `ctx.commit()`) → …; `dropped` and `cancelled` end it early; `snapshotted`: handed back by a stop.
  *
  * @group Failure handling
@@ -23,6 +24,7 @@ export type MessageState =
   | 'delayed'
   | 'queued'
   | 'held'
+  | 'rate-limited'
   | 'running'
   | 'succeeded'
   | 'failed'

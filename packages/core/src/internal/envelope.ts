@@ -38,6 +38,10 @@ export enum Where {
    * Only the outcomes stage writes `Done`.
    */
   HandedOver = 9,
+  /** Waits in the queue for its rate limit (a budget's lane): no worker held, its key kept. */
+  Limited = 10,
+  /** Waits in the queue for room in its key group (at most N of a group run at once), its key kept. */
+  Grouped = 11,
 }
 
 /**

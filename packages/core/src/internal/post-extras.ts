@@ -11,6 +11,10 @@ import type { Envelope } from './envelope.js'
 
 interface Extras {
   timeoutMs: number | undefined
+  group: string | undefined
+  // The post's `signal` and the listener that cancels the message when it aborts.
+  signal: AbortSignal | undefined
+  onAbort: (() => void) | undefined
   retry: RetryOptions | undefined
   idempotencyKey: string | undefined
   // What the handler passed to ctx.commit() (`true` when it passed nothing); `undefined` until it commits.
@@ -32,17 +36,37 @@ export class PostExtras {
 
   /** `m` reached its outcome (or was refused): its entry goes. */
   forget(m: Envelope): void {
-    if (this.#extras.size > 0) this.#extras.delete(m)
+    if (this.#extras.size === 0) return
+    const e = this.#extras.get(m)
+    if (e === undefined) return
+    if (e.onAbort !== undefined) e.signal?.removeEventListener('abort', e.onAbort)
+    this.#extras.delete(m)
   }
 
   /** Keeps `options`' rare settings for `m`, if it has any. */
   keep(m: Envelope, options: PostOptions | undefined): void {
     if (options === undefined) return
-    const { handlerTimeoutMs, retry, idempotencyKey } = options
-    if (handlerTimeoutMs === undefined && retry === undefined && idempotencyKey === undefined) return
-    this.#entry(m).timeoutMs = handlerTimeoutMs
-    this.#entry(m).retry = retry
-    this.#entry(m).idempotencyKey = idempotencyKey
+    const { handlerTimeoutMs, retry, idempotencyKey, group } = options
+    if (handlerTimeoutMs === undefined && retry === undefined && idempotencyKey === undefined && group === undefined)
+      return
+    const e = this.#entry(m)
+    e.timeoutMs = handlerTimeoutMs
+    e.retry = retry
+    e.idempotencyKey = idempotencyKey
+    e.group = group
+  }
+
+  /** Cancels `m` through `cancel` when `signal` aborts (until `m`'s outcome forgets it). */
+  watch(m: Envelope, signal: AbortSignal, cancel: (m: Envelope) => void): void {
+    const e = this.#entry(m)
+    e.signal = signal
+    e.onAbort = () => cancel(m)
+    signal.addEventListener('abort', e.onAbort, { once: true })
+  }
+
+  /** The key group given at post, if any. */
+  groupOf(m: Envelope): string | undefined {
+    return this.#used ? this.#extras.get(m)?.group : undefined
   }
 
   /** Records a commit point of `m` (`ctx.commit(checkpoint)`; `undefined` is recorded as `true`). */
@@ -74,7 +98,15 @@ export class PostExtras {
     this.#used = true
     let e = this.#extras.get(m)
     if (e === undefined) {
-      e = { timeoutMs: undefined, retry: undefined, idempotencyKey: undefined, checkpoint: undefined }
+      e = {
+        timeoutMs: undefined,
+        group: undefined,
+        signal: undefined,
+        onAbort: undefined,
+        retry: undefined,
+        idempotencyKey: undefined,
+        checkpoint: undefined,
+      }
       this.#extras.set(m, e)
     }
     return e

@@ -12,6 +12,8 @@ import type { CircuitChange } from '../failure/circuits.js'
 import type { ErrorInfo } from '../failure/classify.js'
 import type { DeadLetter } from '../failure/dead-letters.js'
 import type { AttemptFailure, FailureExitReport, RetryScheduled } from '../failure/failure-types.js'
+import type { GateChange } from '../limits/dispatch-gate.js'
+import type { RateLimitHold } from '../limits/rate-limits.js'
 import type { BreakerChange } from '../pool/timeout-breakers.js'
 
 /** A zombie as the `zombies` event lists it. @group Timeouts and stalls */
@@ -29,6 +31,19 @@ import { EventEmitter } from 'eventemitter3'
 import type { Message, MessageMap } from '../message.js'
 
 const RENAMED_BREAKER_EVENT = "The loop's `breaker` event is deprecated: listen to `timeout-breaker` (same arguments)."
+
+/**
+ * What the `time-limit` event reports.
+ *
+ * @group Flow control
+ * @category Boundaries
+ */
+export interface TimeLimitReport {
+  /** The limit (ms). */
+  readonly maxRunMs: number
+  /** How long the loop ran since its first `start()` (ms). */
+  readonly ranMs: number
+}
 
 /** Lifecycle states: created → running ⇄ paused → draining → stopped. @group Loop */
 export type LoopState = 'created' | 'running' | 'paused' | 'draining' | 'stopped'
@@ -66,6 +81,15 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   held: [message: Message<M>, route: string]
   /** A route's circuit breaker changed state. */
   circuit: [change: CircuitChange]
+  /**
+   * A message waits for a rate limit: a budget is full, or its handler threw `RateLimitError` and its
+   * route pauses. It stays in the queue (no worker held, its key kept) until `hold.until`.
+   */
+  'rate-limited': [message: Message<M>, hold: RateLimitHold]
+  /** The resource gate (`gate` option) closed — nothing starts — or opened again. */
+  gate: [change: GateChange]
+  /** The `timeLimit` ran out: the loop stops, handing back what is left. */
+  'time-limit': [report: TimeLimitReport]
   /** A de-noised dead-letter alert (at most one per type per window). */
   alert: [alert: DeadLetterAlert]
   /** A dead letter with an error signature not seen before for its type (logged once). */

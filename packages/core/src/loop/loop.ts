@@ -7,11 +7,11 @@
  */
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import type { Router } from '../dispatcher/router.js'
+import type { CancelResult } from '../engine/cancels.js'
 import { Engine } from '../engine/engine.js'
 import { LoopStoppedError } from '../errors.js'
 import type { CircuitState } from '../failure/circuits.js'
 import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
-import { checkRetryOptions, mergeRetry } from '../failure/retry-policy.js'
 import type { MessageTrace } from '../failure/trace.js'
 import * as check from '../internal/validate.js'
 import type {
@@ -21,11 +21,12 @@ import type {
   MessageType,
   PostOptions,
   PostResult,
+  RequestOptions,
   SendOptions,
 } from '../message.js'
 import type { MetricsSnapshot } from '../metrics/loop-metrics.js'
 import { restoreSnapshot } from '../shutdown/restore.js'
-import { type LoopSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type SnapshotMessage } from '../shutdown/snapshot.js'
+import type { LoopSnapshot, SnapshotMessage } from '../shutdown/snapshot.js'
 import type { StopOptions } from '../shutdown/stopper.js'
 import type { DelayedMessage } from '../timers/delayed-posts.js'
 import { LoopEmitter, type LoopState, type ZombieSummary } from './events.js'
@@ -75,9 +76,9 @@ export class Loop<M extends MessageMap = MessageMap> {
    * @throws DuplicateHandlerError if the type has one (unless `replace`); InvalidArgumentError
    */
   on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): this {
-    this.#checkRegistration(options)
+    this.#e.checkRegistration(options)
     this.#e.registry.on(type, handler, options)
-    if (this.#e.registry.breakerFor(type) !== undefined) this.#e.failures.enableBreakers()
+    this.#e.registered(type)
     return this
   }
 
@@ -90,9 +91,9 @@ export class Loop<M extends MessageMap = MessageMap> {
     selector: (message: Message<M, T>) => R,
     options?: RegisterOptions,
   ): Router<M, T, R> {
-    this.#checkRegistration(options)
+    this.#e.checkRegistration(options)
     const router = this.#e.registry.route(type, selector, options)
-    if (this.#e.registry.breakerFor(type) !== undefined) this.#e.failures.enableBreakers()
+    this.#e.registered(type)
     return router
   }
 
@@ -149,6 +150,33 @@ export class Loop<M extends MessageMap = MessageMap> {
   send<T extends MessageType<M>>(type: T, payload: M[T], options?: SendOptions): Promise<Message<M, T>> {
     this.#e.metrics.posted++
     return this.#e.pacing.send(type, payload, options)
+  }
+
+  /**
+   * Posts a message and resolves with its handler's return value (its last attempt's). Rejects with
+   * `RequestFailedError` when it ends otherwise — `outcome` `dead-lettered` (`cause`: the last error),
+   * `dropped`, `cancelled`, `snapshotted` or `timed-out` (after `waitTimeoutMs`; then cancelled) —
+   * or with the post's own error when it is refused. Plain `post()`s pay nothing for this.
+   * @example
+   * ```ts
+   * const total = await loop.request('cart.total', { cartId }, { waitTimeoutMs: 2_000 })
+   * ```
+   */
+  request<T extends MessageType<M>, R = unknown>(type: T, payload: M[T], options?: RequestOptions): Promise<R> {
+    this.#e.metrics.posted++
+    return this.#e.request<R>(options, (post) => this.#e.admission.post(type, payload, post, true))
+  }
+
+  /**
+   * Cancels one message, by id or as `post()` returned it: a waiting one (queued, parked, held,
+   * rate-limited, delayed, backing off) ends `cancelled` at once; a running one has its `ctx.signal`
+   * aborted with a `MessageCancelledError` and ends as its handler settles. By id, every holder is
+   * searched (O(n)); pass the message for O(1) in most places.
+   *
+   * @returns `cancelled`, `aborted` (it was running), or `unknown` (finished, or not this loop's)
+   */
+  cancel(message: string | Message<M>): CancelResult {
+    return this.#e.cancel(message)
   }
 
   /**
@@ -299,9 +327,7 @@ export class Loop<M extends MessageMap = MessageMap> {
    * @throws SnapshotError; LoopStoppedError after `stop()`
    */
   restore(snapshot: LoopSnapshot): number {
-    this.#refuseIfStopping('restore a snapshot')
-    const refusal = this.#e.journal?.refusal // before start(), or while the store fails: as a post
-    if (refusal !== undefined) throw refusal
+    this.#refuseIfStopping('restore a snapshot', true)
     return restoreSnapshot(this.#e.restoreParts, snapshot)
   }
 
@@ -316,19 +342,8 @@ export class Loop<M extends MessageMap = MessageMap> {
    * nothing changed; LoopStoppedError after `stop()`
    */
   readmit(message: SnapshotMessage): Message<M> | undefined {
-    this.#refuseIfStopping('re-admit a message')
-    const refusal = this.#e.journal?.refusal
-    if (refusal !== undefined) throw refusal
-    const admitted: Message<M>[] = []
-    const snapshot: LoopSnapshot = {
-      format: SNAPSHOT_FORMAT,
-      version: SNAPSHOT_VERSION,
-      takenAt: Date.now(),
-      drained: false,
-      messages: [message],
-    }
-    restoreSnapshot(this.#e.restoreParts, snapshot, 0, 0, admitted)
-    return admitted[0]
+    this.#refuseIfStopping('re-admit a message', true)
+    return this.#e.readmit(message)
   }
 
   /**
@@ -356,10 +371,8 @@ export class Loop<M extends MessageMap = MessageMap> {
    * @returns a plain copy, or `undefined` when the message is not (or no longer) traced
    */
   trace(id: string): MessageTrace | undefined {
-    const prefix = `${this.#e.options.idPrefix}:`
-    if (typeof id !== 'string' || !id.startsWith(prefix)) return undefined
-    const seq = Number.parseInt(id.slice(prefix.length), 36)
-    return Number.isSafeInteger(seq) ? this.#e.traces.find(seq) : undefined
+    const seq = this.#e.seqOf(id)
+    return seq === undefined ? undefined : this.#e.traces.find(seq)
   }
 
   /** The in-memory dead-letter store: `list`, `replay` (a fresh attempt budget), `purge`. */
@@ -406,24 +419,13 @@ export class Loop<M extends MessageMap = MessageMap> {
     return this.#e.extras.size
   }
 
-  #refuseIfStopping(action: string): void {
+  // A stopping loop refuses `action`; with `asPost`, so does a journal that cannot take posts now
+  // (before start(), or while the store fails).
+  #refuseIfStopping(action: string, asPost = false): void {
     const state = this.#e.lifecycle.state
     if (state === 'draining' || state === 'stopped') throw new LoopStoppedError(action, state)
-  }
-
-  // A type's retry policy must make sense once layered over the loop's (capMs ≥ baseMs): checked
-  // before anything is registered.
-  #checkRegistration(options: RegisterOptions | undefined): void {
-    const retry = check.readably('options.retry', () => options?.retry)
-    check.readably(
-      'options.retry',
-      () => {
-        if (retry !== undefined && retry !== null && typeof retry === 'object') {
-          mergeRetry('options.retry', checkRetryOptions('options.retry', retry), this.#e.options.retry)
-        }
-      },
-      retry,
-    )
+    const refusal = asPost ? this.#e.journal?.refusal : undefined
+    if (refusal !== undefined) throw refusal
   }
 }
 

@@ -18,6 +18,12 @@ import { checkRetryOptions, mergeRetry, type RetryOptions } from '../failure/ret
 import type { IdempotencyOptions } from '../idempotency/ledger.js'
 import * as check from '../internal/validate.js'
 import type { Store } from '../journal/store.js'
+import {
+  FLOW_OPTION_KEYS,
+  type FlowControlOptions,
+  type ResolvedFlowOptions,
+  resolveFlowOptions,
+} from '../limits/flow-options.js'
 import type { OverflowPolicy } from '../message.js'
 import { Priority, type PriorityLevel } from '../priority.js'
 import {
@@ -33,7 +39,7 @@ import {
 import { checkStall, type StallOptions } from './stall-option.js'
 
 /** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. @group Loop */
-export interface LoopOptions {
+export interface LoopOptions extends FlowControlOptions {
   /**
    * Bound on waiting messages (ready, parked behind a busy key, held by a breaker, backing off before
    * a retry). Running messages do not count.
@@ -256,17 +262,26 @@ export interface LoopOptions {
 export type ResolvedLoopOptions = Required<
   Omit<
     LoopOptions,
-    'classify' | 'breaker' | 'circuitBreaker' | 'deadLetters' | 'alerts' | 'logger' | 'idempotency' | 'store'
+    | 'classify'
+    | 'breaker'
+    | 'circuitBreaker'
+    | 'deadLetters'
+    | 'alerts'
+    | 'logger'
+    | 'idempotency'
+    | 'store'
+    | keyof FlowControlOptions
   >
-> & {
-  readonly store: Store | undefined
-  readonly idempotency: IdempotencyOptions | undefined
-  readonly classify: Classifier | undefined
-  readonly circuitBreaker: CircuitPolicy | false
-  readonly deadLetters: ResolvedDeadLetters
-  readonly alerts: AlertOptions
-  readonly logger: FailureLogger | false
-}
+> &
+  ResolvedFlowOptions & {
+    readonly store: Store | undefined
+    readonly idempotency: IdempotencyOptions | undefined
+    readonly classify: Classifier | undefined
+    readonly circuitBreaker: CircuitPolicy | false
+    readonly deadLetters: ResolvedDeadLetters
+    readonly alerts: AlertOptions
+    readonly logger: FailureLogger | false
+  }
 
 /** Every option name `createLoop()` knows (unknown ones are refused). */
 export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
@@ -303,6 +318,7 @@ export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
   'idempotency',
   'failureExit',
   'store',
+  ...FLOW_OPTION_KEYS,
 ]
 
 /** The options that were renamed: the old names still work, with a `DeprecationWarning`. */
@@ -363,6 +379,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     idempotency: pick('idempotency', undefined as IdempotencyOptions | undefined, checkIdempotency),
     failureExit: pick('failureExit', false as false | FailureExitOptions, checkFailureExit),
     store: pick('store', undefined as Store | undefined, checkStore),
+    ...resolveFlowOptions(pick),
   }
   return withStore({ ...resolved, maxZombies: resolved.maxZombies >= 0 ? resolved.maxZombies : resolved.workers }, o)
 }

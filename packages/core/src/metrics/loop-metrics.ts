@@ -49,6 +49,10 @@ export interface LoopCounters {
   readonly lateCompletions: number
   /** Effects a timed-out handler tried through `ctx` after losing the race (refused with `FencedError`). */
   readonly fenced: number
+  /** Times a message had to wait for a rate limit (a budget, or a `RateLimitError`'s retry-after). */
+  readonly rateLimited: number
+  /** Of those, handlers that threw `RateLimitError` (no attempt consumed). */
+  readonly retryAfters: number
 }
 
 /**
@@ -87,6 +91,12 @@ export interface LoopGauges {
   readonly capacity: number
   /** Producers blocked in `send()`. */
   readonly waitingProducers: number
+  /** Of the queued, messages waiting for a rate limit. */
+  readonly limited: number
+  /** Of the queued, messages waiting for room in their key group. */
+  readonly grouped: number
+  /** Whether the resource gate (`gate` option) holds dispatch now. */
+  readonly gateClosed: boolean
 }
 
 /**
@@ -130,6 +140,9 @@ export class LoopMetrics {
   timedOut = 0
   lateCompletions = 0
   fenced = 0
+  retryAfters = 0
+  // The rate-limit stage's count of holds, read at snapshot time.
+  rateLimitHolds: () => number = () => 0
   readonly #waitByPriority: Histogram[] = []
   readonly #handlerTime = new Histogram()
 
@@ -174,6 +187,8 @@ export class LoopMetrics {
         timedOut,
         lateCompletions,
         fenced,
+        rateLimited: this.rateLimitHolds(),
+        retryAfters: this.retryAfters,
       },
       gauges,
       queueWait: Histogram.combinedSnapshot(this.#waitByPriority),

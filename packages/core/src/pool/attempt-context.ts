@@ -114,19 +114,16 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
    * Aborts `signal` (if anyone read it) because the loop stops without draining; with `fence`, the
    * attempt's later effects through `ctx` are refused too (its message was handed back in a snapshot).
    */
-  abort(fence = false): void {
+  abort(fence = false, reason: unknown = new LoopAbortedError()): void {
     if (fence) this.#fenced = 'aborted'
     if (this.guard !== undefined) {
       // Handed back (fence): the attempt ends here. Otherwise only its signal aborts: its deadline
       // still holds, so a handler that never settles still times out and its message gets an outcome.
-      if (fence) this.guard.cancel(new LoopAbortedError())
-      else this.guard.abort(new LoopAbortedError())
+      if (fence) this.guard.cancel(reason)
+      else this.guard.abort(reason)
       return
     }
-    this.#controller?.abort(new LoopAbortedError())
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController()
-      this.#controller.abort(new LoopAbortedError())
-    }
+    this.#controller ??= new AbortController()
+    this.#controller.abort(reason)
   }
 }

@@ -26,6 +26,7 @@ import { type Envelope, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import { isInstance } from '../internal/total.js'
 import { Journal } from '../journal/journal.js'
+import type { DispatchGate } from '../limits/dispatch-gate.js'
 import type { LoopEmitter } from '../loop/events.js'
 import type { ResolvedLoopOptions } from '../loop/options.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
@@ -57,6 +58,8 @@ export interface AttemptParts<M extends MessageMap> {
   readonly metrics: LoopMetrics
   readonly events: LoopEmitter<M>
   readonly journal: Journal<M> | undefined
+  /** What may hold every start back: the resource gate, the loop-wide rate limits. */
+  readonly gate: DispatchGate | undefined
 }
 
 /** Begins, runs and ends attempts for the worker pool; also `ctx.post` and `ctx.commit`. */
@@ -78,6 +81,8 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   }
 
   take(): Envelope | undefined {
+    const gate = this.#p.gate
+    if (gate !== undefined && !gate.allows()) return undefined
     const m = this.#p.queue.take()
     if (m !== undefined && this.#p.pacing.roomFreed()) this.#lastReadingValid = false
     return m
@@ -124,13 +129,14 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   end(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
     ctx.end() // from here its effects through ctx are fenced
     const p = this.#p
+    if (p.queue.groups !== undefined) p.queue.attemptEnded(m) // its group's slot is free
     if (ok && ctx.guard === undefined && p.stall === undefined) {
       // The common case, kept small: a success without a deadline or a stall detector to tell.
       const now = p.clock.now()
       const duration = now - ctx.startedAt
       p.metrics.recordHandler(duration)
       let heard = p.breakers?.record(m.type, false) === true
-      heard = p.outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now) || heard
+      heard = p.outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now, value) || heard
       this.#lastReading = now
       this.#lastReadingValid = !heard
       return
@@ -167,7 +173,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     if (p.breakers?.record(m.type, timedOut) === true) heard = true
     const outcomes = p.outcomes
     if (ok) {
-      heard = outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now) || heard
+      heard = outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now, value) || heard
     } else {
       // Retry (an ordered one keeps the key) or dead-letter; runs user code (classifier, listeners),
       // during which this message is in transit: a stop() from there waits for it.

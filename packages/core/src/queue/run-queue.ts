@@ -1,6 +1,7 @@
 import { Heap } from 'heap-js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { MessageKey } from '../message.js'
+import type { KeyGroups } from './key-groups.js'
 import type { ReadyQueue } from './ready-queue.js'
 import type { Urgency } from './urgency.js'
 
@@ -37,11 +38,22 @@ export class RunQueue {
   #held = 0
   // Failed messages backing off before a retry: they keep their place (they count in `length`).
   #away = 0
+  // Messages waiting for a rate limit (in a budget's lane), and ones cancelled while in the ready
+  // queue, skipped when they reach its front.
+  #limited = 0
+  #dead = 0
+  /** Key groups with a concurrency limit (set by the loop when it has `groups`). */
+  groups: KeyGroups | undefined = undefined
   /**
    * Asked when a message would start: true holds it (its route's circuit breaker is open). The hook
    * keeps the message and hands it back with {@link RunQueue.resume}. Set by the loop when breakers exist.
    */
   holdIf: ((m: Envelope) => boolean) | undefined = undefined
+  /**
+   * Asked last, when nothing else holds `m`: true when a rate limit makes it wait (the hook keeps it,
+   * see {@link RunQueue.markLimited}); false records the start in its budgets. Set once limits exist.
+   */
+  limitIf: ((m: Envelope) => boolean) | undefined = undefined
 
   /**
    * @param ready - the priority structure for fresh messages
@@ -55,7 +67,21 @@ export class RunQueue {
 
   /** Messages waiting in any structure (the number the capacity bounds). */
   get length(): number {
-    return this.#ready.length + this.#parked + this.#unparked.length + this.#held + this.#away
+    return (
+      this.#ready.length -
+      this.#dead +
+      this.#parked +
+      this.#unparked.length +
+      this.#held +
+      this.#away +
+      this.#limited +
+      (this.groups?.waiting ?? 0)
+    )
+  }
+
+  /** Of `length`, messages waiting for a rate limit. */
+  get limited(): number {
+    return this.#limited
   }
 
   /** Of `length`, failed messages backing off before a retry. */
@@ -111,7 +137,15 @@ export class RunQueue {
           continue
         }
       }
+      const groups = this.groups
+      if (groups !== undefined && !groups.hasRoom(m)) {
+        this.keepKey(m) // later messages of its key wait behind it
+        groups.wait(m)
+        continue
+      }
       if (this.holdIf?.(m) === true) continue // held: see markHeld
+      if (this.limitIf?.(m) === true) continue // waits for its rate limit: see markLimited
+      groups?.claim(m)
       m.where = Where.Running
       return m
     }
@@ -140,6 +174,51 @@ export class RunQueue {
     this.keepKey(m)
   }
 
+  /** `m` waits for a rate limit (in its budget's lane): counted in `length`, its key kept. */
+  markLimited(m: Envelope): void {
+    m.where = Where.Limited
+    this.#limited++
+    this.keepKey(m)
+  }
+
+  /**
+   * An attempt of `m` ended: its group's slot is free, and the group's next waiting message competes
+   * by urgency again (still holding its key).
+   */
+  attemptEnded(m: Envelope): void {
+    const next = this.groups?.release(m)
+    if (next !== undefined) this.resume(next)
+  }
+
+  /**
+   * Removes a message waiting in the queue — ready, parked, unparked or waiting for its group — that
+   * will not run (cancelled); its key moves on. False when it is not in one of those.
+   */
+  remove(m: Envelope): boolean {
+    switch (m.where) {
+      case Where.Ready:
+        this.#dead++ // skipped when it reaches the front (its outcome sets `where` to Done)
+        break
+      case Where.Parked: {
+        const lane = this.#lanes.get(m.key as MessageKey) as Heap<Envelope>
+        lane.remove(m)
+        if (lane.length === 0) this.#lanes.delete(m.key as MessageKey)
+        this.#parked--
+        break
+      }
+      case Where.Unparked:
+        this.#unparked.remove(m)
+        break
+      case Where.Grouped:
+        this.groups?.remove(m)
+        break
+      default:
+        return false
+    }
+    this.#dropHolder(m)
+    return true
+  }
+
   /**
    * Claims `m`'s key for `m` while it is away (a restored retry): true unless the key is busy.
    */
@@ -161,6 +240,7 @@ export class RunQueue {
    */
   resume(m: Envelope): void {
     if (m.where === Where.Held) this.#held--
+    else if (m.where === Where.Limited) this.#limited--
     m.where = Where.Unparked
     this.#unparked.add(m)
   }
@@ -179,6 +259,12 @@ export class RunQueue {
   /** Forgets a held or backing-off message that will not run (cancelled): the key it kept moves on. */
   forget(m: Envelope): void {
     if (m.where === Where.Held) this.#held--
+    else if (m.where === Where.Limited) this.#limited--
+    this.#dropHolder(m)
+  }
+
+  // `m` kept its key while away: the key moves on.
+  #dropHolder(m: Envelope): void {
     if (m.key !== undefined && this.#holders.get(m.key) === m) {
       this.#holders.delete(m.key)
       this.release(m.key)
@@ -190,14 +276,31 @@ export class RunQueue {
    * urgent. Messages parked behind a busy key are not candidates: they have already reached the front.
    */
   evictLowest(minPriority: number): Envelope | undefined {
-    const victim = this.#ready.evictLowest(minPriority)
+    let victim = this.#ready.evictLowest(minPriority)
+    while (victim !== undefined && victim.where !== Where.Ready) {
+      this.#dead-- // cancelled while it waited
+      victim = this.#ready.evictLowest(minPriority)
+    }
     if (victim !== undefined) victim.where = Where.HandedOver // dropped right after the newcomer is queued
     return victim
   }
 
+  /** The waiting message with post number `seq` (a scan: for `loop.cancel(id)`), if any. */
+  find(seq: number): Envelope | undefined {
+    for (const m of this.#ready.values()) if (m.seq === seq && m.where === Where.Ready) return m
+    const bySeq = (m: Envelope) => m.seq === seq
+    for (const lane of this.#lanes.values()) {
+      const m = lane.heapArray.find(bySeq)
+      if (m !== undefined) return m
+    }
+    return this.#unparked.heapArray.find(bySeq) ?? this.groups?.find(bySeq)
+  }
+
   /** Removes and returns every waiting message (for a stop without drain). */
   clear(): Envelope[] {
-    const all = [...this.#ready.values(), ...this.#unparked.heapArray]
+    const all = [...this.#ready.values()].filter((m) => m.where === Where.Ready)
+    for (const m of this.#unparked.heapArray) all.push(m)
+    for (const m of this.groups?.clear() ?? []) all.push(m)
     // Not push(...lane): a hot key with 100k+ parked messages would throw RangeError (too many arguments).
     for (const lane of this.#lanes.values()) for (const m of lane.heapArray) all.push(m)
     all.sort(this.#urgency.compare)
@@ -205,16 +308,26 @@ export class RunQueue {
     this.#unparked.clear()
     this.#lanes.clear()
     this.#parked = 0
+    this.#dead = 0
     for (const key of this.#holders.keys()) this.#busy.delete(key) // resumed messages' keys
     this.#holders.clear()
     return all
   }
 
   #next(): Envelope | undefined {
+    if (this.#dead > 0) this.#liveHead()
     const u = this.#unparked.peek()
     if (u === undefined) return this.#ready.shift()
     const r = this.#ready.peek()
     return r !== undefined && this.#urgency.compare(r, u) < 0 ? this.#ready.shift() : this.#unparked.pop()
+  }
+
+  // Drops the cancelled messages at the ready queue's front.
+  #liveHead(): void {
+    for (let r = this.#ready.peek(); r !== undefined && r.where !== Where.Ready; r = this.#ready.peek()) {
+      this.#ready.shift()
+      this.#dead--
+    }
   }
 
   // A resumed message that kept its key takes it back (the claim passes from holding to running).

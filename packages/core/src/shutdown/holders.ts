@@ -11,6 +11,7 @@
  */
 import type { Circuits } from '../failure/circuits.js'
 import type { Envelope } from '../internal/envelope.js'
+import type { RateLimits } from '../limits/rate-limits.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
 import type { SnapshotState } from './snapshot.js'
@@ -37,7 +38,7 @@ export function queueHolder(queue: RunQueue): Holder {
   return {
     // The queue's length counts held and backing-off messages too (they keep their places).
     get size() {
-      return queue.length - queue.away - queue.held
+      return queue.length - queue.away - queue.held - queue.limited
     },
     takeAll: () => queue.clear().map((m) => ({ m, state: 'queued' as const })),
   }
@@ -60,14 +61,28 @@ export function retryHolder(retries: DelayedPosts, queue: RunQueue): Holder {
 
 /** Messages held by their route's open circuit breaker. */
 export function breakerHolder(circuits: Circuits, queue: RunQueue): Holder {
+  return keyKeepingHolder(circuits, queue, 'held')
+}
+
+/** Messages waiting for a rate limit (they keep their places and keys in the queue meanwhile). */
+export function limitHolder(limits: RateLimits, queue: RunQueue): Holder {
+  return keyKeepingHolder(limits, queue, 'queued')
+}
+
+// A stage whose messages keep their keys claimed while they wait there.
+function keyKeepingHolder(
+  stage: { readonly held: number; clear(): Envelope[] },
+  queue: RunQueue,
+  state: 'held' | 'queued',
+): Holder {
   return {
     get size() {
-      return circuits.held
+      return stage.held
     },
     takeAll: () =>
-      circuits.clear().map((m) => {
+      stage.clear().map((m) => {
         queue.forget(m) // the key it kept moves on
-        return { m, state: 'held' as const }
+        return { m, state }
       }),
   }
 }

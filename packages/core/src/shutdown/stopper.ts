@@ -14,7 +14,7 @@
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
 import type { Pacing } from '../admission/pacing.js'
-import type { Clock } from '../clock.js'
+import type { Clock, TimerHandle } from '../clock.js'
 import type { Lifecycle } from '../engine/lifecycle.js'
 import type { Outcomes } from '../engine/outcomes.js'
 import { InvalidArgumentError } from '../errors.js'
@@ -75,6 +75,7 @@ export interface StopParts<M extends MessageMap> {
   readonly holders: readonly Holder[]
   readonly stall: { stop(): void } | undefined
   readonly journal: { close(): Promise<void> } | undefined
+  readonly gate: { stop(): void } | undefined
   /** Schedules the pool's pump. */
   schedulePump(): void
 }
@@ -84,6 +85,8 @@ export class Stopper<M extends MessageMap> {
   readonly #p: StopParts<M>
   // The stop's promise, shared by every call.
   #stopping: Promise<LoopSnapshot> | undefined
+  // The `timeLimit` timer, armed at the first start.
+  #timeLimit: TimerHandle | undefined
   // The stop's work is done and the loop is about to be `stopped`: nothing more to arm.
   #closing = false
 
@@ -103,6 +106,8 @@ export class Stopper<M extends MessageMap> {
       return this.#stopping
     }
     this.#p.stall?.stop()
+    if (this.#timeLimit !== undefined) this.#p.clock.clearTimeout(this.#timeLimit)
+    this.#p.gate?.stop()
     lifecycle.beginStop(drain, deadlineMs !== undefined || signal !== undefined)
     this.#p.pacing.stop()
     // A draining stop of a loop with a journal keeps its delayed messages there for the next start.
@@ -127,14 +132,30 @@ export class Stopper<M extends MessageMap> {
     // handed back too; at once, before the pump can start anything else.
     const stopping = this.stop({ deadlineMs: exit.deadlineMs ?? 0 })
     const deliver = exit.onSnapshot
-    if (deliver === undefined) return
-    stopping
-      .then((snapshot) => deliver(snapshot, report))
-      .then(undefined, (error: unknown) => {
-        queueMicrotask(() => {
-          throw error
-        })
+    if (deliver !== undefined) this.#deliver(stopping, (snapshot) => deliver(snapshot, report))
+  }
+
+  /** Arms the `timeLimit` option's timer (once, at the first start; cleared by any stop). */
+  armTimeLimit(): void {
+    const limit = this.#p.options.timeLimit
+    if (limit === false || this.#timeLimit !== undefined || this.#stopping !== undefined) return
+    const { clock, events } = this.#p
+    const startedAt = clock.now()
+    this.#timeLimit = clock.setTimeout(() => {
+      events.emit('time-limit', { maxRunMs: limit.maxRunMs, ranMs: clock.now() - startedAt })
+      const stopping = this.stop({ deadlineMs: limit.deadlineMs ?? 0 })
+      const deliver = limit.onSnapshot
+      if (deliver !== undefined) this.#deliver(stopping, deliver)
+    }, limit.maxRunMs)
+  }
+
+  // Hands a stop's snapshot to a user callback; what it throws is reported, never in the stop's way.
+  #deliver(stopping: Promise<LoopSnapshot>, deliver: (snapshot: LoopSnapshot) => unknown): void {
+    stopping.then(deliver).then(undefined, (error: unknown) => {
+      queueMicrotask(() => {
+        throw error
       })
+    })
   }
 
   #finish(): LoopSnapshot {

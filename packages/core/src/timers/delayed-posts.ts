@@ -138,6 +138,19 @@ export class DelayedPosts {
     return true
   }
 
+  /** The pending message with post number `seq`, if any (overdue ones included). */
+  find(seq: number): Envelope | undefined {
+    for (const m of this.#timers.keys()) if (m.seq === seq) return m
+    for (const m of this.#overdue) if (m.seq === seq && m.where === Where.Overdue) return m
+    return undefined
+  }
+
+  /** Cancels `m` if it is pending here (see {@link DelayedMessage.cancel}). */
+  cancelMessage(m: Envelope): boolean {
+    const handle = this.#timers.get(m)
+    return handle === undefined ? m.where === Where.Overdue && this.cancel(m, -1) : this.cancel(m, handle.timer)
+  }
+
   /** Lets overdue messages in, oldest first, while `hasRoom()`. */
   admitOverdue(hasRoom: () => boolean, admit: (m: Envelope) => void): void {
     while (this.#overdueLive > 0 && hasRoom()) {

@@ -1,0 +1,148 @@
+/**
+ * Builds the rate-limit stage and key groups of one loop, and hooks them into the run queue: the
+ * loop's and each type's budgets (cached per type, refreshed at each registration), the groups'
+ * concurrency and budgets, the `rate-limited` event.
+ *
+ * @module
+ */
+
+import type { DeadlineScheduler } from '@flowing/watchdog'
+import type { Clock } from '../clock.js'
+import type { Registry } from '../dispatcher/registry.js'
+import type { Failures } from '../failure/failures.js'
+import type { Traces } from '../failure/trace.js'
+import type { Envelope } from '../internal/envelope.js'
+import type { PostExtras } from '../internal/post-extras.js'
+import { DispatchGate } from '../limits/dispatch-gate.js'
+import type { RateRule } from '../limits/rate-limit.js'
+import { type Limiter, RateLimits } from '../limits/rate-limits.js'
+import type { LoopEmitter } from '../loop/events.js'
+import type { ResolvedLoopOptions } from '../loop/options.js'
+import type { Message, MessageMap } from '../message.js'
+import type { LoopMetrics } from '../metrics/loop-metrics.js'
+import type { AttemptContext } from '../pool/attempt-context.js'
+import { KeyGroups } from '../queue/key-groups.js'
+import type { RunQueue } from '../queue/run-queue.js'
+import type { Urgency } from '../queue/urgency.js'
+import type { DelayedPosts } from '../timers/delayed-posts.js'
+import { Cancels } from './cancels.js'
+import type { Outcomes } from './outcomes.js'
+
+/** What flow control is built from. */
+export interface FlowParts<M extends MessageMap> {
+  readonly options: ResolvedLoopOptions
+  readonly clock: Clock
+  readonly queue: RunQueue
+  readonly registry: Registry<M>
+  readonly extras: PostExtras
+  readonly traces: Traces
+  readonly metrics: LoopMetrics
+  readonly events: LoopEmitter<M>
+  readonly wheel: unknown
+  readonly schedulePump: () => void
+}
+
+/** The stages a cancel reaches. */
+export interface CancelSources<M extends MessageMap> {
+  readonly queue: RunQueue
+  readonly failures: Failures<M>
+  readonly limits: RateLimits
+  readonly delayed: DelayedPosts
+  readonly outcomes: Outcomes<M>
+  readonly pool: { attempts(): AttemptContext<M>[] }
+  readonly pacing: { roomFreed(): boolean }
+  readonly admission: { queueChanged(): void }
+}
+
+const NONE: readonly RateRule[] = []
+
+/** The loop's rate-limit stage, with the run queue's hooks set. */
+export function newFlowControl<M extends MessageMap>(p: FlowParts<M>, urgency: Urgency): RateLimits {
+  const o = p.options
+  const loopRules = o.rateLimit.filter((r) => r.per === 'loop')
+  const everyType = o.rateLimit.filter((r) => r.per !== 'loop')
+  const rules = new Map<string, readonly RateRule[]>()
+  const groups = o.groups
+  const queue = p.queue
+  const enable = () => {
+    queue.limitIf ??= (m) => limits.mustHold(m, p.clock.now())
+  }
+  const limits: RateLimits = new RateLimits(
+    {
+      hold: (m) => queue.markLimited(m),
+      release: (m) => {
+        queue.resume(m)
+        p.traces.note(m, 'queued', p.clock.now(), undefined, 'its rate limit has room')
+      },
+      limited: (m, hold) => {
+        p.traces.note(m, 'rate-limited', p.clock.now(), undefined, hold.limit)
+        p.events.emit('rate-limited', m as unknown as Message<M>, hold)
+      },
+      pump: p.schedulePump,
+      enable,
+      rulesOf: (type) => {
+        let r = rules.get(type)
+        if (r === undefined) {
+          const own = p.registry.rateLimitsFor(type)
+          r = everyType.length === 0 ? own : own.length === 0 ? everyType : [...everyType, ...own]
+          rules.set(type, r)
+        }
+        return r
+      },
+      groupOf: (m: Envelope) => p.extras.groupOf(m),
+      groupRules: (group) => (groups === undefined ? NONE : (groups.overrides.get(group)?.rules ?? groups.rules)),
+    },
+    p.wheel as DeadlineScheduler<Limiter>,
+    urgency.compare,
+    loopRules,
+  )
+  p.metrics.rateLimitHolds = () => limits.holds
+  if (groups !== undefined) {
+    queue.groups = new KeyGroups(
+      {
+        of: (m) => p.extras.groupOf(m),
+        limit: (group) => groups.overrides.get(group)?.concurrency ?? groups.concurrency,
+      },
+      urgency.compare,
+    )
+  }
+  const grouped =
+    groups !== undefined && (groups.rules.length > 0 || [...groups.overrides.values()].some((g) => g.rules.length > 0))
+  if (loopRules.length > 0 || everyType.length > 0 || grouped) enable()
+  // A registration may bring budgets: the per-type cache starts over.
+  p.registry.onChange(() => {
+    rules.clear()
+    if (p.registry.limited) enable()
+  })
+  return limits
+}
+
+// The resource gate and the loop-wide budgets, asked before every start (when there are any).
+export function newGate<M extends MessageMap>(
+  e: FlowParts<M> & { readonly limits: RateLimits; readonly lingering: Clock },
+): DispatchGate | undefined {
+  const gate = e.options.gate
+  if (gate === false && !e.limits.gated) return undefined
+  return new DispatchGate(e.limits, gate, e.lingering, {
+    changed: (change) => e.events.emit('gate', change),
+    pump: e.schedulePump,
+    waiting: () => e.queue.length > 0,
+  })
+}
+
+// Per-message cancel, wherever the message waits.
+export function newCancels<M extends MessageMap>(e: CancelSources<M>): Cancels<M> {
+  return new Cancels<M>({
+    queue: e.queue,
+    circuits: e.failures.circuits,
+    limits: e.limits,
+    delayed: e.delayed,
+    retries: e.failures.retries,
+    outcomes: e.outcomes,
+    running: () => e.pool.attempts(),
+    roomFreed: () => {
+      e.pacing.roomFreed()
+      e.admission.queueChanged()
+    },
+  })
+}

@@ -1,0 +1,151 @@
+/**
+ * Rate limits: what a user writes (`{ max, perMs, per }`), its validation, and the sliding window
+ * that enforces one budget.
+ *
+ * @module
+ */
+import { InvalidArgumentError } from '../errors.js'
+import * as check from '../internal/validate.js'
+
+/**
+ * Which messages share one budget.
+ *
+ * - `loop`: every message of the loop (the loop's `rateLimit` only);
+ * - `type`: each message type has its own budget;
+ * - `route`: each route (type and route key of the type's router) has its own;
+ * - `key`: each message key has its own (keyless messages are not limited by it);
+ * - `group`: each key group has its own (messages without a group are not limited by it).
+ *
+ * @group Flow control
+ * @category Rate limits
+ */
+export type RateLimitScope = 'loop' | 'type' | 'route' | 'key' | 'group'
+
+/**
+ * A rate limit: at most `max` handler starts in any window of `perMs` — a sliding window, not a
+ * fixed one, so no two windows' bursts can meet at a boundary. Up to `max` may start at once (a
+ * burst); then the next waits until the oldest start is `perMs` old. A limited message waits in the
+ * queue without holding a worker, keeps its key's order, and lets other work flow past it. Every
+ * attempt counts (a retry calls the downstream again).
+ *
+ * @example
+ * ```ts
+ * // 50 calls a second to the payment provider, whatever the number of workers:
+ * loop.on('payment.charge', charge, { rateLimit: { max: 50, perMs: 1000 } })
+ * ```
+ *
+ * @group Flow control
+ * @category Rate limits
+ */
+export interface RateLimit {
+  /** Starts allowed in any window: an integer from 1 to 1,000,000. */
+  readonly max: number
+  /** The window (ms): a positive finite number. */
+  readonly perMs: number
+  /**
+   * Which messages share the budget.
+   * @defaultValue `'loop'` for the loop's `rateLimit`, `'type'` at registration, `'group'` in `groups`
+   */
+  readonly per?: RateLimitScope | undefined
+}
+
+/** A validated rate limit, with its scope and a loop-unique rule number. */
+export interface RateRule {
+  readonly id: number
+  readonly max: number
+  readonly perMs: number
+  readonly per: RateLimitScope
+}
+
+const KEYS = ['max', 'perMs', 'per'] as const
+let rules = 0
+
+/**
+ * Validates a `rateLimit` option: one limit or an array of them (each must hold).
+ * @param scopes - the scopes allowed where it is given; the first is the default
+ * @throws InvalidArgumentError naming the field and the rule
+ */
+export function checkRateLimits(name: string, value: unknown, scopes: readonly RateLimitScope[]): RateRule[] {
+  if (!Array.isArray(value)) return [checkRateLimit(name, value, scopes)]
+  if (value.length > 16) throw new InvalidArgumentError(name, 'at most 16 rate limits', value)
+  return value.map((limit, i) => checkRateLimit(`${name}[${i}]`, limit, scopes))
+}
+
+function checkRateLimit(name: string, value: unknown, scopes: readonly RateLimitScope[]): RateRule {
+  const o = check.snapshotOptions(name, value)
+  check.checkKnownKeys(name, o, KEYS)
+  const max = check.positiveInteger(`${name}.max`, o['max'], 1_000_000)
+  const perMs = o['perMs']
+  if (typeof perMs !== 'number' || !(perMs > 0) || !Number.isFinite(perMs)) {
+    throw new InvalidArgumentError(`${name}.perMs`, 'a positive finite number of ms', perMs)
+  }
+  const per = o['per'] === undefined ? (scopes[0] as RateLimitScope) : check.oneOf(`${name}.per`, o['per'], scopes)
+  return { id: ++rules, max, perMs, per }
+}
+
+/**
+ * One budget: the start times of the last `max` starts (a ring that grows up to `max`), and a pause
+ * (a downstream's retry-after). A start is allowed at `now` when fewer than `max` started in
+ * `(now − perMs, now]` and no pause runs.
+ */
+export class SlidingWindow {
+  readonly #max: number
+  readonly #perMs: number
+  readonly #starts: number[] = []
+  // The oldest start's index once the ring is full.
+  #head = 0
+  /** No start before this time (a retry-after). */
+  pausedUntil = Number.NEGATIVE_INFINITY
+
+  constructor(max: number, perMs: number) {
+    this.#max = max
+    this.#perMs = perMs
+  }
+
+  /** The earliest time from `now` on at which a start is allowed. */
+  nextAt(now: number): number {
+    const free =
+      this.#starts.length < this.#max ? now : Math.max(now, (this.#starts[this.#head] as number) + this.#perMs)
+    return Math.max(free, this.pausedUntil)
+  }
+
+  /** Starts allowed at `now` (0 while paused or full). */
+  free(now: number): number {
+    if (this.pausedUntil > now) return 0
+    let n = this.#max - this.#starts.length
+    const s = this.#starts
+    for (let i = 0; i < s.length && (s[(this.#head + i) % s.length] as number) + this.#perMs <= now; i++) n++
+    return n
+  }
+
+  /**
+   * When the next start is allowed once every start free at `now` is taken (as many as
+   * {@link SlidingWindow.free} said): the oldest start still counting, a window later.
+   */
+  nextWhenFull(now: number): number {
+    const s = this.#starts
+    for (let i = 0; i < s.length; i++) {
+      const at = (s[(this.#head + i) % s.length] as number) + this.#perMs
+      if (at > now) return Math.max(at, this.pausedUntil)
+    }
+    return Math.max(now + this.#perMs, this.pausedUntil)
+  }
+
+  /** Records a start at `now` (call only when {@link SlidingWindow.nextAt} is `now`). */
+  record(now: number): void {
+    if (this.#starts.length < this.#max) this.#starts.push(now)
+    else {
+      this.#starts[this.#head] = now
+      this.#head = (this.#head + 1) % this.#max
+    }
+  }
+
+  /** Nothing recorded still counts at `now`, and no pause runs: the window can be forgotten. */
+  idle(now: number): boolean {
+    if (this.pausedUntil > now) return false
+    const s = this.#starts
+    if (s.length === 0) return true
+    const newest = s.length < this.#max ? s[s.length - 1] : s[(this.#head + this.#max - 1) % this.#max]
+    return (newest as number) + this.#perMs <= now
+  }
+}

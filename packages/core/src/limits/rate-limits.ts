@@ -1,0 +1,274 @@
+/**
+ * The rate-limit stage: budgets per loop, type, route, key and group, and the pauses a downstream's
+ * retry-after (`RateLimitError`) puts on a route. A message over a budget waits in its budget's lane
+ * — counted in the queue, its key kept claimed so its key's order holds, no worker held — and other
+ * work flows past it; the lane's head is woken on the timing wheel when the budget frees.
+ *
+ * ```
+ *  take ─▶ loop budgets open? ─no─▶ nothing starts; the wheel wakes the pump when one frees
+ *           └─yes─▶ every budget of the message has room? ─no─▶ its lane (Limited) ─(wheel)─▶ queue
+ *                    └─yes─▶ recorded in each budget ─▶ runs
+ * ```
+ *
+ * @module
+ */
+import type { DeadlineScheduler } from '@flowing/watchdog'
+import { Heap } from 'heap-js'
+import type { Envelope } from '../internal/envelope.js'
+import type { MessageKey } from '../message.js'
+import { type RateLimitScope, type RateRule, SlidingWindow } from './rate-limit.js'
+
+/**
+ * Why a message waits for its rate limit, as the `rate-limited` event reports it.
+ *
+ * @group Flow control
+ * @category Rate limits
+ */
+export interface RateLimitHold {
+  /** The budget: `type:…`, `route:…/…`, `key:…`, `group:…`, or `retry-after:…` for a paused route. */
+  readonly limit: string
+  /** The budget's scope; `retry-after` for a route a handler's `RateLimitError` paused. */
+  readonly scope: RateLimitScope | 'retry-after'
+  /** Clock time (ms) from which the budget has room again (the message may then start). */
+  readonly until: number
+}
+
+/** What the stage asks of the loop. */
+export interface LimitHost {
+  /** A waiting message leaves the queue's sight (`Where.Limited`), keeping its key. */
+  hold(m: Envelope): void
+  /** A waiting message may run again: it competes by urgency, still holding its key. */
+  release(m: Envelope): void
+  /** A message started to wait (the `rate-limited` event). */
+  limited(m: Envelope, hold: RateLimitHold): void
+  /** Released messages or a freed loop budget: the pool should pump. */
+  pump(): void
+  /** Budgets now exist (a `RateLimitError` paused a route): every start must be checked. */
+  enable(): void
+  /** The budgets of a message type (the loop's and the type's, loop-wide ones excluded). */
+  rulesOf(type: string): readonly RateRule[]
+  /** The group of a message, if it has one, and its group's budgets. */
+  groupOf(m: Envelope): string | undefined
+  groupRules(group: string): readonly RateRule[]
+}
+
+/** One budget: its window, its waiting messages, its wake-up on the wheel. */
+export class Limiter {
+  readonly name: string
+  readonly scope: RateLimitScope | 'retry-after'
+  readonly window: SlidingWindow
+  readonly lane: Heap<Envelope>
+  // Retry-after pauses only: nothing to record.
+  readonly counts: boolean
+  timer = -1
+  wakeAt = Number.POSITIVE_INFINITY
+
+  constructor(name: string, scope: RateLimitScope | 'retry-after', rule: RateRule | undefined, compare: Order) {
+    this.name = name
+    this.scope = scope
+    this.counts = rule !== undefined
+    this.window = rule === undefined ? new SlidingWindow(1, 0) : new SlidingWindow(rule.max, rule.perMs)
+    this.lane = new Heap<Envelope>(compare)
+  }
+}
+
+type Order = (a: Envelope, b: Envelope) => number
+
+const keyPart = (key: MessageKey): string => (typeof key === 'number' ? `#${key}` : key)
+
+/** The budgets of one loop. */
+export class RateLimits {
+  readonly #host: LimitHost
+  readonly #wheel: DeadlineScheduler<Limiter>
+  readonly #compare: Order
+  readonly #loop: Limiter[]
+  readonly #limiters = new Map<string, Limiter>()
+  readonly #heldBy = new Map<Envelope, Limiter>()
+  // Forget idle budgets (per key, per group) once the table doubles.
+  #sweepAt = 1024
+  #holds = 0
+  // Scratch: the budgets of the message being checked (reused, never kept).
+  readonly #scratch: Limiter[] = []
+
+  /**
+   * @param loopRules - the loop-wide budgets (`per: 'loop'`)
+   */
+  constructor(host: LimitHost, wheel: DeadlineScheduler<Limiter>, compare: Order, loopRules: readonly RateRule[]) {
+    this.#host = host
+    this.#wheel = wheel
+    this.#compare = compare
+    this.#loop = loopRules.map((r) => new Limiter(`loop:${r.max}/${r.perMs}ms`, 'loop', r, compare))
+  }
+
+  /** Messages waiting for a budget now. */
+  get held(): number {
+    return this.#heldBy.size
+  }
+
+  /** Times a message had to wait for a budget. */
+  get holds(): number {
+    return this.#holds
+  }
+
+  /** Whether a loop-wide budget exists (then {@link RateLimits.open} gates every start). */
+  get gated(): boolean {
+    return this.#loop.length > 0
+  }
+
+  /** The loop-wide budgets have room at `now`; otherwise the wheel wakes the pump when they do. */
+  open(now: number): boolean {
+    for (const l of this.#loop) {
+      const at = l.window.nextAt(now)
+      if (at > now) {
+        this.#arm(l, at)
+        return false
+      }
+    }
+    return true
+  }
+
+  /**
+   * `m` would start at `now`: true when one of its budgets is full (it now waits in that budget's
+   * lane); otherwise the start is recorded in every budget it has and false.
+   */
+  mustHold(m: Envelope, now: number): boolean {
+    const budgets = this.#budgetsOf(m, now)
+    for (const l of budgets) {
+      const at = l.window.nextAt(now)
+      if (at > now) {
+        budgets.length = 0
+        this.#wait(m, l, at)
+        return true
+      }
+    }
+    for (const l of budgets) if (l.counts) l.window.record(now)
+    for (const l of this.#loop) l.window.record(now)
+    budgets.length = 0
+    return false
+  }
+
+  /**
+   * A handler of `m` threw a `RateLimitError`: its route pauses until `now + retryAfterMs`, and `m`
+   * waits first in line for the pause to end (no attempt consumed).
+   */
+  backOff(m: Envelope, retryAfterMs: number, now: number): void {
+    this.#host.enable()
+    const l = this.#limiter(`retry-after:${this.#routeOf(m)}`, 'retry-after', undefined)
+    l.window.pausedUntil = Math.max(l.window.pausedUntil, now + retryAfterMs)
+    this.#wait(m, l, l.window.pausedUntil)
+  }
+
+  /** A budget's wake-up is due (from the wheel): as many waiting messages as it has room for go back. */
+  due(l: Limiter, now: number): void {
+    l.timer = -1
+    l.wakeAt = Number.POSITIVE_INFINITY
+    const room = l.counts ? l.window.free(now) : l.window.pausedUntil > now ? 0 : l.lane.length
+    for (let i = 0; i < room && l.lane.length > 0; i++) this.#release(l.lane.pop() as Envelope)
+    // The released messages take the room (they start at the next pump): wake when more frees.
+    if (l.lane.length > 0) this.#arm(l, room > 0 ? l.window.nextWhenFull(now) : l.window.nextAt(now))
+    this.#host.pump()
+  }
+
+  /** The waiting message with post number `seq`, if any. */
+  find(seq: number): Envelope | undefined {
+    for (const m of this.#heldBy.keys()) if (m.seq === seq) return m
+    return undefined
+  }
+
+  /** Removes a waiting message (cancelled); false when it is not waiting here. */
+  remove(m: Envelope): boolean {
+    const l = this.#heldBy.get(m)
+    if (l === undefined) return false
+    this.#heldBy.delete(m)
+    l.lane.remove(m)
+    return true
+  }
+
+  /** Removes every waiting message and every wake-up (a stop). */
+  clear(): Envelope[] {
+    const all: Envelope[] = []
+    for (const m of this.#heldBy.keys()) all.push(m)
+    this.#heldBy.clear()
+    for (const l of [...this.#limiters.values(), ...this.#loop]) {
+      l.lane.clear()
+      if (l.timer !== -1) this.#wheel.remove(l.timer)
+      l.timer = -1
+    }
+    return all
+  }
+
+  #wait(m: Envelope, l: Limiter, until: number): void {
+    l.lane.add(m)
+    this.#heldBy.set(m, l)
+    this.#holds++
+    this.#host.hold(m) // first: a listener may call back into the loop
+    this.#arm(l, until)
+    this.#host.limited(m, { limit: l.name, scope: l.scope, until })
+  }
+
+  #release(m: Envelope): void {
+    this.#heldBy.delete(m)
+    this.#host.release(m)
+  }
+
+  #arm(l: Limiter, at: number): void {
+    if (l.timer !== -1) {
+      if (l.wakeAt <= at) return
+      this.#wheel.remove(l.timer)
+    }
+    l.wakeAt = at
+    l.timer = this.#wheel.add(at, l)
+  }
+
+  // The budgets a message is under (the scratch array: emptied by the caller).
+  #budgetsOf(m: Envelope, now: number): Limiter[] {
+    if (this.#limiters.size >= this.#sweepAt) this.#sweep(now) // first: a budget in `out` must stay
+    const out = this.#scratch
+    const pause = this.#limiters.size > 0 ? this.#limiters.get(`retry-after:${this.#routeOf(m)}`) : undefined
+    if (pause !== undefined) out.push(pause)
+    for (const rule of this.#host.rulesOf(m.type)) {
+      const name = this.#nameOf(rule, m)
+      if (name !== undefined) out.push(this.#limiter(name, rule.per, rule))
+    }
+    const group = this.#host.groupOf(m)
+    if (group !== undefined) {
+      for (const rule of this.#host.groupRules(group))
+        out.push(this.#limiter(`group:${group}@${rule.id}`, 'group', rule))
+    }
+    return out
+  }
+
+  #nameOf(rule: RateRule, m: Envelope): string | undefined {
+    switch (rule.per) {
+      case 'type':
+        return `type:${m.type}@${rule.id}`
+      case 'route':
+        return `route:${this.#routeOf(m)}@${rule.id}`
+      case 'key':
+        return m.key === undefined ? undefined : `key:${keyPart(m.key)}@${rule.id}`
+      default:
+        return undefined // loop-wide rules gate every start; group rules come with the group
+    }
+  }
+
+  #routeOf(m: Envelope): string {
+    return m.routeKey === undefined ? m.type : `${m.type}/${m.routeKey}`
+  }
+
+  #limiter(name: string, scope: RateLimitScope | 'retry-after', rule: RateRule | undefined): Limiter {
+    let l = this.#limiters.get(name)
+    if (l === undefined) {
+      l = new Limiter(name.replace(/@\d+$/, ''), scope, rule, this.#compare)
+      this.#limiters.set(name, l)
+    }
+    return l
+  }
+
+  // Budgets with nothing waiting, no wake-up and nothing recorded that still counts go.
+  #sweep(now: number): void {
+    for (const [name, l] of this.#limiters) {
+      if (l.lane.length === 0 && l.timer === -1 && l.window.idle(now)) this.#limiters.delete(name)
+    }
+    this.#sweepAt = Math.max(1024, 2 * this.#limiters.size)
+  }
+}
