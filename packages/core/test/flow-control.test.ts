@@ -52,6 +52,28 @@ describe('Loop', () => {
       expect(order).toEqual(['1', '2', '3'])
     })
 
+    it('keeps a message’s group through a snapshot and its restore', async () => {
+      const { loop, clock } = virtualLoop({ groups: { concurrency: 1 }, autoStart: false })
+      loop.on('work', () => {})
+      loop.post('work', 1, { group: 'g' })
+      const snapshot = await loop.stop({ deadlineMs: 0 })
+      expect(snapshot.messages[0]?.group).toBe('g')
+      const next = virtualLoop({ groups: { concurrency: 1 }, autoStart: false, clock })
+      let running = 0
+      let peak = 0
+      next.loop.on('work', async () => {
+        peak = Math.max(peak, ++running)
+        await later(clock, 5)
+        running--
+      })
+      next.loop.restore(snapshot)
+      next.loop.post('work', 2, { group: 'g' })
+      next.loop.start()
+      await clock.run()
+      expect(peak).toBe(1)
+      expect(next.loop.metrics().counters.succeeded).toBe(2)
+    })
+
     it('refuses bad group options with typed errors', () => {
       expect(thrown(() => virtualLoop({ groups: { concurrency: 0 } })).message).toBe(
         'Expected `options.groups.concurrency` to be an integer from 1 to 65536, got `0` (number)',

@@ -39,6 +39,7 @@ export function fieldsOf(parts: RecordParts, m: Envelope): SavedFields {
     checkpoint: extras.checkpointOf(m),
     retry: extras.retryOf(m),
     handlerTimeoutMs: extras.timeoutOf(m),
+    group: extras.groupOf(m),
   }
 }
 
@@ -71,6 +72,7 @@ export function recordOf(
   if (fields.checkpoint !== undefined) r.checkpoint = fields.checkpoint
   if (fields.retry !== undefined) r.retry = fields.retry
   if (fields.handlerTimeoutMs !== undefined) r.handlerTimeoutMs = fields.handlerTimeoutMs
+  if (fields.group !== undefined) r.group = fields.group
   if (m.origin !== undefined && m.headers !== NO_HEADERS) r.headers = m.headers
   return r as JournalRecord
 }

@@ -60,6 +60,8 @@ export interface JournalRecord {
   readonly retry?: RetryOptions
   /** Its per-post handler deadline, if it had one. */
   readonly handlerTimeoutMs?: number
+  /** Its key group, if it was posted with one. */
+  readonly group?: string
   /** Its headers, if it has any. */
   readonly headers?: MessageHeaders
 }

@@ -20,7 +20,7 @@ import {
 
 /** What a snapshot entry carries beyond the envelope. */
 export type EntryExtras = {
-  readonly [K in 'attempts' | 'idempotencyKey' | 'checkpoint' | 'retry' | 'handlerTimeoutMs']:
+  readonly [K in 'attempts' | 'idempotencyKey' | 'checkpoint' | 'retry' | 'handlerTimeoutMs' | 'group']:
     | SnapshotMessage[K]
     | undefined
 }

@@ -124,7 +124,8 @@ function readmit<M extends MessageMap>(
   const options: PostOptions = { key: sm.key, priority: sm.priority }
   const origin = { trace: sm.traceId, hops: sm.hops, headers: sm.headers ?? NO_HEADERS }
   const m: Envelope = admission.stamp(sm.type, sm.payload, options, origin)
-  extras.keep(m, { handlerTimeoutMs: sm.handlerTimeoutMs, retry: sm.retry, idempotencyKey: sm.idempotencyKey })
+  const { handlerTimeoutMs, retry, idempotencyKey, group } = sm
+  extras.keep(m, { handlerTimeoutMs, retry, idempotencyKey, group })
   if (sm.checkpoint !== undefined) extras.commit(m, sm.checkpoint)
   // A loop, not push(...): a long attempt history would throw RangeError half-way through the restore.
   if (sm.attempts.length > 0) for (const a of sm.attempts) failures.traces.open(m).attempts.push(a)

@@ -68,6 +68,8 @@ export interface SnapshotMessage {
   readonly retry?: RetryOptions
   /** Its per-post handler deadline, if it had one. */
   readonly handlerTimeoutMs?: number
+  /** Its key group, if it was posted with one. */
+  readonly group?: string
   /** Its headers, if it has any. */
   readonly headers?: MessageHeaders
 }
@@ -106,6 +108,7 @@ const KEYS = new Set([
   'checkpoint',
   'retry',
   'handlerTimeoutMs',
+  'group',
   'headers',
 ])
 
@@ -178,6 +181,9 @@ function checkMessage(path: string, value: unknown): void {
   const t = m.handlerTimeoutMs
   if (t !== undefined && !(typeof t === 'number' && t > 0))
     fail(`${path}.handlerTimeoutMs`, `must be a positive number, got ${show(t)}`)
+  const group = m.group
+  if (group !== undefined && !(typeof group === 'string' && group.length > 0 && group.length <= 256))
+    fail(`${path}.group`, `must be a non-empty string of at most 256 characters, got ${show(group)}`)
   if (m.headers !== undefined) {
     try {
       checkHeaders(`${path}.headers`, m.headers)
