@@ -28,7 +28,16 @@ export interface MeteredLoop {
  *
  * @group Metrics
  */
-export const GAUGE_STATES = ['queued', 'running', 'held', 'retrying', 'delayed', 'overdue'] as const
+export const GAUGE_STATES = [
+  'queued',
+  'running',
+  'held',
+  'limited',
+  'grouped',
+  'retrying',
+  'delayed',
+  'overdue',
+] as const
 
 /** Seconds buckets from a tenth of a millisecond to a minute. */
 const BUCKETS = [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60]
@@ -93,7 +102,8 @@ export class LoopMeters {
     }
     loop.events.on('finished', onFinished)
     const gauge = meter.createObservableGauge('flowing.messages', {
-      description: 'Messages in the loop now, by state (queued, running, held, retrying, delayed, overdue)',
+      description:
+        'Messages in the loop now, by state (queued, running, held, limited, grouped, retrying, delayed, overdue)',
       unit: '{message}',
     })
     const observe = (result: ObservableResult) => {

@@ -44,6 +44,9 @@ const GAUGES: readonly (readonly [string, string, Read])[] = [
   ['queue_capacity', 'The bound on queued messages', (m) => m.gauges.capacity],
   ['held', 'Queued messages held by an open circuit breaker', (m) => m.gauges.held],
   ['retrying', 'Of the queued, failed messages backing off before a retry', (m) => m.gauges.retrying],
+  ['rate_limited', 'Of the queued, messages waiting for a rate limit', (m) => m.gauges.limited],
+  ['grouped', 'Of the queued, messages waiting for room in their key group', (m) => m.gauges.grouped],
+  ['gate_closed', 'Whether the resource gate holds dispatch: 1 closed, 0 open', (m) => (m.gauges.gateClosed ? 1 : 0)],
   [
     'delayed',
     'Delayed messages on the timing wheel, not yet due (plus overdue ones waiting for room)',
@@ -78,6 +81,7 @@ export interface EventMetrics {
   readonly failed: CounterCells
   readonly retries: CounterCells
   readonly deadLetters: CounterCells
+  readonly rateLimited: CounterCells
   readonly queueWait: HistogramCells
   readonly handler: HistogramCells
   readonly lifecycle: HistogramCells
@@ -126,6 +130,11 @@ export class MetricSet {
       ),
       retries: counter('retries_total', 'Retries scheduled', ['type']),
       deadLetters: counter('dead_letter_total', 'Messages dead-lettered (failed for good)', ['type']),
+      rateLimited: counter(
+        'rate_limited_total',
+        'Times a message waited for a rate limit, by scope (loop, type, route, key, group, retry-after)',
+        ['type', 'scope'],
+      ),
       queueWait: histogram('queue_wait_seconds', "From entering the queue to the start of the message's last attempt", [
         'type',
       ]),

@@ -5,7 +5,16 @@
  * @module
  */
 
-import type { AttemptFailure, DeadLetter, DropReason, FinishedSummary, Loop, Message, MessageMap } from '@flowing/core'
+import type {
+  AttemptFailure,
+  DeadLetter,
+  DropReason,
+  FinishedSummary,
+  Loop,
+  Message,
+  MessageMap,
+  RateLimitHold,
+} from '@flowing/core'
 import { errorCode } from '@flowing/errors'
 import type { CounterCell, CounterCells, HistogramCell, HistogramCells } from './cells.js'
 import type { EventMetrics } from './metric-set.js'
@@ -86,6 +95,7 @@ export class Recorder {
     const failed = counter(metrics.failed)
     const retries = counter(metrics.retries)
     const deadLetters = counter(metrics.deadLetters)
+    const rateLimited = counter(metrics.rateLimited)
     const queueWait = histogram(metrics.queueWait)
     const handler = histogram(metrics.handler)
     const lifecycle = histogram(metrics.lifecycle)
@@ -120,6 +130,9 @@ export class Recorder {
     })
     this.#on('dead-lettered', (message: Message, _letter: DeadLetter) => {
       deadLetters.get(message.type).value++
+    })
+    this.#on('rate-limited', (message: Message, hold: RateLimitHold) => {
+      rateLimited.get(message.type, 'scope', hold.scope).value++
     })
     this.#on('finished', (message: Message, summary: FinishedSummary) => {
       const outcome = outcomeLabel(summary.outcome)

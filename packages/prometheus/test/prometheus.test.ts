@@ -178,3 +178,27 @@ describe('prometheus()', () => {
     await loop.stop({ deadlineMs: 0 })
   })
 })
+
+describe('prometheus() with flow control', () => {
+  it('counts waits for rate limits by scope, and gauges the limited, grouped and gate state', async () => {
+    const clock = new VirtualClock()
+    const loop = createLoop<Messages>({ clock, logger: false, workers: 4, groups: { concurrency: 1 } })
+    loop.on('ok', () => clock.sleep(5), { rateLimit: { max: 1, perMs: 100 } })
+    loop.on('flaky', () => clock.sleep(5))
+    const registry = new Registry()
+    const exporter = prometheus(loop, { registry, labels: { loop: 'flow' } })
+    for (let i = 0; i < 3; i++) loop.post('ok', i)
+    loop.post('flaky', 1, { group: 'g' })
+    loop.post('flaky', 2, { group: 'g' })
+    await clock.advance(1)
+    const text = await registry.metrics()
+    const L = { loop: 'flow' }
+    expect(value(text, 'flowing_rate_limited_total', { ...L, type: 'ok', scope: 'type' })).toBe(2)
+    expect(value(text, 'flowing_rate_limited', L)).toBe(2)
+    expect(value(text, 'flowing_grouped', L)).toBe(1)
+    expect(value(text, 'flowing_gate_closed', L)).toBe(0)
+    await clock.run()
+    expect(value(await registry.metrics(), 'flowing_rate_limited', L)).toBe(0)
+    exporter.unregister()
+  })
+})

@@ -26,8 +26,18 @@ export const SURFACES: readonly Surface[] = [
 ]
 
 const LOOP_KEYS: readonly string[] = LOOP_OPTION_KEYS
-const POST_KEYS = ['key', 'priority', 'overflow', 'handlerTimeoutMs', 'retry', 'idempotencyKey']
-const REGISTER_KEYS = ['replace', 'timeoutMs', 'heartbeatMs', 'compensate', 'retry', 'circuitBreaker']
+const POST_KEYS = [
+  'key',
+  'priority',
+  'overflow',
+  'handlerTimeoutMs',
+  'retry',
+  'idempotencyKey',
+  'headers',
+  'group',
+  'signal',
+]
+const REGISTER_KEYS = ['replace', 'timeoutMs', 'heartbeatMs', 'compensate', 'retry', 'circuitBreaker', 'rateLimit']
 
 /** Known keys of the nested option objects a typo may hit. */
 const NESTED_KEYS: Readonly<Record<string, readonly string[]>> = {
@@ -46,6 +56,10 @@ const NESTED_KEYS: Readonly<Record<string, readonly string[]>> = {
   deadLetters: ['maxSize', 'sink'],
   alerts: ['windowMs', 'threshold', 'top', 'onAlert'],
   idempotency: ['store', 'ttlMs', 'maxKeys', 'failed', 'dedupe'],
+  rateLimit: ['max', 'perMs', 'per'],
+  groups: ['concurrency', 'rateLimit', 'overrides'],
+  gate: ['open', 'pollMs'],
+  timeLimit: ['maxRunMs', 'deadlineMs', 'onSnapshot'],
 }
 
 /** Every key an entry point knows (a typo must not land on one). */
@@ -87,6 +101,10 @@ export function base(surface: Surface): Record<string, unknown> {
         backpressure: false,
         stall: false,
         failureExit: false,
+        rateLimit: { max: 50, perMs: 10, per: 'type' },
+        groups: { concurrency: 2, rateLimit: { max: 9, perMs: 10 } },
+        gate: { open: () => true, pollMs: 5 },
+        timeLimit: { maxRunMs: 60_000, deadlineMs: 5 },
       }
     case 'post':
     case 'tryPost':
@@ -98,6 +116,7 @@ export function base(surface: Surface): Record<string, unknown> {
         handlerTimeoutMs: 20,
         retry: { maxAttempts: 2, baseMs: 5 },
         idempotencyKey: 'idem',
+        group: 'g',
       }
     case 'on':
     case 'route':
@@ -108,6 +127,7 @@ export function base(surface: Surface): Record<string, unknown> {
         compensate: () => {},
         retry: { maxAttempts: 2 },
         circuitBreaker: { consecutiveFailures: 2 },
+        rateLimit: { max: 7, perMs: 10, per: 'key' },
       }
     case 'router.on':
       return { replace: false }
