@@ -229,6 +229,21 @@ describe('Loop', () => {
       ])
     })
 
+    it('reports no stall while work waits on purpose: for a rate limit, a closed gate, a loop budget', async () => {
+      const stalls: string[] = []
+      const { loop, clock } = virtualLoop({
+        stall: { noProgressMs: 100, intervalMs: 50 },
+        rateLimit: { max: 1, perMs: 10_000 },
+      })
+      loop.events.on('stall', (r) => stalls.push(r.kind))
+      loop.on('work', () => {}, { rateLimit: { max: 1, perMs: 10_000 } })
+      for (let i = 0; i < 3; i++) loop.post('work', i)
+      await clock.advance(1000)
+      expect(stalls).toEqual([])
+      expect(loop.metrics().counters.succeeded).toBe(1)
+      await loop.stop({ drain: false })
+    })
+
     it('stops after maxRunMs with a snapshot of what is left', async () => {
       const reports: TimeLimitReport[] = []
       let delivered = -1

@@ -443,7 +443,7 @@ export class Engine<M extends MessageMap> {
       ...(stall === true ? {} : stall),
       timers: this.clock,
       onStall: (report) => this.events.emit('stall', report),
-      busy: () => this.queue.length > 0,
+      busy: () => this.queue.length > this.queue.limited && this.gate?.holds() !== true, // waiting on purpose
       describeRunning: () => this.pool.attempts().map((ctx) => ctx.describe(this.clock.now())),
     })
   }

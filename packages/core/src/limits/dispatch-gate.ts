@@ -64,6 +64,11 @@ export class DispatchGate {
     return !Number.isNaN(this.#closedAt)
   }
 
+  /** Whether dispatch is held on purpose now (the gate is closed, or a loop-wide budget is full). */
+  holds(): boolean {
+    return this.closed || (this.#limits.gated && !this.#limits.open(this.#clock.now()))
+  }
+
   /** A handler may start now. */
   allows(): boolean {
     if (this.#gate !== false && !this.#resourceOpen()) return false

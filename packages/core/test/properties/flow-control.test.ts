@@ -228,6 +228,15 @@ class Run {
     else this.controllers.get(m.id)?.abort('gave up')
   }
 
+  async play(steps: readonly Step[]): Promise<void> {
+    let n = 0
+    for (const step of steps) {
+      if (step.kind === 'post') this.post(step.spec, step.via, n++)
+      else if (step.kind === 'cancel') this.cancel(step.pick, step.how)
+      else await this.clock.advance(step.ms)
+    }
+  }
+
   checkWindows(): void {
     const { typeLimit, keyLimit, loopLimit, groupLimit } = this.config
     for (const [budget, times] of this.starts) {
@@ -254,12 +263,7 @@ describe('Loop', () => {
       await fc.assert(
         fc.asyncProperty(configArb, fc.array(stepArb, { minLength: 1, maxLength: 40 }), async (config, steps) => {
           const run = new Run(config)
-          let n = 0
-          for (const step of steps) {
-            if (step.kind === 'post') run.post(step.spec, step.via, n++)
-            else if (step.kind === 'cancel') run.cancel(step.pick, step.how)
-            else await run.clock.advance(step.ms)
-          }
+          await run.play(steps)
           await run.clock.run()
           await run.loop.drain()
           await run.clock.run()
@@ -301,12 +305,7 @@ describe('Loop', () => {
           stopArb,
           async (config, steps, how) => {
             const run = new Run(config)
-            let n = 0
-            for (const step of steps) {
-              if (step.kind === 'post') run.post(step.spec, step.via, n++)
-              else if (step.kind === 'cancel') run.cancel(step.pick, step.how)
-              else await run.clock.advance(step.ms)
-            }
+            await run.play(steps)
             const stopping = run.loop.stop(how)
             await run.clock.run()
             const snapshot = await stopping
