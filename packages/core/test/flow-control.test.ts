@@ -244,6 +244,45 @@ describe('Loop', () => {
       await loop.stop({ drain: false })
     })
 
+    it('counts a throwing gate as closed and reports its error', async () => {
+      const changes: GateChange[] = []
+      const boom = new Error('pool gone')
+      let calls = 0
+      const { loop, clock } = virtualLoop({
+        gate: {
+          open: () => {
+            if (++calls === 1) throw boom
+            return true
+          },
+          pollMs: 10,
+        },
+      })
+      loop.events.on('gate', (c) => changes.push(c))
+      loop.on('work', () => {})
+      loop.post('work', 1)
+      await clock.run()
+      expect(changes).toEqual([
+        { state: 'closed', at: 0, closedMs: 0, error: boom },
+        { state: 'open', at: 10, closedMs: 10 },
+      ])
+      expect(loop.metrics().counters.succeeded).toBe(1)
+    })
+
+    it('lets a rate-limited listener cancel the message or stop the loop, nothing lost', async () => {
+      const { loop, clock } = virtualLoop({ workers: 2 })
+      loop.on('work', () => {}, { rateLimit: { max: 1, perMs: 100 } })
+      loop.events.on('rate-limited', (m) => {
+        if (m.payload === 2) loop.cancel(m)
+        if (m.payload === 3) void loop.stop({ deadlineMs: 0 })
+      })
+      for (let i = 1; i <= 4; i++) loop.post('work', i, { key: i === 4 ? 'k' : undefined })
+      await clock.run()
+      const snapshot = await loop.stop()
+      const c = loop.metrics().counters
+      expect(c).toMatchObject({ accepted: 4, succeeded: 1, cancelled: 1, snapshotted: 2 })
+      expect(snapshot.messages.map((m) => m.payload)).toEqual([3, 4])
+    })
+
     it('stops after maxRunMs with a snapshot of what is left', async () => {
       const reports: TimeLimitReport[] = []
       let delivered = -1
