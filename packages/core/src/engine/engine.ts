@@ -12,7 +12,7 @@
  * @module
  */
 import { WheelDriver } from '@flowing/timing-wheel'
-import { type Attempt, type DeadlineScheduler, StallDetector, Watchdog } from '@flowing/watchdog'
+import { type Attempt, type DeadlineScheduler, type StallDetector, Watchdog } from '@flowing/watchdog'
 import { Admission } from '../admission/admission.js'
 import { Pacing } from '../admission/pacing.js'
 import { LoopPressure } from '../admission/pressure.js'
@@ -40,7 +40,7 @@ import type { Message, MessageMap, PostOptions, RequestOptions } from '../messag
 import { LoopMetrics, type MetricsSnapshot } from '../metrics/loop-metrics.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
 import { Attempts } from '../pool/attempts.js'
-import { TimeoutBreakers } from '../pool/timeout-breakers.js'
+import type { TimeoutBreakers } from '../pool/timeout-breakers.js'
 import { WorkerPool } from '../pool/worker-pool.js'
 import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
 import { LevelQueue } from '../queue/level-queue.js'
@@ -64,6 +64,7 @@ import { newCancels, newFlowControl, newGate } from './flow-control.js'
 import { Lifecycle } from './lifecycle.js'
 import { Outcomes } from './outcomes.js'
 import { Requests } from './requests.js'
+import { newStallDetector, newTimeoutBreakers } from './watchers.js'
 
 const RESOLVED = Promise.resolve()
 
@@ -151,7 +152,7 @@ export class Engine<M extends MessageMap> {
       { enterDue: (m) => this.admission.enterDue(m), cancelled: (m) => this.outcomes.cancelled(m) },
       Where.Delayed,
     )
-    this.breakers = this.#newBreakers()
+    this.breakers = newTimeoutBreakers(this)
     const bp = o.backpressure
     this.pressure =
       bp === false ? undefined : new LoopPressure(bp, o.capacity, this.clock, (t) => this.pacing.onPressure(t))
@@ -160,7 +161,7 @@ export class Engine<M extends MessageMap> {
     this.failures = this.#newFailures(deadLetters, urgency)
     this.outcomes.observeSuccesses(this.failures)
     this.watchdog = this.#newWatchdog()
-    this.stall = this.#newStallDetector()
+    this.stall = newStallDetector(this)
     this.attempts = new Attempts<M>(this)
     this.pool = this.#newPool()
     this.admission.connect(this.schedulePump, () => this.load())
@@ -422,29 +423,6 @@ export class Engine<M extends MessageMap> {
           // else: cancelled or handed back by a listener of an earlier item of this batch
         }
       },
-    })
-  }
-
-  // Per-type escalation after repeated timeouts (`timeoutBreaker`).
-  #newBreakers(): TimeoutBreakers | undefined {
-    const tb = this.options.timeoutBreaker
-    if (tb === false) return undefined
-    return new TimeoutBreakers(tb.threshold ?? 5, tb.cooldownMs ?? 30_000, this.clock, (change) => {
-      const heard = this.events.emit('timeout-breaker', change)
-      return this.events.emit('breaker', change) || heard // (the deprecated name, while it lives)
-    })
-  }
-
-  // Reports a blocked event loop or no progress while work waits (`stall` option).
-  #newStallDetector(): StallDetector | undefined {
-    const stall = this.options.stall
-    if (stall === false) return undefined
-    return new StallDetector({
-      ...(stall === true ? {} : stall),
-      timers: this.clock,
-      onStall: (report) => this.events.emit('stall', report),
-      busy: () => this.queue.length > this.queue.limited && this.gate?.holds() !== true, // waiting on purpose
-      describeRunning: () => this.pool.attempts().map((ctx) => ctx.describe(this.clock.now())),
     })
   }
 }
