@@ -97,6 +97,21 @@ function row(run: Run, tuned: Tuned | undefined): string {
   return `| ${run.workload} | ${tuned?.knee ?? 'n/a'} | ${run.final} | ${ratio} | ${within} | ${run.convergedAt.toFixed(1)} s | ${run.changes.length} | ${Math.round(run.throughput)} /s | ${tuned?.peak ?? 'n/a'} /s | ${tput} |`
 }
 
+// Every workload whose converged count is more than 10 % from the tuner's knee, with its figures.
+function verdict(runs: readonly Run[], dir: string | undefined): string {
+  const lines: string[] = []
+  for (const run of runs) {
+    const tuned = readTuned(dir, run.workload)
+    if (tuned === undefined) lines.push(`- **${run.workload}**: no tuner figures (--tune-dir): not compared.`)
+    else if (Math.abs(run.final / tuned.knee - 1) > 0.1) {
+      lines.push(
+        `- **${run.workload}**: did **not** converge within 10 % of the knee: ${run.final} workers against ${tuned.knee} (${(run.final / tuned.knee).toFixed(2)}×), throughput ${(run.throughput / tuned.peak).toFixed(2)}× the tuner's peak.`,
+      )
+    } else lines.push(`- **${run.workload}**: within 10 % of the knee (${run.final} against ${tuned.knee}).`)
+  }
+  return lines.join('\n')
+}
+
 function history(run: Run): string {
   return run.changes.map((c) => `${c.at.toFixed(1)} s ${c.from}→${c.to} (${c.reason})`).join(', ')
 }
@@ -146,6 +161,14 @@ peak of the \`flowing-tune\` sweep of the same workload (run just before, same m
 - **Date:** ${new Date().toISOString()}
 
 ${table}
+
+## Verdict
+
+${verdict(runs, args.tuneDir)}
+
+A knee is a point of the tuner's sweep (…, 4, 6, 8, 12, 16, …): on a flat or gently sloped curve a
+neighbouring count is as good within the tuner's 5 % tolerance, so the throughput ratio says more
+than the count ratio there.
 
 ## Changes
 
