@@ -119,6 +119,7 @@ function history(run: Run): string {
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
   const load = loadavg()
+  const revision = codeRevision() // before the charts are rewritten: they are tracked files
   const runs: Run[] = []
   for (const w of args.smoke ? (['io-bound'] as const) : WORKLOADS) runs.push(await runWorkload(w, args.seconds))
   for (const run of runs) {
@@ -156,7 +157,7 @@ peak of the \`flowing-tune\` sweep of the same workload (run just before, same m
 
 - **Command:** ${producingCommand(process.argv.slice(2), 'autoscale')}
 - **Tuner:** \`flowing-tune examples/<workload>.ts --workers 1,2,4,6,8,12,16,20,24,32,48,64 --duration 2s --trials 2\`
-- **Code:** commit ${codeRevision()}
+- **Code:** commit ${revision}
 - **Machine:** ${formatMachine(describeMachine())}; load average at start ${load.map((l) => l.toFixed(2)).join(' / ')} (other work shares the 2 cores)
 - **Date:** ${new Date().toISOString()}
 
