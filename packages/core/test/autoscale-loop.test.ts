@@ -125,7 +125,7 @@ describe('createLoop({ workers: { min, max } })', () => {
               await clock.sleep(p.ms)
               inside.delete(p.key)
             })
-            jobs.forEach((j, n) => loop.post('job', { key: j.key, n, ms: j.ms }, { key: j.key }))
+            for (const [n, j] of jobs.entries()) loop.post('job', { key: j.key, n, ms: j.ms }, { key: j.key })
             // The sampler re-arms while the loop runs: drive time in steps rather than run() to the end.
             for (let t = 0; t < 10_000 && loop.metrics().counters.succeeded < jobs.length; t++) await clock.advance(5)
             expect(overlap).toBe(0)
