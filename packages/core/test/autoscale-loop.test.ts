@@ -96,6 +96,7 @@ describe('createLoop({ workers: { min, max } })', () => {
 
   describe('invariants while it resizes', () => {
     it('keeps per-key order (I2), never runs a key twice at once, stays within [min, max] and ends every message once', async () => {
+      let resizes = 0 // across runs: the property must have exercised resizing at all
       await fc.assert(
         fc.asyncProperty(
           fc.array(fc.record({ key: fc.integer({ min: 0, max: 5 }), ms: fc.integer({ min: 0, max: 30 }) }), {
@@ -117,7 +118,10 @@ describe('createLoop({ workers: { min, max } })', () => {
             const started = new Map<number, number[]>()
             let overlap = 0
             const sizes: number[] = []
-            loop.events.on('workers', (c) => sizes.push(c.to))
+            loop.events.on('workers', (c) => {
+              sizes.push(c.to)
+              resizes++
+            })
             loop.on('job', async ({ payload: p }) => {
               if (inside.has(p.key)) overlap++
               inside.add(p.key)
@@ -143,6 +147,7 @@ describe('createLoop({ workers: { min, max } })', () => {
         ),
         { numRuns: 40 },
       )
+      expect(resizes).toBeGreaterThan(40)
     }, 60_000)
   })
 })
