@@ -161,6 +161,8 @@ export type {
 } from './message.js'
 export { Histogram, type HistogramSnapshot } from './metrics/histogram.js'
 export type { LoopCounters, LoopGauges, MetricsSnapshot } from './metrics/loop-metrics.js'
+export type { AutoscaleOptions } from './pool/autoscale-options.js'
+export type { WorkersChange, WorkersChangeReason } from './pool/autoscaler.js'
 export type { BreakerChange } from './pool/timeout-breakers.js'
 export { MAX_PRIORITY, MIN_PRIORITY, Priority, type PriorityLevel } from './priority.js'
 export {

@@ -40,8 +40,9 @@ import type { Message, MessageMap, PostOptions, RequestOptions } from '../messag
 import { LoopMetrics, type MetricsSnapshot } from '../metrics/loop-metrics.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
 import { Attempts } from '../pool/attempts.js'
+import type { Autoscaler } from '../pool/autoscaler.js'
 import type { TimeoutBreakers } from '../pool/timeout-breakers.js'
-import { WorkerPool } from '../pool/worker-pool.js'
+import type { WorkerPool } from '../pool/worker-pool.js'
 import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
 import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
@@ -64,6 +65,7 @@ import { newCancels, newFlowControl, newGate } from './flow-control.js'
 import { Lifecycle } from './lifecycle.js'
 import { Outcomes } from './outcomes.js'
 import { Requests } from './requests.js'
+import { newAutoscaler, newPool, resizeByHand } from './scaling.js'
 import { newStallDetector, newTimeoutBreakers } from './watchers.js'
 
 const RESOLVED = Promise.resolve()
@@ -97,6 +99,8 @@ export class Engine<M extends MessageMap> {
   readonly stall: StallDetector | undefined
   readonly attempts: Attempts<M>
   readonly pool: WorkerPool<AttemptContext<M>>
+  // The worker autoscaler (`workers: { min, max }`); off for a fixed count and after a manual resize.
+  readonly autoscaler: Autoscaler | undefined
   readonly handBack: HandBack
   // Every stage holding accepted messages outside the pool (a stop hands them over).
   readonly holders: readonly Holder[]
@@ -163,7 +167,8 @@ export class Engine<M extends MessageMap> {
     this.watchdog = this.#newWatchdog()
     this.stall = newStallDetector(this)
     this.attempts = new Attempts<M>(this)
-    this.pool = this.#newPool()
+    this.pool = newPool(this)
+    this.autoscaler = newAutoscaler(this)
     this.admission.connect(this.schedulePump, () => this.load())
     this.outcomes.watch(
       () =>
@@ -339,20 +344,9 @@ export class Engine<M extends MessageMap> {
     }
   }
 
-  // The worker pool: its clock lets go of the process at stop (the saturation check's timer).
-  #newPool(): WorkerPool<AttemptContext<M>> {
-    const o = this.options
-    // Saturation (every worker stuck while work waits) is always watched: the stall threshold.
-    const saturatedMs = (typeof o.stall === 'object' ? o.stall.noProgressMs : undefined) ?? 30_000
-    return new WorkerPool(
-      this.attempts,
-      this.lingering,
-      o.workers,
-      o.dispatchBudget,
-      o.dispatchBudgetMs,
-      o.maxZombies,
-      saturatedMs,
-    )
+  /** `loop.resize()`: a manual count turns the autoscaler off for good; a change emits `workers`. */
+  resize(workers: number): void {
+    resizeByHand(this, workers)
   }
 
   // The idempotency ledger (made when first needed): its finished keys are journaled with a store.

@@ -14,6 +14,7 @@ import type { DeadLetter } from '../failure/dead-letters.js'
 import type { AttemptFailure, FailureExitReport, RetryScheduled } from '../failure/failure-types.js'
 import type { GateChange } from '../limits/dispatch-gate.js'
 import type { RateLimitHold } from '../limits/rate-limits.js'
+import type { WorkersChange } from '../pool/autoscaler.js'
 import type { BreakerChange } from '../pool/timeout-breakers.js'
 
 /** A zombie as the `zombies` event lists it. @group Timeouts and stalls */
@@ -144,6 +145,8 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   finished: [message: Message<M>, summary: FinishedSummary]
   /** The lifecycle state changed. */
   state: [state: LoopState, previous: LoopState]
+  /** The worker count changed: the autoscaler (`workers: { min, max }`) or `loop.resize()`. */
+  workers: [change: WorkersChange]
 }
 
 /** Whether the per-message events have listeners (see {@link LoopEmitter.hears}). */

@@ -348,10 +348,10 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   /**
    * Changes the worker count at run time. Growing starts waiting work at once; shrinking lets running
-   * handlers finish. Per-key order is unaffected: it never depended on which worker runs a key.
+   * handlers finish; per-key order is unaffected. Emits `workers`; stops an autoscaler for good.
    */
   resize(workers: number): this {
-    this.#e.pool.resize(check.positiveInteger('workers', workers, 65_536))
+    this.#e.resize(check.positiveInteger('workers', workers, 65_536))
     return this
   }
 

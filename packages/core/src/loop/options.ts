@@ -25,6 +25,7 @@ import {
   resolveFlowOptions,
 } from '../limits/flow-options.js'
 import type { OverflowPolicy } from '../message.js'
+import { type AutoscaleOptions, checkWorkers, type ResolvedAutoscale } from '../pool/autoscale-options.js'
 import { Priority, type PriorityLevel } from '../priority.js'
 import {
   checkAlerts,
@@ -47,10 +48,11 @@ export interface LoopOptions extends FlowControlOptions {
    */
   readonly capacity?: number
   /**
-   * Logical workers: how many handlers may run at once (in-process concurrency).
+   * Logical workers: how many handlers may run at once (in-process concurrency) — a count, or a range
+   * `{ min, max, … }` that the autoscaler moves within ({@link AutoscaleOptions}; `workers` events).
    * @defaultValue 8
    */
-  readonly workers?: number
+  readonly workers?: number | AutoscaleOptions
   /**
    * Bound on producers blocked in `send()`; one more is refused at once with `QueueFullError`, so
    * memory stays bounded even when producers outrun consumers.
@@ -270,10 +272,14 @@ export type ResolvedLoopOptions = Required<
     | 'logger'
     | 'idempotency'
     | 'store'
+    | 'workers'
     | keyof FlowControlOptions
   >
 > &
   ResolvedFlowOptions & {
+    // The initial count; with a range, `autoscale` holds it.
+    readonly workers: number
+    readonly autoscale: ResolvedAutoscale | undefined
     readonly store: Store | undefined
     readonly idempotency: IdempotencyOptions | undefined
     readonly classify: Classifier | undefined
@@ -339,7 +345,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     o[key] === undefined ? fallback : check.readably(`options.${key}`, () => validate(`options.${key}`, o[key]), o[key])
   const resolved: ResolvedLoopOptions = {
     capacity: pick('capacity', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
-    workers: pick('workers', 8, (n, v) => check.positiveInteger(n, v, 65_536)),
+    ...workerOptions(pick('workers', 8 as number | ResolvedAutoscale, checkWorkers)),
     maxWaiting: pick('maxWaiting', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
     maxDelayed: pick('maxDelayed', 1_000_000, (n, v) => check.positiveInteger(n, v, 16_000_000)),
     timeoutMs: pick('timeoutMs', Number.POSITIVE_INFINITY, checkTimeoutMs),
@@ -381,7 +387,13 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     store: pick('store', undefined as Store | undefined, checkStore),
     ...resolveFlowOptions(pick),
   }
-  return withStore({ ...resolved, maxZombies: resolved.maxZombies >= 0 ? resolved.maxZombies : resolved.workers }, o)
+  return withStore(
+    {
+      ...resolved,
+      maxZombies: resolved.maxZombies >= 0 ? resolved.maxZombies : (resolved.autoscale?.max ?? resolved.workers),
+    },
+    o,
+  )
 }
 
 // A loop with a journal starts when told; a fixed id prefix gets a per-process suffix (ids never repeat).
@@ -390,6 +402,10 @@ function withStore(r: ResolvedLoopOptions, o: Readonly<Record<string, unknown>>)
   const rule = 'false or absent with a `store` (start() recovers the journal first)'
   if (o['autoStart'] === true) throw new InvalidArgumentError('options.autoStart', rule, true)
   return o['idPrefix'] === undefined ? r : { ...r, idPrefix: `${r.idPrefix}.${nanoid(6)}` }
+}
+
+function workerOptions(w: number | ResolvedAutoscale): { workers: number; autoscale: ResolvedAutoscale | undefined } {
+  return typeof w === 'number' ? { workers: w, autoscale: undefined } : { workers: w.initial, autoscale: w }
 }
 
 function checkTimeoutMs(name: string, value: unknown): number {
