@@ -57,24 +57,43 @@ export class Limiter {
   readonly name: string
   readonly scope: RateLimitScope | 'retry-after'
   readonly window: SlidingWindow
-  readonly lane: Heap<Envelope>
   // Retry-after pauses only: nothing to record.
   readonly counts: boolean
   timer = -1
   wakeAt = Number.POSITIVE_INFINITY
+  // The messages waiting for it, by urgency: made at the first wait (most budgets never fill).
+  #lane: Heap<Envelope> | undefined = undefined
+  readonly #compare: Order
 
   constructor(name: string, scope: RateLimitScope | 'retry-after', rule: RateRule | undefined, compare: Order) {
     this.name = name
     this.scope = scope
     this.counts = rule !== undefined
     this.window = rule === undefined ? new SlidingWindow(1, 0) : new SlidingWindow(rule.max, rule.perMs)
-    this.lane = new Heap<Envelope>(compare)
+    this.#compare = compare
+  }
+
+  /** Messages waiting for it. */
+  get waiting(): number {
+    return this.#lane?.length ?? 0
+  }
+
+  /** Its waiting messages (made on first use). */
+  get lane(): Heap<Envelope> {
+    this.#lane ??= new Heap<Envelope>(this.#compare)
+    return this.#lane
+  }
+
+  /** Nothing waits, no wake-up is armed, nothing recorded still counts: it can be forgotten. */
+  idle(now: number): boolean {
+    return this.waiting === 0 && this.timer === -1 && this.window.idle(now)
   }
 }
 
-type Order = (a: Envelope, b: Envelope) => number
+// A rule's budgets by what they are per (a type, a route, a key, a group).
+type Table = Map<unknown, Limiter>
 
-const keyPart = (key: MessageKey): string => (typeof key === 'number' ? `#${key}` : key)
+type Order = (a: Envelope, b: Envelope) => number
 
 /** The budgets of one loop. */
 export class RateLimits {
@@ -82,7 +101,10 @@ export class RateLimits {
   readonly #wheel: DeadlineScheduler<Limiter>
   readonly #compare: Order
   readonly #loop: Limiter[]
-  readonly #limiters = new Map<string, Limiter>()
+  // Each rule's budgets, by rule id; the routes a `RateLimitError` paused.
+  readonly #tables = new Map<number, Table>()
+  readonly #pauses = new Map<string, Limiter>()
+  #size = 0
   readonly #heldBy = new Map<Envelope, Limiter>()
   // Forget idle budgets (per key, per group) once the table doubles.
   #sweepAt = 1024
@@ -153,7 +175,12 @@ export class RateLimits {
    */
   backOff(m: Envelope, retryAfterMs: number, now: number): void {
     this.#host.enable()
-    const l = this.#limiter(`retry-after:${this.#routeOf(m)}`, 'retry-after', undefined)
+    const route = this.#routeOf(m)
+    let l = this.#pauses.get(route)
+    if (l === undefined) {
+      l = new Limiter(`retry-after:${route}`, 'retry-after', undefined, this.#compare)
+      this.#pauses.set(route, l)
+    }
     l.window.pausedUntil = Math.max(l.window.pausedUntil, now + retryAfterMs)
     this.#wait(m, l, l.window.pausedUntil)
   }
@@ -162,10 +189,10 @@ export class RateLimits {
   due(l: Limiter, now: number): void {
     l.timer = -1
     l.wakeAt = Number.POSITIVE_INFINITY
-    const room = l.counts ? l.window.free(now) : l.window.pausedUntil > now ? 0 : l.lane.length
-    for (let i = 0; i < room && l.lane.length > 0; i++) this.#release(l.lane.pop() as Envelope)
+    const room = l.counts ? l.window.free(now) : l.window.pausedUntil > now ? 0 : l.waiting
+    for (let i = 0; i < room && l.waiting > 0; i++) this.#release(l.lane.pop() as Envelope)
     // The released messages take the room (they start at the next pump): wake when more frees.
-    if (l.lane.length > 0) this.#arm(l, room > 0 ? l.window.nextWhenFull(now) : l.window.nextAt(now))
+    if (l.waiting > 0) this.#arm(l, room > 0 ? l.window.nextWhenFull(now) : l.window.nextAt(now))
     this.#host.pump()
   }
 
@@ -186,15 +213,17 @@ export class RateLimits {
 
   /** Removes every waiting message and every wake-up (a stop). */
   clear(): Envelope[] {
-    const all: Envelope[] = []
-    for (const m of this.#heldBy.keys()) all.push(m)
+    const held: Envelope[] = []
+    for (const m of this.#heldBy.keys()) held.push(m)
     this.#heldBy.clear()
-    for (const l of [...this.#limiters.values(), ...this.#loop]) {
-      l.lane.clear()
+    const all = [...this.#pauses.values(), ...this.#loop]
+    for (const table of this.#tables.values()) for (const l of table.values()) all.push(l)
+    for (const l of all) {
+      if (l.waiting > 0) l.lane.clear()
       if (l.timer !== -1) this.#wheel.remove(l.timer)
       l.timer = -1
     }
-    return all
+    return held
   }
 
   #wait(m: Envelope, l: Limiter, until: number): void {
@@ -222,53 +251,52 @@ export class RateLimits {
 
   // The budgets a message is under (the scratch array: emptied by the caller).
   #budgetsOf(m: Envelope, now: number): Limiter[] {
-    if (this.#limiters.size >= this.#sweepAt) this.#sweep(now) // first: a budget in `out` must stay
+    if (this.#size >= this.#sweepAt) this.#sweep(now) // first: a budget in `out` must stay
     const out = this.#scratch
-    const pause = this.#limiters.size > 0 ? this.#limiters.get(`retry-after:${this.#routeOf(m)}`) : undefined
-    if (pause !== undefined) out.push(pause)
+    if (this.#pauses.size > 0) {
+      const pause = this.#pauses.get(this.#routeOf(m))
+      if (pause !== undefined) out.push(pause)
+    }
     for (const rule of this.#host.rulesOf(m.type)) {
-      const name = this.#nameOf(rule, m)
-      if (name !== undefined) out.push(this.#limiter(name, rule.per, rule))
+      const of = rule.per === 'type' ? m.type : rule.per === 'route' ? this.#routeOf(m) : m.key
+      if (of !== undefined) out.push(this.#limiter(rule, of))
     }
     const group = this.#host.groupOf(m)
-    if (group !== undefined) {
-      for (const rule of this.#host.groupRules(group))
-        out.push(this.#limiter(`group:${group}@${rule.id}`, 'group', rule))
-    }
+    if (group !== undefined) for (const rule of this.#host.groupRules(group)) out.push(this.#limiter(rule, group))
     return out
-  }
-
-  #nameOf(rule: RateRule, m: Envelope): string | undefined {
-    switch (rule.per) {
-      case 'type':
-        return `type:${m.type}@${rule.id}`
-      case 'route':
-        return `route:${this.#routeOf(m)}@${rule.id}`
-      case 'key':
-        return m.key === undefined ? undefined : `key:${keyPart(m.key)}@${rule.id}`
-      default:
-        return undefined // loop-wide rules gate every start; group rules come with the group
-    }
   }
 
   #routeOf(m: Envelope): string {
     return m.routeKey === undefined ? m.type : `${m.type}/${m.routeKey}`
   }
 
-  #limiter(name: string, scope: RateLimitScope | 'retry-after', rule: RateRule | undefined): Limiter {
-    let l = this.#limiters.get(name)
+  // The budget of `rule` for what it is per (`of`: a type, a route, a key, a group).
+  #limiter(rule: RateRule, of: unknown): Limiter {
+    let table = this.#tables.get(rule.id)
+    if (table === undefined) {
+      table = new Map()
+      this.#tables.set(rule.id, table)
+    }
+    let l = table.get(of)
     if (l === undefined) {
-      l = new Limiter(name.replace(/@\d+$/, ''), scope, rule, this.#compare)
-      this.#limiters.set(name, l)
+      const name = `${rule.per}:${typeof of === 'number' ? `#${of}` : String(of)}`
+      l = new Limiter(name, rule.per, rule, this.#compare)
+      table.set(of, l)
+      this.#size++
     }
     return l
   }
 
   // Budgets with nothing waiting, no wake-up and nothing recorded that still counts go.
   #sweep(now: number): void {
-    for (const [name, l] of this.#limiters) {
-      if (l.lane.length === 0 && l.timer === -1 && l.window.idle(now)) this.#limiters.delete(name)
+    for (const table of this.#tables.values()) {
+      for (const [of, l] of table) {
+        if (!l.idle(now)) continue
+        table.delete(of)
+        this.#size--
+      }
     }
-    this.#sweepAt = Math.max(1024, 2 * this.#limiters.size)
+    for (const [route, l] of this.#pauses) if (l.idle(now)) this.#pauses.delete(route)
+    this.#sweepAt = Math.max(1024, 2 * this.#size)
   }
 }
