@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { AbortSignalLike } from '@flowing/watchdog'
 import type { Clock } from '../clock.js'
 import type { Registry } from '../dispatcher/registry.js'
 import type { Cancels } from '../engine/cancels.js'
@@ -167,7 +168,7 @@ export class Admission<M extends MessageMap> {
     if (placed === 'full') this.#unclaim(m)
     else journal?.admitted(m, json)
     const signal = options?.signal
-    if (signal !== undefined && placed === 'queued') this.#watch(m, signal as AbortSignal)
+    if (signal !== undefined && placed === 'queued') this.#watch(m, signal)
     return this.#answer(m, placed, throws)
   }
 
@@ -208,7 +209,7 @@ export class Admission<M extends MessageMap> {
     journal?.admitted(m, json)
     traces.note(m, 'delayed', clock.now(), undefined, `due at ${due}`)
     events.emit('scheduled', m as unknown as Message<M>, due)
-    if (options?.signal !== undefined && m.where === Where.Delayed) this.#watch(m, options.signal as AbortSignal)
+    if (options?.signal !== undefined && m.where === Where.Delayed) this.#watch(m, options.signal)
     return handle
   }
 
@@ -229,7 +230,7 @@ export class Admission<M extends MessageMap> {
   }
 
   // A post's `signal` cancels its message (at once when it is already aborted).
-  #watch(m: Envelope, signal: AbortSignal): void {
+  #watch(m: Envelope, signal: AbortSignalLike): void {
     const cancels = this.#p.cancels
     const cancel = (e: Envelope) => {
       this.#p.requests.cancelling(e, signal.reason)

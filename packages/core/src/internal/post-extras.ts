@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { AbortSignalLike } from '@flowing/watchdog'
 import type { RetryOptions } from '../failure/retry-policy.js'
 import type { PostOptions } from '../message.js'
 import type { Envelope } from './envelope.js'
@@ -13,7 +14,7 @@ interface Extras {
   timeoutMs: number | undefined
   group: string | undefined
   // The post's `signal` and the listener that cancels the message when it aborts.
-  signal: AbortSignal | undefined
+  signal: AbortSignalLike | undefined
   onAbort: (() => void) | undefined
   retry: RetryOptions | undefined
   idempotencyKey: string | undefined
@@ -57,7 +58,7 @@ export class PostExtras {
   }
 
   /** Cancels `m` through `cancel` when `signal` aborts (until `m`'s outcome forgets it). */
-  watch(m: Envelope, signal: AbortSignal, cancel: (m: Envelope) => void): void {
+  watch(m: Envelope, signal: AbortSignalLike, cancel: (m: Envelope) => void): void {
     const e = this.#entry(m)
     e.signal = signal
     e.onAbort = () => cancel(m)
