@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { InvalidArgumentError, RateLimitError, type RateLimitHold } from '../src/index.js'
 import { thrown, virtualLoop } from './fixtures.js'
 
+const at = (t: number, n: number): number[] => Array.from({ length: n }, () => t)
+
 describe('Loop', () => {
   describe('rate limits', () => {
     it('lets a burst of max through, then one per freed window slot, never more than max in any window', async () => {
@@ -95,10 +97,52 @@ describe('Loop', () => {
       await clock.advance(100)
       expect(starts).toEqual(['1@0'])
       await clock.run()
-      expect(starts).toEqual(['1@0', '1@500', '2@500'])
+      // After the pause the route is throttled: one start per second, doubling every busy 250 ms.
+      expect(starts).toEqual(['1@0', '1@500', '2@750'])
       const m = loop.metrics().counters
       expect(m).toMatchObject({ succeeded: 2, failed: 0, deadLettered: 0, retryAfters: 1 })
       expect(loop.trace(loop.post('work', 3).id)).toBeUndefined()
+    })
+
+    it('slows a refused route down and lets it find the downstream again (slow start, cuts, calm)', async () => {
+      const { loop, clock } = virtualLoop({ workers: 8 })
+      const starts: number[] = []
+      const holds: RateLimitHold[] = []
+      loop.events.on('rate-limited', (_m, hold) => holds.push(hold))
+      let refuse = new Set([0, 16])
+      loop.on('work', (m) => {
+        starts.push(clock.now())
+        if (refuse.delete(m.payload)) throw new RateLimitError('429', { retryAfterMs: 100 })
+      })
+      loop.post('work', 0)
+      await clock.advance(0)
+      for (let i = 1; i < 40; i++) loop.post('work', i)
+      await clock.advance(100) // the pause ends: one start, then 2, 4, 8 … per second
+      expect(starts).toEqual([0, 100])
+      expect(holds.at(-1)).toMatchObject({ limit: 'retry-after:work', scope: 'retry-after', perSecond: 1 })
+      await clock.advance(149)
+      expect(starts).toEqual([0, 100])
+      await clock.advance(1)
+      expect(starts).toEqual([0, 100, 250])
+      await clock.advance(250)
+      expect(starts).toEqual([0, 100, 250, 500, 500])
+      await clock.run()
+      expect(starts.length).toBe(42) // 40 messages, 2 of them twice
+      // Never more in any second than the throttle allowed: 1, 2, 4, 8, then a 30 % cut after the
+      // second 429, growing by about 5 % per busy 250 ms.
+      // Slow start: 1, 2, 4, 8, 16 a second (a step each 250 ms while messages wait) until #16's 429
+      // at 1100 cuts it to 11; from there on + 1 per busy step, up to 18 by the end.
+      expect(starts.slice(0, 19)).toEqual([0, 100, 250, 500, 500, ...at(750, 4), ...at(1000, 8), 1100, 1250])
+      const perSecond = starts.map((t) => starts.filter((u) => u > t - 1000 && u <= t).length)
+      expect(Math.max(...perSecond)).toBe(18)
+      expect(holds.some((h) => h.perSecond !== undefined && h.perSecond > 1)).toBe(true)
+      // Ten seconds with nothing waiting: the throttle goes, a burst flows at once again.
+      await clock.advance(10_500)
+      refuse = new Set()
+      const before = starts.length
+      for (let i = 0; i < 30; i++) loop.post('work', 100 + i)
+      await clock.advance(0)
+      expect(starts.length - before).toBe(30)
     })
 
     it('refuses bad limits with typed errors naming the field', () => {

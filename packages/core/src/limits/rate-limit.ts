@@ -89,9 +89,9 @@ function checkRateLimit(name: string, value: unknown, scopes: readonly RateLimit
  * `(now − perMs, now]` and no pause runs.
  */
 export class SlidingWindow {
-  readonly #max: number
+  #max: number
   readonly #perMs: number
-  readonly #starts: number[] = []
+  #starts: number[] = []
   // The oldest start's index once the ring is full.
   #head = 0
   /** No start before this time (a retry-after). */
@@ -138,6 +138,15 @@ export class SlidingWindow {
       this.#starts[this.#head] = now
       this.#head = (this.#head + 1) % this.#max
     }
+  }
+
+  /** Changes `max`, keeping the newest starts (at most the new `max` of them). */
+  resize(max: number): void {
+    const s = this.#starts
+    const ordered = s.length < this.#max ? s : [...s.slice(this.#head), ...s.slice(0, this.#head)]
+    this.#starts = ordered.slice(Math.max(0, ordered.length - max))
+    this.#head = 0
+    this.#max = max
   }
 
   /** Nothing recorded still counts at `now`, and no pause runs: the window can be forgotten. */

@@ -17,6 +17,7 @@ import { Heap } from 'heap-js'
 import type { Envelope } from '../internal/envelope.js'
 import type { MessageKey } from '../message.js'
 import { type RateLimitScope, type RateRule, SlidingWindow } from './rate-limit.js'
+import { THROTTLE_WINDOW_MS, Throttle } from './throttle.js'
 
 /**
  * Why a message waits for its rate limit, as the `rate-limited` event reports it.
@@ -31,6 +32,11 @@ export interface RateLimitHold {
   readonly scope: RateLimitScope | 'retry-after'
   /** Clock time (ms) from which the budget has room again (the message may then start). */
   readonly until: number
+  /**
+   * For a route a `RateLimitError` slowed (scope `retry-after`): the starts per second its throttle
+   * allows now, once the pause is over.
+   */
+  readonly perSecond?: number
 }
 
 /** What the stage asks of the loop. */
@@ -57,19 +63,26 @@ export class Limiter {
   readonly name: string
   readonly scope: RateLimitScope | 'retry-after'
   readonly window: SlidingWindow
-  // Retry-after pauses only: nothing to record.
-  readonly counts: boolean
+  // A route slowed by a `RateLimitError`: what sets the window's allowance.
+  readonly throttle: Throttle | undefined
   timer = -1
   wakeAt = Number.POSITIVE_INFINITY
   // The messages waiting for it, by urgency: made at the first wait (most budgets never fill).
   #lane: Heap<Envelope> | undefined = undefined
   readonly #compare: Order
 
-  constructor(name: string, scope: RateLimitScope | 'retry-after', rule: RateRule | undefined, compare: Order) {
+  /** @param rule - the budget's rule; none for a route's throttle (made at its first 429, at `now`) */
+  constructor(
+    name: string,
+    scope: RateLimitScope | 'retry-after',
+    rule: RateRule | undefined,
+    compare: Order,
+    now = 0,
+  ) {
     this.name = name
     this.scope = scope
-    this.counts = rule !== undefined
-    this.window = rule === undefined ? new SlidingWindow(1, 0) : new SlidingWindow(rule.max, rule.perMs)
+    this.window = new SlidingWindow(rule?.max ?? 1, rule?.perMs ?? THROTTLE_WINDOW_MS)
+    this.throttle = rule === undefined ? new Throttle(this.window, now) : undefined
     this.#compare = compare
   }
 
@@ -163,24 +176,25 @@ export class RateLimits {
         return true
       }
     }
-    for (const l of budgets) if (l.counts) l.window.record(now)
+    for (const l of budgets) l.window.record(now)
     for (const l of this.#loop) l.window.record(now)
     budgets.length = 0
     return false
   }
 
   /**
-   * A handler of `m` threw a `RateLimitError`: its route pauses until `now + retryAfterMs`, and `m`
-   * waits first in line for the pause to end (no attempt consumed).
+   * A handler of `m` threw a `RateLimitError`: its route pauses until `now + retryAfterMs` and is
+   * throttled from then on (see `./throttle.ts`), and `m` waits first in line for the pause to end
+   * (no attempt consumed).
    */
   backOff(m: Envelope, retryAfterMs: number, now: number): void {
     this.#host.enable()
     const route = this.#routeOf(m)
     let l = this.#pauses.get(route)
     if (l === undefined) {
-      l = new Limiter(`retry-after:${route}`, 'retry-after', undefined, this.#compare)
+      l = new Limiter(`retry-after:${route}`, 'retry-after', undefined, this.#compare, now)
       this.#pauses.set(route, l)
-    }
+    } else l.throttle?.refused(now)
     l.window.pausedUntil = Math.max(l.window.pausedUntil, now + retryAfterMs)
     this.#wait(m, l, l.window.pausedUntil)
   }
@@ -189,7 +203,8 @@ export class RateLimits {
   due(l: Limiter, now: number): void {
     l.timer = -1
     l.wakeAt = Number.POSITIVE_INFINITY
-    const room = l.counts ? l.window.free(now) : l.window.pausedUntil > now ? 0 : l.waiting
+    l.throttle?.step(now, l.waiting)
+    const room = l.window.free(now)
     for (let i = 0; i < room && l.waiting > 0; i++) this.#release(l.lane.pop() as Envelope)
     // The released messages take the room (they start at the next pump): wake when more frees.
     if (l.waiting > 0) this.#arm(l, room > 0 ? l.window.nextWhenFull(now) : l.window.nextAt(now))
@@ -232,7 +247,12 @@ export class RateLimits {
     this.#holds++
     this.#host.hold(m) // first: a listener may call back into the loop
     this.#arm(l, until)
-    this.#host.limited(m, { limit: l.name, scope: l.scope, until })
+    const t = l.throttle
+    if (t === undefined) this.#host.limited(m, { limit: l.name, scope: l.scope, until })
+    else {
+      t.waited()
+      this.#host.limited(m, { limit: l.name, scope: l.scope, until, perSecond: t.allowance })
+    }
   }
 
   #release(m: Envelope): void {
@@ -240,7 +260,10 @@ export class RateLimits {
     this.#host.release(m)
   }
 
-  #arm(l: Limiter, at: number): void {
+  #arm(l: Limiter, time: number): void {
+    // A throttle's allowance may grow at its next step: its waiting messages are looked at then.
+    const step = l.throttle?.nextStep ?? time
+    const at = step < time && step > l.window.pausedUntil ? step : time
     if (l.timer !== -1) {
       if (l.wakeAt <= at) return
       this.#wheel.remove(l.timer)
@@ -254,8 +277,9 @@ export class RateLimits {
     if (this.#size >= this.#sweepAt) this.#sweep(now) // first: a budget in `out` must stay
     const out = this.#scratch
     if (this.#pauses.size > 0) {
-      const pause = this.#pauses.get(this.#routeOf(m))
-      if (pause !== undefined) out.push(pause)
+      const route = this.#routeOf(m)
+      const pause = this.#pauses.get(route)
+      if (pause !== undefined && !this.#retired(route, pause, now)) out.push(pause)
     }
     for (const rule of this.#host.rulesOf(m.type)) {
       const of = rule.per === 'type' ? m.type : rule.per === 'route' ? this.#routeOf(m) : m.key
@@ -264,6 +288,13 @@ export class RateLimits {
     const group = this.#host.groupOf(m)
     if (group !== undefined) for (const rule of this.#host.groupRules(group)) out.push(this.#limiter(rule, group))
     return out
+  }
+
+  // A throttle that nothing waited for for a while goes (true): its route flows freely again.
+  #retired(route: string, l: Limiter, now: number): boolean {
+    if (!(l.throttle as Throttle).step(now, l.waiting) || l.waiting > 0 || l.timer !== -1) return false
+    this.#pauses.delete(route)
+    return true
   }
 
   #routeOf(m: Envelope): string {
@@ -296,7 +327,7 @@ export class RateLimits {
         this.#size--
       }
     }
-    for (const [route, l] of this.#pauses) if (l.idle(now)) this.#pauses.delete(route)
+    for (const [route, l] of this.#pauses) this.#retired(route, l, now)
     this.#sweepAt = Math.max(1024, 2 * this.#size)
   }
 }
