@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { BINDING_CONFIGS, type BindingSample, runBinding } from './flow/binding.js'
 import { BY_ID_CANCELS, cancelCallNs, cancelCases } from './flow/cancel.js'
+import { DOWNSTREAM_LIMITS, type DownstreamSample, runDownstream } from './flow/downstream.js'
 import { baselineId, limiterCases } from './flow/limiter-cost.js'
 import { REQUEST_CASES } from './flow/request.js'
 import { type CaseSamples, costTable, interleave, roundsTable } from './flow/rounds.js'
@@ -35,10 +36,28 @@ interface Sizes {
   readonly cancel: number
   readonly rounds: number
   readonly warmup: number
+  /** Seconds against each simulated provider. */
+  readonly downstream: number
 }
 
-const FULL: Sizes = { limiter: 200_000, binding: 25_000, request: 100_000, cancel: 100_000, rounds: 5, warmup: 20_000 }
-const SMOKE: Sizes = { limiter: 5_000, binding: 1_000, request: 2_000, cancel: 4_000, rounds: 1, warmup: 500 }
+const FULL: Sizes = {
+  limiter: 200_000,
+  binding: 25_000,
+  request: 100_000,
+  cancel: 100_000,
+  rounds: 5,
+  warmup: 20_000,
+  downstream: 20,
+}
+const SMOKE: Sizes = {
+  limiter: 5_000,
+  binding: 1_000,
+  request: 2_000,
+  cancel: 4_000,
+  rounds: 1,
+  warmup: 500,
+  downstream: 2,
+}
 
 const byId = (samples: readonly CaseSamples[], id: string): CaseSamples => {
   const s = samples.find((x) => x.flowCase.id === id)
@@ -87,6 +106,37 @@ function bindingTable(samples: readonly BindingSample[][]): string {
   )
 }
 
+async function downstreamRuns(sizes: Sizes): Promise<DownstreamSample[]> {
+  const out: DownstreamSample[] = []
+  for (const limit of DOWNSTREAM_LIMITS) {
+    const s = await runDownstream(limit, sizes.downstream)
+    log(
+      `  provider ${limit}/s: accepted ${s.achieved.toFixed(0)}/s, ${s.refusedPerAccepted.toFixed(3)} refused per accepted`,
+    )
+    out.push(s)
+  }
+  return out
+}
+
+function downstreamTable(samples: readonly DownstreamSample[]): string {
+  return renderTable(
+    [
+      { header: 'provider limit /s', align: 'right' },
+      { header: 'accepted /s (2nd half)', align: 'right' },
+      { header: 'accepted ÷ limit', align: 'right' },
+      { header: '429s per accepted call (2nd half)', align: 'right' },
+      { header: 'most accepted in any second', align: 'right' },
+    ],
+    samples.map((s) => [
+      formatCount(s.limit),
+      formatCount(Math.round(s.achieved)),
+      formatRatio(s.achieved / s.limit),
+      s.refusedPerAccepted.toFixed(3),
+      formatCount(s.accepted),
+    ]),
+  )
+}
+
 function cancelCallLine(): string {
   const half = median(cancelCallNs.get('half') ?? [Number.NaN])
   const id = median(cancelCallNs.get('by-id') ?? [Number.NaN])
@@ -114,12 +164,15 @@ async function main(args: string[]): Promise<void> {
   const request = await interleave(plan(sizes.request), REQUEST_CASES)
   log('\n4. cancel():')
   const cancel = await interleave(plan(sizes.cancel), cancelCases(workload))
+  log('\n5. A provider answering 429:')
+  const downstream = await downstreamRuns(sizes)
   const tables = {
     limiter: costTable(limiter, sizes.limiter, (s) => byId(limiter, baselineId(s.flowCase.id))),
     binding: bindingTable(binding),
     request: costTable(request, sizes.request, () => byId(request, 'post')),
     cancel: costTable(cancel, sizes.cancel, () => byId(cancel, 'plain')),
     cancelCall: cancelCallLine(),
+    downstream: downstreamTable(downstream),
     rounds: [
       roundsTable(limiter, sizes.limiter),
       roundsTable(request, sizes.request),
@@ -130,6 +183,7 @@ async function main(args: string[]): Promise<void> {
   log(`\n2. Binding limit, ${formatCount(sizes.binding)} msgs:\n\n${tables.binding}`)
   log(`\n3. request() vs post(), ${formatCount(sizes.request)} msgs:\n\n${tables.request}`)
   log(`\n4. cancel(), ${formatCount(sizes.cancel)} msgs posted:\n\n${tables.cancel}\n\n${tables.cancelCall}`)
+  log(`\n5. A provider answering 429, ${sizes.downstream} s each:\n\n${tables.downstream}`)
   const seconds = (performance.now() - started) / 1000
   if (!smoke) {
     const doc = { command: producingCommand(args, 'flow'), revision, machine: formatMachine(machine), seconds, sizes }
@@ -149,7 +203,15 @@ interface Doc {
 
 function renderDoc(
   d: Doc,
-  t: { limiter: string; binding: string; request: string; cancel: string; cancelCall: string; rounds: string[] },
+  t: {
+    limiter: string
+    binding: string
+    request: string
+    cancel: string
+    cancelCall: string
+    downstream: string
+    rounds: string[]
+  },
 ): string {
   const s = d.sizes
   return `# Benchmark results — flow control
@@ -196,6 +258,16 @@ ${formatCount(s.cancel)} keyed messages posted to a paused loop, then started an
 (the plain rows are the baselines: N, and N/2 that is what the cancel row runs). ${t.cancelCall}.
 
 ${t.cancel}
+
+## 5. A provider that answers 429
+
+A simulated provider accepts at most *limit* calls in any second (a sliding window) and throws
+\`RateLimitError\` (retry after 100 ms) above it; an unlimited route with a standing backlog calls it from
+8 workers for ${s.downstream} s. No rate limit is configured: the route's throttle finds the provider's rate
+from the 429s alone (slow start from one call a second, a 30 % cut at a further 429, + 5 % per busy
+250 ms). Figures over the second half of the run.
+
+${t.downstream}
 
 ## Every round (ns/msg)
 

@@ -5,7 +5,8 @@
  *
  * ```
  *  429 ─▶ pause (retry-after) ─▶ 1 start per second ─(250 ms with a message waiting)─▶ × 2 …
- *  429 again ─▶ × 0.7 (once per 250 ms), from then on + 5 % per busy 250 ms
+ *  429 again ─▶ × 0.7 (once a second: the refusals of one window are one signal),
+ *               from then on + 5 % per busy 250 ms
  *  10 s with nothing waiting ─▶ gone: the route flows freely again
  * ```
  *
@@ -31,7 +32,8 @@ export class Throttle {
   #slowStart = true
   #stepEnd: number
   #busy = false
-  #cut = true
+  // The last cut (or the first 429): refusals within a window of it answer calls made before it.
+  #cutAt: number
   #calm = 0
 
   /** A first 429 at `now`: one start per second once the pause is over. */
@@ -39,6 +41,7 @@ export class Throttle {
     this.#window = window
     window.resize(1)
     this.#stepEnd = now + THROTTLE_STEP_MS
+    this.#cutAt = now
   }
 
   /** Starts allowed per second now. */
@@ -51,13 +54,16 @@ export class Throttle {
     return this.#stepEnd
   }
 
-  /** Another 429 at `now`: the allowance is cut by 30 % (once per step), and slow start ends. */
+  /**
+   * Another 429 at `now`: the allowance is cut by 30 % and slow start ends — unless the last cut is
+   * less than a window old (the provider is still refusing the calls made before it).
+   */
   refused(now: number): void {
     this.step(now, 0)
-    this.#slowStart = false
     this.#calm = 0
-    if (this.#cut) return
-    this.#cut = true
+    if (now < this.#cutAt + THROTTLE_WINDOW_MS) return
+    this.#cutAt = now
+    this.#slowStart = false
     this.#set(Math.max(1, Math.floor(this.#allowance * DECREASE)))
   }
 
@@ -80,7 +86,6 @@ export class Throttle {
     } else if (this.#window.pausedUntil <= now) this.#calm += steps
     this.#stepEnd += steps * THROTTLE_STEP_MS
     this.#busy = false
-    this.#cut = false
     return this.#calm >= CALM_STEPS
   }
 
