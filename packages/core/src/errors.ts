@@ -590,8 +590,8 @@ export class StoreError extends FlowingError {
  * message waits `retryAfterMs` and runs again **without consuming an attempt**, first in line, and
  * its whole route (type and route key) pauses for as long — the other messages of the route wait
  * too, without holding workers, and every other route flows on. Then the route is throttled: one
- * start a second at first, doubling every 250 ms while messages wait, cut by 30 % at each further
- * 429, gone after 10 s with nothing waiting. Counted in `retryAfters` and `rateLimited`, reported by
+ * start a second at first, doubling every 250 ms while messages wait, cut by 30 % at a further 429
+ * (at most once a second), gone after 10 s with nothing waiting. Counted in `retryAfters` and `rateLimited`, reported by
  * the `rate-limited` event.
  *
  * @example
