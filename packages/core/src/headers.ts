@@ -5,8 +5,9 @@
  *
  * @module
  */
+
+import type { MessageHeaders } from './contracts/message.js'
 import { InvalidArgumentError } from './errors.js'
-import type { MessageHeaders } from './message.js'
 
 /**
  * The headers of a message that has none (shared, frozen).

@@ -20,13 +20,82 @@
 
 export type { PressureLevel, PressureTransition, WatermarkStats } from '@flowing/backpressure'
 export { type AbortSignalLike, FencedError, HandlerTimeoutError, type MinimalAbortSignal } from '@flowing/watchdog'
-export type { BackpressureOptions } from './admission/pressure.js'
 export { stampHeaders } from './admission/stamping.js'
-export { type Clock, systemClock, type TimerHandle, VirtualClock, wallNow } from './clock.js'
+export { systemClock, VirtualClock, wallNow } from './clock.js'
+export type { Clock, TimerHandle } from './contracts/clock.js'
+export type { DropReason, LoopEvents, LoopState, TimeLimitReport, ZombieSummary } from './contracts/events.js'
+export type {
+  AlertOptions,
+  AttemptFailure,
+  AttemptRecord,
+  CircuitBreakerOptions,
+  CircuitChange,
+  CircuitPolicy,
+  CircuitState,
+  Classifier,
+  DeadLetter,
+  DeadLetterAlert,
+  DeadLetterSink,
+  ErrorCause,
+  ErrorClass,
+  ErrorInfo,
+  FailureExitReport,
+  FailureLogger,
+  RetryScheduled,
+  SignatureCount,
+} from './contracts/failures.js'
+export type {
+  FlowControlOptions,
+  GateChange,
+  GroupLimits,
+  GroupOptions,
+  RateLimit,
+  RateLimitHold,
+  RateLimitScope,
+  ResourceGate,
+  TimeLimitOptions,
+} from './contracts/flow.js'
+export type { IdempotencyOptions, IdempotencyStore, LedgerEntry, LedgerState } from './contracts/idempotency.js'
+export type {
+  HeaderStamper,
+  Message,
+  MessageHeaders,
+  MessageKey,
+  MessageMap,
+  MessageType,
+  OverflowPolicy,
+  PostDropped,
+  PostOptions,
+  PostQueued,
+  PostRefused,
+  PostResult,
+  SendOptions,
+} from './contracts/message.js'
+export type { HistogramSnapshot } from './contracts/metrics.js'
+export type { BackpressureOptions, FailureExitOptions, LoopOptions, StallOptions } from './contracts/options.js'
+export type { FinishedSummary, MessageLogger, MessageLogLine, Outcome } from './contracts/outcomes.js'
+export type { AutoscaleOptions, BreakerChange, WorkersChange, WorkersChangeReason } from './contracts/pool.js'
+export { MAX_PRIORITY, MIN_PRIORITY, Priority, type PriorityLevel } from './contracts/priority.js'
+export type { JitterStrategy, RetryOptions } from './contracts/retry.js'
+export {
+  type LoopSnapshot,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  type SnapshotMessage,
+  type SnapshotState,
+} from './contracts/snapshot.js'
+export type { StopOptions } from './contracts/stop.js'
+export type {
+  JournalBatch,
+  JournalRecord,
+  JournalState,
+  JournalStats,
+  KeyRecord,
+  Store,
+  StoreContents,
+} from './contracts/store.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
 export type { Router } from './dispatcher/router.js'
-export type { CancelResult } from './engine/cancels.js'
-export type { FinishedSummary, MessageLogger, MessageLogLine, Outcome } from './engine/finished.js'
 export {
   BackpressureError,
   type BackpressureState,
@@ -60,111 +129,20 @@ export {
   UnknownMessageTypeError,
   UnknownRouteError,
 } from './errors.js'
-export type { AlertOptions, DeadLetterAlert, SignatureCount } from './failure/alerts.js'
-export {
-  type CircuitBreakerOptions,
-  type CircuitChange,
-  type CircuitPolicy,
-  type CircuitState,
-  DEFAULT_CIRCUIT,
-} from './failure/circuits.js'
-export {
-  type Classifier,
-  defaultClassify,
-  type ErrorCause,
-  type ErrorClass,
-  type ErrorInfo,
-  errorSignature,
-} from './failure/classify.js'
-export {
-  type DeadLetter,
-  type DeadLetterFilter,
-  type DeadLetterSink,
-  DeadLetterStore,
-  type Replayer,
-  type ReplayReport,
-} from './failure/dead-letters.js'
-export type {
-  AttemptFailure,
-  FailureExitOptions,
-  FailureExitReport,
-  FailureLogger,
-  RetryScheduled,
-} from './failure/failure-types.js'
-export {
-  backoff,
-  DEFAULT_RETRY,
-  type JitterStrategy,
-  type RetryOptions,
-  type RetryPolicy,
-} from './failure/retry-policy.js'
-export {
-  type AttemptRecord,
-  MAX_TRANSITIONS,
-  type MessageState,
-  type MessageTrace,
-  type Transition,
-} from './failure/trace.js'
+export { DEFAULT_CIRCUIT } from './failure/circuits.js'
+export { defaultClassify, errorSignature } from './failure/classify.js'
+export { type DeadLetterFilter, DeadLetterStore, type Replayer, type ReplayReport } from './failure/dead-letters.js'
+export { backoff, DEFAULT_RETRY, type RetryPolicy } from './failure/retry-policy.js'
+export { MAX_TRANSITIONS, type MessageState, type MessageTrace, type Transition } from './failure/trace.js'
 export { checkHeaders, MAX_HEADER_NAME, MAX_HEADER_VALUE, MAX_HEADERS, mergeHeaders, NO_HEADERS } from './headers.js'
-export type { IdempotencyOptions } from './idempotency/ledger.js'
-export {
-  type IdempotencyStore,
-  type LedgerEntry,
-  type LedgerState,
-  MemoryIdempotencyStore,
-} from './idempotency/store.js'
+export { MemoryIdempotencyStore } from './idempotency/store.js'
+export { LoopEmitter } from './internal/loop-emitter.js'
 export { MemoryStore } from './journal/memory-store.js'
-export type {
-  JournalBatch,
-  JournalRecord,
-  JournalState,
-  JournalStats,
-  KeyRecord,
-  Store,
-  StoreContents,
-} from './journal/store.js'
-export type { GateChange } from './limits/dispatch-gate.js'
-export type {
-  FlowControlOptions,
-  GroupLimits,
-  GroupOptions,
-  ResourceGate,
-  TimeLimitOptions,
-} from './limits/flow-options.js'
-export type { RateLimit, RateLimitScope } from './limits/rate-limit.js'
-export type { RateLimitHold } from './limits/rate-limits.js'
-export {
-  type DropReason,
-  LoopEmitter,
-  type LoopEvents,
-  type LoopState,
-  type TimeLimitReport,
-  type ZombieSummary,
-} from './loop/events.js'
-export { createLoop, Loop, type StopOptions } from './loop/loop.js'
-export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
-export type { StallOptions } from './loop/stall-option.js'
-export type {
-  HeaderStamper,
-  Message,
-  MessageHeaders,
-  MessageKey,
-  MessageMap,
-  MessageType,
-  OverflowPolicy,
-  PostDropped,
-  PostOptions,
-  PostQueued,
-  PostRefused,
-  PostResult,
-  SendOptions,
-} from './message.js'
-export { Histogram, type HistogramSnapshot } from './metrics/histogram.js'
+export { createLoop, Loop } from './loop/loop.js'
+export { Histogram } from './metrics/histogram.js'
 export type { LoopCounters, LoopGauges, MetricsSnapshot } from './metrics/loop-metrics.js'
-export type { AutoscaleOptions } from './pool/autoscale-options.js'
-export type { WorkersChange, WorkersChangeReason } from './pool/autoscaler.js'
-export type { BreakerChange } from './pool/timeout-breakers.js'
-export { MAX_PRIORITY, MIN_PRIORITY, Priority, type PriorityLevel } from './priority.js'
+export { OVERFLOW_POLICIES } from './options/resolve.js'
+export type { CancelResult } from './requests/cancels.js'
 export {
   installShutdownHandlers,
   type ProcessSignal,
@@ -172,12 +150,5 @@ export {
   type SignalSource,
   type Stoppable,
 } from './shutdown/install.js'
-export {
-  checkSnapshot,
-  type LoopSnapshot,
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_VERSION,
-  type SnapshotMessage,
-  type SnapshotState,
-} from './shutdown/snapshot.js'
+export { checkSnapshot } from './shutdown/snapshot.js'
 export type { DelayedMessage } from './timers/delayed-posts.js'

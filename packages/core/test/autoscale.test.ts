@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import type { ResolvedAutoscale } from '../src/contracts/pool.js'
 import { VirtualClock, type WorkersChange } from '../src/index.js'
-import { checkWorkers, type ResolvedAutoscale } from '../src/pool/autoscale-options.js'
+import { checkWorkers } from '../src/pool/autoscale-options.js'
 import { Autoscaler } from '../src/pool/autoscaler.js'
 
 /** A synthetic workload: throughput as a function of the worker count, integrated over virtual time. */

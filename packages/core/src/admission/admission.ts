@@ -13,12 +13,11 @@
  */
 
 import type { AbortSignalLike } from '@flowing/watchdog'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../contracts/clock.js'
+import type { DeadLetter } from '../contracts/failures.js'
+import type { Message, MessageMap, MessageType, OverflowPolicy, PostOptions, PostResult } from '../contracts/message.js'
+import type { ResolvedLoopOptions } from '../contracts/options.js'
 import type { Registry } from '../dispatcher/registry.js'
-import type { Cancels } from '../engine/cancels.js'
-import type { Lifecycle } from '../engine/lifecycle.js'
-import type { Outcomes } from '../engine/outcomes.js'
-import type { Requests } from '../engine/requests.js'
 import {
   DelayedFullError,
   DuplicateMessageError,
@@ -29,20 +28,21 @@ import {
   type QueueLoad,
   TimeoutBreakerOpenError,
 } from '../errors.js'
-import type { DeadLetter } from '../failure/dead-letters.js'
 import { mergeRetry } from '../failure/retry-policy.js'
 import type { Traces } from '../failure/trace.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
 import { Envelope, type Origin, Where } from '../internal/envelope.js'
+import type { LoopEmitter } from '../internal/loop-emitter.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import * as check from '../internal/validate.js'
 import { Journal } from '../journal/journal.js'
-import type { LoopEmitter } from '../loop/events.js'
-import type { ResolvedLoopOptions } from '../loop/options.js'
-import type { Message, MessageMap, MessageType, OverflowPolicy, PostOptions, PostResult } from '../message.js'
+import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
+import type { Outcomes } from '../outcomes/outcomes.js'
 import type { TimeoutBreakers } from '../pool/timeout-breakers.js'
 import type { RunQueue } from '../queue/run-queue.js'
+import type { Cancels } from '../requests/cancels.js'
+import type { Requests } from '../requests/requests.js'
 import type { DelayedMessage, DelayedPosts } from '../timers/delayed-posts.js'
 import { checkPostOptions } from './post-options.js'
 import type { LoopPressure } from './pressure.js'

@@ -1,11 +1,11 @@
 import { warnDeprecated } from '@flowing/errors'
+import type { SendOptions } from '../contracts/message.js'
+import { MAX_PRIORITY } from '../contracts/priority.js'
 import { InvalidArgumentError } from '../errors.js'
 import { checkRetryOptions } from '../failure/retry-policy.js'
 import { checkHeaders } from '../headers.js'
 import * as check from '../internal/validate.js'
-import { OVERFLOW_POLICIES } from '../loop/options.js'
-import type { SendOptions } from '../message.js'
-import { MAX_PRIORITY } from '../priority.js'
+import { OVERFLOW_POLICIES } from '../options/resolve.js'
 
 /**
  * Validates per-post options without allocating: this runs on every post, so the accepted case is a

@@ -14,29 +14,11 @@ import {
   type WatermarkStats,
 } from '@flowing/backpressure'
 import type { Rename } from '@flowing/errors'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../contracts/clock.js'
+import type { BackpressureOptions } from '../contracts/options.js'
+import { Priority } from '../contracts/priority.js'
 import { BackpressureError, InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
-import { Priority, type PriorityLevel } from '../priority.js'
-
-/**
- * Options of the loop's `backpressure`: the controller's marks, dwell, retry hint bound and breaker
- * (see `@flowing/backpressure`), plus the shed threshold.
- *
- * @remarks The loop supplies the controller's clock and transition callback, so `now` and
- * `onTransition` are refused with an `InvalidArgumentError` rather than silently replaced: the time is
- * the loop's `clock` option, and each transition is the loop's `backpressure` event
- * (`loop.events.on('backpressure', (t) => …)`, where a throwing listener cannot disturb the others).
- *
- * @group Backpressure
- */
-export interface BackpressureOptions extends Omit<WatermarkControllerOptions, 'now' | 'onTransition'> {
-  /**
-   * At level `shed`, posts with a priority number above this (less urgent) are refused.
-   * @defaultValue `Priority.high` (2): critical and high pass, normal and below are shed
-   */
-  readonly shedAbove?: PriorityLevel
-}
 
 /** The loop's pressure gauge and admission policy. */
 export class LoopPressure {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { PostRefused } from '../message.js'
+import type { PostRefused } from '../contracts/message.js'
 
 /** The refusal statuses of `tryPost`. */
 export type RefusalStatus = PostRefused['status']

@@ -1,7 +1,7 @@
-import type { Clock, TimerHandle } from '../clock.js'
+import type { Clock, TimerHandle } from '../contracts/clock.js'
+import type { Message, MessageMap, SendOptions } from '../contracts/message.js'
 import { type QueueLoad, SendAbortedError, SendTimeoutError } from '../errors.js'
 import type { Origin } from '../internal/envelope.js'
-import type { Message, MessageMap, SendOptions } from '../message.js'
 import { type Waiter, WaitingRoom } from '../queue/waiting-room.js'
 
 /** A producer parked in `send()`. */

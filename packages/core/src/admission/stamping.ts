@@ -4,10 +4,11 @@
  *
  * @module
  */
+
+import type { HeaderStamper, MessageHeaders, PostOptions } from '../contracts/message.js'
 import { InvalidArgumentError } from '../errors.js'
 import { checkHeaders, mergeHeaders, NO_HEADERS } from '../headers.js'
 import type { Origin } from '../internal/envelope.js'
-import type { HeaderStamper, MessageHeaders, PostOptions } from '../message.js'
 
 /** The loop's header stampers, and the origin they give each post. */
 export class Stamping {

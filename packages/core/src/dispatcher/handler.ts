@@ -4,10 +4,10 @@
  * @module
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
-import type { CircuitBreakerOptions } from '../failure/circuits.js'
-import type { RetryOptions } from '../failure/retry-policy.js'
-import type { RateLimit } from '../limits/rate-limit.js'
-import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
+import type { CircuitBreakerOptions } from '../contracts/failures.js'
+import type { RateLimit } from '../contracts/flow.js'
+import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../contracts/message.js'
+import type { RetryOptions } from '../contracts/retry.js'
 
 /**
  * What a handler can see and do during one attempt.

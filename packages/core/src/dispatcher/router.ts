@@ -1,6 +1,6 @@
+import type { Message, MessageMap, MessageType } from '../contracts/message.js'
 import { DuplicateHandlerError, InvalidArgumentError, UnknownRouteError } from '../errors.js'
 import * as check from '../internal/validate.js'
-import type { Message, MessageMap, MessageType } from '../message.js'
 import type { Handler, RouteOptions } from './handler.js'
 
 /**

@@ -7,26 +7,26 @@
  */
 
 import type { DeadlineScheduler } from '@flowing/watchdog'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../contracts/clock.js'
+import type { RateRule } from '../contracts/flow.js'
+import type { Message, MessageMap } from '../contracts/message.js'
+import type { ResolvedLoopOptions } from '../contracts/options.js'
 import type { Registry } from '../dispatcher/registry.js'
 import type { Failures } from '../failure/failures.js'
 import type { Traces } from '../failure/trace.js'
 import type { Envelope } from '../internal/envelope.js'
+import type { LoopEmitter } from '../internal/loop-emitter.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import { DispatchGate } from '../limits/dispatch-gate.js'
-import type { RateRule } from '../limits/rate-limit.js'
 import { type Limiter, RateLimits } from '../limits/rate-limits.js'
-import type { LoopEmitter } from '../loop/events.js'
-import type { ResolvedLoopOptions } from '../loop/options.js'
-import type { Message, MessageMap } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
+import type { Outcomes } from '../outcomes/outcomes.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
 import { KeyGroups } from '../queue/key-groups.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { Urgency } from '../queue/urgency.js'
+import { Cancels } from '../requests/cancels.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
-import { Cancels } from './cancels.js'
-import type { Outcomes } from './outcomes.js'
 
 /** What flow control is built from. */
 export interface FlowParts<M extends MessageMap> {

@@ -4,16 +4,17 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js'
-import type { LoopEmitter } from '../loop/events.js'
-import type { ResolvedLoopOptions } from '../loop/options.js'
-import type { MessageMap } from '../message.js'
+import type { Clock } from '../contracts/clock.js'
+import type { MessageMap } from '../contracts/message.js'
+import type { ResolvedLoopOptions } from '../contracts/options.js'
+import type { WorkersChange } from '../contracts/pool.js'
+import type { LoopEmitter } from '../internal/loop-emitter.js'
+import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
 import type { Attempts } from '../pool/attempts.js'
-import { Autoscaler, type WorkersChange } from '../pool/autoscaler.js'
+import { Autoscaler } from '../pool/autoscaler.js'
 import { WorkerPool } from '../pool/worker-pool.js'
-import type { Lifecycle } from './lifecycle.js'
 
 /** What the wiring reads of the engine. */
 export interface ScalingParts<M extends MessageMap> {

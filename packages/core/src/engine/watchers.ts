@@ -5,10 +5,10 @@
  * @module
  */
 import { StallDetector } from '@flowing/watchdog'
-import type { Clock } from '../clock.js'
-import type { LoopEmitter } from '../loop/events.js'
-import type { ResolvedLoopOptions } from '../loop/options.js'
-import type { MessageMap } from '../message.js'
+import type { Clock } from '../contracts/clock.js'
+import type { MessageMap } from '../contracts/message.js'
+import type { ResolvedLoopOptions } from '../contracts/options.js'
+import type { LoopEmitter } from '../internal/loop-emitter.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
 import { TimeoutBreakers } from '../pool/timeout-breakers.js'
 import type { RunQueue } from '../queue/run-queue.js'

@@ -13,78 +13,9 @@
  *
  * @module
  */
-import type { Clock, TimerHandle } from '../clock.js'
+import type { Clock, TimerHandle } from '../contracts/clock.js'
+import type { AlertOptions, DeadLetterAlert } from '../contracts/failures.js'
 import { SlidingWindow } from './sliding-window.js'
-
-/**
- * Options of the `alerts` loop option.
- *
- * @group Failure handling
- * @category Alerts
- */
-export interface AlertOptions {
-  /**
-   * Sliding window (ms): alerts of one type are at least this far apart, and count the dead letters in it.
-   * @defaultValue 60_000
-   */
-  readonly windowMs?: number
-  /**
-   * Dead letters of a type within the window that make an alert.
-   * @defaultValue 1
-   */
-  readonly threshold?: number
-  /**
-   * Signatures listed per alert.
-   * @defaultValue 3
-   */
-  readonly top?: number
-  /** Called with each alert (also emitted as the loop's `alert` event). A throw is re-thrown asynchronously. */
-  readonly onAlert?: (alert: DeadLetterAlert) => void
-}
-
-/**
- * An error signature and how often it was seen.
- *
- * @group Failure handling
- * @category Alerts
- */
-export interface SignatureCount {
-  /** The masked `name: message` (see `errorSignature`). */
-  readonly signature: string
-  /** Dead letters with it since the previous alert of the type. */
-  readonly count: number
-}
-
-/**
- * One alert: a summary, never a single letter.
- *
- * @group Failure handling
- * @category Alerts
- */
-export interface DeadLetterAlert {
-  /** The message type. */
-  readonly type: string
-  /** Clock time (ms). */
-  readonly at: number
-  /** The window (ms). */
-  readonly windowMs: number
-  /**
-   * Dead letters of the type in the last window (to within a tenth of it). A summary that fires when the
-   * window allows can show fewer than `sinceLastAlert`: the suppressed letters may have left the window.
-   */
-  readonly inWindow: number
-  /** Dead letters of the type since its previous alert (all of them are summarised here). */
-  readonly sinceLastAlert: number
-  /** Dead letters of the type since the loop started. */
-  readonly total: number
-  /** The most frequent signatures since the previous alert, most frequent first. */
-  readonly topSignatures: readonly SignatureCount[]
-  /**
-   * `window`: the threshold was reached (at once, or when the window allowed, for the letters it
-   * suppressed); `stop`: the loop stopped with letters not yet alerted, or a letter came after it stopped.
-   */
-  readonly reason: 'window' | 'stop'
-}
 
 const MAX_SIGNATURES = 10_000
 

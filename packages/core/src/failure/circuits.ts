@@ -12,68 +12,12 @@
  * @module
  */
 import { Heap } from 'heap-js'
-import type { Clock, TimerHandle } from '../clock.js'
+import type { Clock, TimerHandle } from '../contracts/clock.js'
+import type { CircuitBreakerOptions, CircuitChange, CircuitPolicy, CircuitState } from '../contracts/failures.js'
 import { InvalidArgumentError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import * as check from '../internal/validate.js'
 import { SlidingWindow } from './sliding-window.js'
-
-/**
- * Options of a circuit breaker (the `breaker` loop option, or per type at registration).
- *
- * @group Failure handling
- * @category Circuit breakers
- */
-export interface CircuitBreakerOptions {
-  /**
-   * One breaker per message `type`, or per `route` (type + route key of the type's router).
-   * @defaultValue 'type'
-   */
-  readonly per?: 'type' | 'route'
-  /**
-   * Consecutive failed attempts that open the breaker.
-   * @defaultValue 5
-   */
-  readonly consecutiveFailures?: number
-  /**
-   * Failure rate in the window, in (0, 1], that opens the breaker (once `minVolume` attempts ended in it).
-   * @defaultValue 0.5
-   */
-  readonly failureRate?: number
-  /**
-   * The failure-rate window (ms).
-   * @defaultValue 10_000
-   */
-  readonly windowMs?: number
-  /**
-   * Attempts in the window before the rate may open the breaker.
-   * @defaultValue 20
-   */
-  readonly minVolume?: number
-  /**
-   * How long the breaker stays open before probes (ms).
-   * @defaultValue 30_000
-   */
-  readonly cooldownMs?: number
-  /**
-   * Held messages let through as probes when half-open; all must succeed to close it.
-   * @defaultValue 1
-   */
-  readonly probes?: number
-  /**
-   * Deadline of a probe (ms), whatever the handler's own timeout (a probe must never hang the breaker).
-   * @defaultValue 10_000
-   */
-  readonly probeTimeoutMs?: number
-}
-
-/**
- * A breaker's options with defaults applied.
- *
- * @group Failure handling
- * @category Circuit breakers
- */
-export type CircuitPolicy = Required<CircuitBreakerOptions>
 
 /**
  * The defaults.
@@ -90,39 +34,6 @@ export const DEFAULT_CIRCUIT: CircuitPolicy = {
   cooldownMs: 30_000,
   probes: 1,
   probeTimeoutMs: 10_000,
-}
-
-/**
- * A breaker state.
- *
- * @group Failure handling
- * @category Circuit breakers
- */
-export type CircuitState = 'closed' | 'open' | 'half-open'
-
-/**
- * A breaker's state change, as the `circuit` event reports it.
- *
- * @group Failure handling
- * @category Circuit breakers
- */
-export interface CircuitChange {
-  /** The breaker: the type, or `type/routeKey` with `per: 'route'`. */
-  readonly route: string
-  /** The message type. */
-  readonly type: string
-  /** The new state. */
-  readonly state: CircuitState
-  /** The previous state. */
-  readonly previous: CircuitState
-  /** Why it changed. */
-  readonly reason: 'consecutive-failures' | 'failure-rate' | 'cooldown' | 'probe-failed' | 'probes-succeeded'
-  /** Consecutive failures when it changed. */
-  readonly consecutiveFailures: number
-  /** Failure rate in the window when it changed (0–1). */
-  readonly failureRate: number
-  /** Messages it holds now. */
-  readonly held: number
 }
 
 /** What the breakers ask of the loop. */

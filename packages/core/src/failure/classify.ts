@@ -6,36 +6,14 @@
  */
 import { errorCode } from '@flowing/errors'
 import type { WatchdogErrorCode } from '@flowing/watchdog'
+import type { Classifier, ErrorClass, ErrorInfo } from '../contracts/failures.js'
+import type { Message, MessageMap } from '../contracts/message.js'
 import { NonRetryableError, RetryableError } from '../errors.js'
-import type { Message, MessageMap } from '../message.js'
-import { describeFailure, type ErrorCause } from './describe-failure.js'
-
-export type { ErrorCause }
+import { describeFailure } from './describe-failure.js'
 
 const NON_RETRYABLE: NonRetryableError['code'] = 'ERR_FLOWING_NON_RETRYABLE'
 const RETRYABLE: RetryableError['code'] = 'ERR_FLOWING_RETRYABLE'
 const TIMED_OUT: WatchdogErrorCode = 'ERR_HANDLER_TIMEOUT'
-
-/**
- * What a failure means for the next attempt:
- * - `retryable` — transient (a timeout, a 503): retried up to the policy's `maxAttempts`;
- * - `non-retryable` — no retry can fix it (bad data, a declined card): dead-lettered at once, and not
- *   counted against the route's circuit breaker (the downstream is fine);
- * - `unknown` — anything else: retried, but only up to `unknownMaxAttempts`.
- *
- * @group Failure handling
- * @category Error classification
- */
-export type ErrorClass = 'retryable' | 'non-retryable' | 'unknown'
-
-/**
- * Your classifier: return a class for the errors you know, `undefined` to fall back to
- * {@link defaultClassify}. A classifier that throws is treated as `unknown` (and never breaks the loop).
- *
- * @group Failure handling
- * @category Error classification
- */
-export type Classifier = (error: unknown, message: Message<MessageMap>) => ErrorClass | undefined
 
 /**
  * The default classes: a `NonRetryableError` → `non-retryable`; a `RetryableError` or the watchdog's
@@ -71,19 +49,6 @@ export function classify(classifier: Classifier | undefined, error: unknown, mes
     }
   }
   return defaultClassify(error)
-}
-
-/**
- * A failure as traces and dead letters keep it: plain, JSON-serializable data.
- *
- * @group Failure handling
- * @category Error classification
- */
-export interface ErrorInfo extends ErrorCause {
-  /** `name: message` with volatile parts (numbers, ids, quoted values) masked: groups alike failures. */
-  readonly signature: string
-  /** How it was classified. */
-  readonly errorClass: ErrorClass
 }
 
 const MAX_SIGNATURE = 160

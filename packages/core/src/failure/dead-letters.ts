@@ -4,66 +4,11 @@
  *
  * @module
  */
+
+import type { DeadLetter, DeadLetterSink } from '../contracts/failures.js'
+import type { Message, MessageKey, MessageMap, PostResult } from '../contracts/message.js'
 import { InvalidArgumentError } from '../errors.js'
 import { type OrderLinks, OrderList } from '../idempotency/order-list.js'
-import type { Message, MessageHeaders, MessageKey, MessageMap, PostResult } from '../message.js'
-import type { PriorityLevel } from '../priority.js'
-import type { ErrorClass, ErrorInfo } from './classify.js'
-import type { AttemptRecord } from './trace.js'
-
-/**
- * A dead letter: plain, JSON-serializable data (if the payload is).
- *
- * @group Failure handling
- * @category Dead letters
- */
-export interface DeadLetter {
-  /** The message id. */
-  readonly id: string
-  /** Its type. */
-  readonly type: string
-  /** Its payload. */
-  readonly payload: unknown
-  /** Its key, if any. */
-  readonly key: MessageKey | undefined
-  /** Its priority. */
-  readonly priority: PriorityLevel
-  /** Its route key, if its type has a router. */
-  readonly routeKey: string | undefined
-  /** The trace id it shares with its follow-ups. */
-  readonly traceId: string
-  /** `non-retryable`: failed for good at once; `exhausted`: its last allowed attempt failed. */
-  readonly reason: 'non-retryable' | 'exhausted'
-  /** The class of the last failure. */
-  readonly errorClass: ErrorClass
-  /** The last failure. */
-  readonly error: ErrorInfo
-  /** Every attempt, oldest first. */
-  readonly attempts: readonly AttemptRecord[]
-  /** Clock time (ms) it was dead-lettered. */
-  readonly at: number
-  /** When it was dead-lettered, in ms since the Unix epoch (wall clock: meaningful after a restart). */
-  readonly atEpochMs: number
-  /** Its idempotency key, if any: a replay carries it (the ledger's `failed` policy then applies). */
-  readonly idempotencyKey?: string
-  /** Its last commit point, if its handler committed: a replay resumes after it (`ctx.committed`). */
-  readonly checkpoint?: unknown
-  /** Its headers, if it has any: a replay carries them. */
-  readonly headers?: MessageHeaders
-}
-
-/**
- * Where dead letters go besides the loop's in-memory store: a database table, a file, a topic. `add`
- * may be async; a rejection is reported as the loop's `sink-error` event (the letter is still in the
- * memory store, if it keeps any). Replay letters from your store with `loop.replay(letter)`.
- *
- * @group Failure handling
- * @category Dead letters
- */
-export interface DeadLetterSink {
-  /** Receives each dead letter once. */
-  add(letter: DeadLetter): void | PromiseLike<void>
-}
 
 /**
  * Selects dead letters: every given field must match.

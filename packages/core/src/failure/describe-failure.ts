@@ -5,26 +5,7 @@
  * @module
  */
 import { describeValue, errorCode, isFlowingError } from '@flowing/errors'
-
-/**
- * A thrown value as traces and dead letters keep it: plain, JSON-serializable data, safe to build from
- * anything (a dead letter's `error`, an attempt record's `error`).
- *
- * @group Failure handling
- * @category Error classification
- */
-export interface ErrorCause {
-  /** The error's `name` (`Error` for non-errors and for an error whose `name` cannot be read). */
-  readonly name: string
-  /** The error's message, the thrown value rendered, or `[unprintable value]`. */
-  readonly message: string
-  /** The error's string `code`, if it has one (`ERR_FLOWING_…`, `ECONNRESET` …). */
-  readonly code?: string
-  /** The error's stack, cut to its first 4096 characters; absent for non-errors. */
-  readonly stack?: string
-  /** The error's `cause`, described the same way: at most 5 levels, and a cause already in the chain ends it. */
-  readonly cause?: ErrorCause
-}
+import type { ErrorCause } from '../contracts/failures.js'
 
 /** What stands for a name, message or value that cannot be read or rendered. */
 export const UNPRINTABLE = '[unprintable value]'

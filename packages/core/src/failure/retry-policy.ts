@@ -4,12 +4,11 @@
  *
  * @module
  */
+
+import type { ErrorClass } from '../contracts/failures.js'
+import type { RetryOptions } from '../contracts/retry.js'
 import { InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
-import type { ErrorClass } from './classify.js'
-import type { RetryOptions } from './retry-options.js'
-
-export type { JitterStrategy, RetryOptions } from './retry-options.js'
 
 /**
  * A policy with every field set.

@@ -4,10 +4,11 @@
  *
  * @module
  */
+
+import type { AttemptRecord } from '../contracts/failures.js'
+import type { MessageKey } from '../contracts/message.js'
 import type { Envelope } from '../internal/envelope.js'
 import { Ring } from '../internal/ring.js'
-import type { MessageKey } from '../message.js'
-import type { ErrorInfo } from './classify.js'
 
 /**
  * The states of a message (docs/design/message-lifecycle.md has the diagram):
@@ -51,30 +52,6 @@ export interface Transition {
   readonly attempt?: number
   /** Extra context: the back-off, the breaker's route, the drop reason. */
   readonly detail?: string
-}
-
-/**
- * One attempt: when it started, how long it ran, how it ended.
- *
- * @group Failure handling
- * @category Traces
- */
-export interface AttemptRecord {
-  /** 1 for the first. */
-  readonly attempt: number
-  /** Clock time (ms) it started. */
-  readonly startedAt: number
-  /**
-   * When it started, in ms since the Unix epoch (wall clock; absent in records restored from
-   * snapshots written before it existed).
-   */
-  readonly startedAtEpochMs?: number
-  /** How long it ran (ms; up to the deadline for a timeout). */
-  readonly durationMs: number
-  /** How it ended. */
-  readonly outcome: 'succeeded' | 'failed' | 'timed-out'
-  /** Why it failed. */
-  readonly error?: ErrorInfo
 }
 
 /**

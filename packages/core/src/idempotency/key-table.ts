@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { LedgerEntry } from './entry.js'
+import type { LedgerEntry } from '../contracts/idempotency.js'
 import { type OrderLinks, OrderList } from './order-list.js'
 
 /** The entry a fresh claim writes (shared: entries are never changed in place). */

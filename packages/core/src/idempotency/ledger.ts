@@ -6,47 +6,12 @@
  * @module
  */
 
-import type { Clock } from '../clock.js'
+import type { Clock } from '../contracts/clock.js'
+import type { IdempotencyOptions, IdempotencyStore, LedgerEntry } from '../contracts/idempotency.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import { HELD, type KeySlot, type KeyTable } from './key-table.js'
-import { type IdempotencyStore, type LedgerEntry, MemoryIdempotencyStore, memoryTable } from './store.js'
-
-/**
- * Options of the `idempotency` loop option.
- *
- * @group Idempotency
- */
-export interface IdempotencyOptions {
-  /**
-   * The ledger. The default is in memory (answers duplicates at post time); a store whose `claim`
-   * returns a promise is asked before the first attempt runs, and a duplicate is then dropped
-   * (reason `duplicate`) instead of refused.
-   * @defaultValue a `MemoryIdempotencyStore` of `maxKeys`
-   */
-  readonly store?: IdempotencyStore
-  /**
-   * How long a key is remembered after its message finished (ms).
-   * @defaultValue 86_400_000 (24 h)
-   */
-  readonly ttlMs?: number
-  /**
-   * Keys the default store holds, in flight or finished; past it the least recently used finished key is forgotten.
-   * @defaultValue 100_000
-   */
-  readonly maxKeys?: number
-  /**
-   * What a post whose key is `failed` (dead-lettered) gets: `retry` runs it again, `duplicate` refuses it.
-   * @defaultValue 'retry'
-   */
-  readonly failed?: 'retry' | 'duplicate'
-  /**
-   * `id`: a message without an `idempotencyKey` uses its id (restored messages keep their original id,
-   * so a message already done before the restart is not run again).
-   * @defaultValue 'none'
-   */
-  readonly dedupe?: 'id' | 'none'
-}
+import { MemoryIdempotencyStore, memoryTable } from './store.js'
 
 /** A run-time duplicate found by an async store: the message is dropped (reason `duplicate`). */
 export class DuplicateSkip {

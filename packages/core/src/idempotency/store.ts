@@ -4,59 +4,9 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js'
-import type { LedgerEntry } from './entry.js'
+import type { Clock } from '../contracts/clock.js'
+import type { IdempotencyStore, LedgerEntry } from '../contracts/idempotency.js'
 import { KeyTable } from './key-table.js'
-
-export type { LedgerEntry, LedgerState } from './entry.js'
-
-/**
- * Where idempotency keys live. The default is {@link MemoryIdempotencyStore}; implement this for Redis
- * or SQL so keys survive restarts and are shared between processes. Every method may return a promise.
- *
- * @example
- * ```ts no-run
- * // Redis: one key per idempotency key, a TTL, SET NX for the claim.
- * const store: IdempotencyStore = {
- *   async claim(key, ttlMs, reclaimFailed) {
- *     const taken = await redis.set(`idem:${key}`, '{"state":"processing"}', 'PX', ttlMs, 'NX')
- *     if (taken === 'OK') return undefined
- *     const entry = JSON.parse((await redis.get(`idem:${key}`)) ?? '{"state":"processing"}')
- *     if (entry.state === 'failed' && reclaimFailed) {
- *       await redis.set(`idem:${key}`, '{"state":"processing"}', 'PX', ttlMs)
- *       return undefined
- *     }
- *     return entry
- *   },
- *   async set(key, entry, ttlMs) {
- *     await redis.set(`idem:${key}`, JSON.stringify(entry), 'PX', ttlMs)
- *   },
- *   async release(key) {
- *     await redis.del(`idem:${key}`)
- *   },
- * }
- * ```
- *
- * @group Idempotency
- */
-export interface IdempotencyStore {
-  /**
-   * Claims `key` as `processing` unless it is held: returns `undefined` when the claim succeeded, or
-   * the entry that blocks it. A `failed` entry is re-claimed when `reclaimFailed` is true.
-   */
-  claim(
-    key: string,
-    ttlMs: number,
-    reclaimFailed: boolean,
-  ): LedgerEntry | undefined | PromiseLike<LedgerEntry | undefined>
-  /** Records the new state of a key this loop holds (`committed`, `done`, `failed`, or `processing` on restore). */
-  set(key: string, entry: LedgerEntry, ttlMs: number): void | PromiseLike<void>
-  /**
-   * Frees a key this loop claimed whose message will not run (cancelled, dropped, refused when the
-   * queue was full). Keys handed back in a snapshot stay held: the restoring loop takes them over.
-   */
-  release(key: string): void | PromiseLike<void>
-}
 
 let tableOf: (store: MemoryIdempotencyStore) => KeyTable
 

@@ -1,6 +1,6 @@
+import type { Message, MessageHeaders, MessageKey } from '../contracts/message.js'
+import type { PriorityLevel } from '../contracts/priority.js'
 import { NO_HEADERS } from '../headers.js'
-import type { Message, MessageHeaders, MessageKey } from '../message.js'
-import type { PriorityLevel } from '../priority.js'
 
 /**
  * Where a message comes from and what it carries besides its payload: its root's id (`''` for a

@@ -6,8 +6,8 @@
  * @module
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
-import type { RetryOptions } from '../failure/retry-policy.js'
-import type { PostOptions } from '../message.js'
+import type { PostOptions } from '../contracts/message.js'
+import type { RetryOptions } from '../contracts/retry.js'
 import type { Envelope } from './envelope.js'
 
 interface Extras {

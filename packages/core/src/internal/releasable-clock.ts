@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type Clock, type TimerHandle, wallNow } from '../clock.js'
+import { wallNow } from '../clock.js'
+import type { Clock, TimerHandle } from '../contracts/clock.js'
 
 /**
  * Wraps the loop's clock for the timers a stopped loop may still hold — the wheel's (grace periods of

@@ -1,6 +1,6 @@
 import { closestName, type Rename, renameOptions } from '@flowing/errors'
+import { MAX_PRIORITY, MIN_PRIORITY } from '../contracts/priority.js'
 import { InvalidArgumentError, isFlowingError } from '../errors.js'
-import { MAX_PRIORITY, MIN_PRIORITY } from '../priority.js'
 
 /**
  * `options` (an object read once, see {@link snapshotOptions}) with its deprecated names moved to

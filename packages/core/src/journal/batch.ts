@@ -4,10 +4,10 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js'
-import type { DeadLetter } from '../failure/dead-letters.js'
+import type { Clock } from '../contracts/clock.js'
+import type { DeadLetter } from '../contracts/failures.js'
+import type { JournalBatch, JournalRecord, KeyRecord } from '../contracts/store.js'
 import type { Envelope } from '../internal/envelope.js'
-import type { JournalBatch, JournalRecord, KeyRecord } from './store.js'
 
 /** A `flushed()` caller: settled when batch `batch` commits, or fails. */
 export interface Waiter {

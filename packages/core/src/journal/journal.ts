@@ -12,17 +12,18 @@
  *
  * @module
  */
-import { type Clock, wallNow } from '../clock.js'
+import { wallNow } from '../clock.js'
+import type { Clock } from '../contracts/clock.js'
+import type { DeadLetter } from '../contracts/failures.js'
+import type { MessageMap } from '../contracts/message.js'
+import type { SnapshotState } from '../contracts/snapshot.js'
+import type { JournalRecord, JournalStats, KeyRecord, Store } from '../contracts/store.js'
 import { InvalidArgumentError, StoreError } from '../errors.js'
-import type { DeadLetter } from '../failure/dead-letters.js'
 import { type Envelope, Where } from '../internal/envelope.js'
-import type { LoopEmitter } from '../loop/events.js'
-import type { MessageMap } from '../message.js'
+import type { LoopEmitter } from '../internal/loop-emitter.js'
 import { Histogram } from '../metrics/histogram.js'
-import type { SnapshotState } from '../shutdown/snapshot.js'
 import { clearTimer, describe, type Pending, toBatch, type Waiter } from './batch.js'
 import { type RecordParts, recordOf, type SavedFields } from './records.js'
-import type { JournalRecord, JournalStats, KeyRecord, Store } from './store.js'
 
 /** The parts the journal reads records from. */
 export interface JournalParts<M extends MessageMap> extends RecordParts {

@@ -5,9 +5,11 @@
  *
  * @module
  */
-import { type Clock, wallNow } from '../clock.js'
-import { type IdempotencyStore, type LedgerEntry, MemoryIdempotencyStore } from '../idempotency/store.js'
-import type { KeyRecord } from './store.js'
+import { wallNow } from '../clock.js'
+import type { Clock } from '../contracts/clock.js'
+import type { IdempotencyStore, LedgerEntry } from '../contracts/idempotency.js'
+import type { KeyRecord } from '../contracts/store.js'
+import { MemoryIdempotencyStore } from '../idempotency/store.js'
 
 /** Where the journal hears of key changes. */
 export interface KeyJournal {

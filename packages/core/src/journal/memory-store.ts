@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { DeadLetter } from '../failure/dead-letters.js'
-import type { JournalBatch, JournalRecord, KeyRecord, Store, StoreContents } from './store.js'
+import type { DeadLetter } from '../contracts/failures.js'
+import type { JournalBatch, JournalRecord, KeyRecord, Store, StoreContents } from '../contracts/store.js'
 
 interface Tables {
   readonly messages: Map<string, string>

@@ -4,21 +4,22 @@
  *
  * @module
  */
-import { type Clock, wallNow } from '../clock.js'
-import type { Traces } from '../failure/trace.js'
-import { NO_HEADERS } from '../headers.js'
-import type { LedgerSlot } from '../idempotency/ledger.js'
-import type { Envelope } from '../internal/envelope.js'
-import type { PostExtras } from '../internal/post-extras.js'
-import type { EntryExtras } from '../shutdown/hand-back.js'
+import { wallNow } from '../clock.js'
+import type { Clock } from '../contracts/clock.js'
 import {
   type LoopSnapshot,
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
   type SnapshotMessage,
   type SnapshotState,
-} from '../shutdown/snapshot.js'
-import type { JournalRecord, JournalState, StoreContents } from './store.js'
+} from '../contracts/snapshot.js'
+import type { JournalRecord, JournalState, StoreContents } from '../contracts/store.js'
+import type { Traces } from '../failure/trace.js'
+import { NO_HEADERS } from '../headers.js'
+import type { LedgerSlot } from '../idempotency/ledger.js'
+import type { Envelope } from '../internal/envelope.js'
+import type { PostExtras } from '../internal/post-extras.js'
+import type { EntryExtras } from '../shutdown/hand-back.js'
 
 /** Where a record's per-post fields are read. */
 export interface RecordParts {

@@ -5,14 +5,15 @@
  *
  * @module
  */
-import type { Lifecycle } from '../engine/lifecycle.js'
+
+import { type RestoreParts, restoreSnapshot } from '../admission/restore.js'
+import type { MessageMap } from '../contracts/message.js'
+import type { StoreContents } from '../contracts/store.js'
 import { StoreError } from '../errors.js'
-import type { MessageMap } from '../message.js'
-import { type RestoreParts, restoreSnapshot } from '../shutdown/restore.js'
+import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Journal } from './journal.js'
 import type { JournaledKeys } from './keys.js'
 import { snapshotOf } from './records.js'
-import type { StoreContents } from './store.js'
 
 const ADOPT_RETRY_MS = 1_000
 

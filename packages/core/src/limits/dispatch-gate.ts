@@ -5,26 +5,9 @@
  *
  * @module
  */
-import type { Clock, TimerHandle } from '../clock.js'
-import type { ResourceGate } from './flow-options.js'
+import type { Clock, TimerHandle } from '../contracts/clock.js'
+import type { GateChange, ResourceGate } from '../contracts/flow.js'
 import type { RateLimits } from './rate-limits.js'
-
-/**
- * The resource gate closed or opened again, as the `gate` event reports it.
- *
- * @group Flow control
- * @category Boundaries
- */
-export interface GateChange {
-  /** `closed`: nothing starts until it opens; `open`: dispatch goes on. */
-  readonly state: 'closed' | 'open'
-  /** Clock time of the change (ms). */
-  readonly at: number
-  /** For `open`: how long it was closed (ms); 0 for `closed`. */
-  readonly closedMs: number
-  /** What the gate's `open()` threw, when that is why it closed. */
-  readonly error?: unknown
-}
 
 /** What the gate asks of the loop. */
 export interface GateHost {

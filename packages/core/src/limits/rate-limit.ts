@@ -4,58 +4,9 @@
  *
  * @module
  */
+import type { RateLimitScope, RateRule } from '../contracts/flow.js'
 import { InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
-
-/**
- * Which messages share one budget.
- *
- * - `loop`: every message of the loop (the loop's `rateLimit` only);
- * - `type`: each message type has its own budget;
- * - `route`: each route (type and route key of the type's router) has its own;
- * - `key`: each message key has its own (keyless messages are not limited by it);
- * - `group`: each key group has its own (messages without a group are not limited by it).
- *
- * @group Flow control
- * @category Rate limits
- */
-export type RateLimitScope = 'loop' | 'type' | 'route' | 'key' | 'group'
-
-/**
- * A rate limit: at most `max` handler starts in any window of `perMs` — a sliding window, not a
- * fixed one, so no two windows' bursts can meet at a boundary. Up to `max` may start at once (a
- * burst); then the next waits until the oldest start is `perMs` old. A limited message waits in the
- * queue without holding a worker, keeps its key's order, and lets other work flow past it. Every
- * attempt counts (a retry calls the downstream again).
- *
- * @example
- * ```ts
- * // 50 calls a second to the payment provider, whatever the number of workers:
- * loop.on('payment.charge', charge, { rateLimit: { max: 50, perMs: 1000 } })
- * ```
- *
- * @group Flow control
- * @category Rate limits
- */
-export interface RateLimit {
-  /** Starts allowed in any window: an integer from 1 to 1,000,000. */
-  readonly max: number
-  /** The window (ms): a positive finite number. */
-  readonly perMs: number
-  /**
-   * Which messages share the budget.
-   * @defaultValue `'loop'` for the loop's `rateLimit`, `'type'` at registration, `'group'` in `groups`
-   */
-  readonly per?: RateLimitScope | undefined
-}
-
-/** A validated rate limit, with its scope and a loop-unique rule number. */
-export interface RateRule {
-  readonly id: number
-  readonly max: number
-  readonly perMs: number
-  readonly per: RateLimitScope
-}
 
 const KEYS = ['max', 'perMs', 'per'] as const
 let rules = 0

@@ -14,30 +14,11 @@
  */
 import type { DeadlineScheduler } from '@flowing/watchdog'
 import { Heap } from 'heap-js'
+import type { RateLimitHold, RateLimitScope, RateRule } from '../contracts/flow.js'
+import type { MessageKey } from '../contracts/message.js'
 import type { Envelope } from '../internal/envelope.js'
-import type { MessageKey } from '../message.js'
-import { type RateLimitScope, type RateRule, SlidingWindow } from './rate-limit.js'
+import { SlidingWindow } from './rate-limit.js'
 import { THROTTLE_WINDOW_MS, Throttle } from './throttle.js'
-
-/**
- * Why a message waits for its rate limit, as the `rate-limited` event reports it.
- *
- * @group Flow control
- * @category Rate limits
- */
-export interface RateLimitHold {
-  /** The budget: `type:…`, `route:…/…`, `key:…`, `group:…`, or `retry-after:…` for a paused route. */
-  readonly limit: string
-  /** The budget's scope; `retry-after` for a route a handler's `RateLimitError` paused. */
-  readonly scope: RateLimitScope | 'retry-after'
-  /** Clock time (ms) from which the budget has room again (the message may then start). */
-  readonly until: number
-  /**
-   * For a route a `RateLimitError` slowed (scope `retry-after`): the starts per second its throttle
-   * allows now, once the pause is over.
-   */
-  readonly perSecond?: number
-}
 
 /** What the stage asks of the loop. */
 export interface LimitHost {

@@ -5,15 +5,10 @@
  *
  * @module
  */
-import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
-import type { Router } from '../dispatcher/router.js'
-import type { CancelResult } from '../engine/cancels.js'
-import { Engine } from '../engine/engine.js'
-import { LoopStoppedError } from '../errors.js'
-import type { CircuitState } from '../failure/circuits.js'
-import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
-import type { MessageTrace } from '../failure/trace.js'
-import * as check from '../internal/validate.js'
+
+import { restoreSnapshot } from '../admission/restore.js'
+import type { LoopState, ZombieSummary } from '../contracts/events.js'
+import type { CircuitState, DeadLetter } from '../contracts/failures.js'
 import type {
   HeaderStamper,
   Message,
@@ -23,16 +18,21 @@ import type {
   PostResult,
   RequestOptions,
   SendOptions,
-} from '../message.js'
+} from '../contracts/message.js'
+import type { LoopOptions } from '../contracts/options.js'
+import type { LoopSnapshot, SnapshotMessage } from '../contracts/snapshot.js'
+import type { StopOptions } from '../contracts/stop.js'
+import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
+import type { Router } from '../dispatcher/router.js'
+import { Engine } from '../engine/engine.js'
+import { LoopStoppedError } from '../errors.js'
+import type { DeadLetterStore } from '../failure/dead-letters.js'
+import type { MessageTrace } from '../failure/trace.js'
+import { LoopEmitter } from '../internal/loop-emitter.js'
+import * as check from '../internal/validate.js'
 import type { MetricsSnapshot } from '../metrics/loop-metrics.js'
-import { restoreSnapshot } from '../shutdown/restore.js'
-import type { LoopSnapshot, SnapshotMessage } from '../shutdown/snapshot.js'
-import type { StopOptions } from '../shutdown/stopper.js'
+import type { CancelResult } from '../requests/cancels.js'
 import type { DelayedMessage } from '../timers/delayed-posts.js'
-import { LoopEmitter, type LoopState, type ZombieSummary } from './events.js'
-import type { LoopOptions } from './options.js'
-
-export type { StopOptions } from '../shutdown/stopper.js'
 
 /**
  * An in-process message loop. Create one with {@link createLoop}.

@@ -1,29 +1,11 @@
+import type { HistogramSnapshot } from '../contracts/metrics.js'
+
 /**
  * A log-linear latency histogram in a fixed typed array: O(1) record, no allocation, ≤ 6.25 % relative
  * error (16 sub-buckets per power of two, the HdrHistogram layout), range 1 µs … ~35 minutes.
  *
  * @module
  */
-
-/**
- * Percentiles of one histogram, in milliseconds.
- *
- * @group Metrics
- */
-export interface HistogramSnapshot {
-  /** Number of recorded values. */
-  readonly count: number
-  /** Arithmetic mean (exact). */
-  readonly mean: number
-  /** Median. */
-  readonly p50: number
-  /** 90th percentile. */
-  readonly p90: number
-  /** 99th percentile. */
-  readonly p99: number
-  /** Largest value (exact). */
-  readonly max: number
-}
 
 const SUB = 16 // sub-buckets per octave
 const SUB_BITS = 4

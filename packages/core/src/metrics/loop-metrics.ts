@@ -4,9 +4,10 @@
  * @module
  */
 import type { PressureLevel, WatermarkStats } from '@flowing/backpressure'
-import type { JournalStats } from '../journal/store.js'
-import { MAX_PRIORITY } from '../priority.js'
-import { Histogram, type HistogramSnapshot } from './histogram.js'
+import type { HistogramSnapshot } from '../contracts/metrics.js'
+import { MAX_PRIORITY } from '../contracts/priority.js'
+import type { JournalStats } from '../contracts/store.js'
+import { Histogram } from './histogram.js'
 
 /**
  * Monotonic counts since the loop was created. At rest: `posted = accepted + rejected` and

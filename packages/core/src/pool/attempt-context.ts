@@ -1,8 +1,8 @@
 import { type AbortSignalLike, type Attempt, type AttemptSnapshot, FencedError } from '@flowing/watchdog'
+import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../contracts/message.js'
 import type { HandlerContext } from '../dispatcher/handler.js'
 import { LoopAbortedError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
-import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../message.js'
 
 /** The part of the loop an attempt needs: follow-ups and commit points. */
 export interface FollowUpPoster<M extends MessageMap> {

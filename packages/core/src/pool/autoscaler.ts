@@ -3,46 +3,8 @@
  *
  * @module
  */
-import type { Clock, TimerHandle } from '../clock.js'
-import type { ResolvedAutoscale } from './autoscale-options.js'
-
-/**
- * Why the worker count changed.
- *
- * - `backlog` — work waited, every worker was busy and the event loop had time to spare: grown.
- * - `no-gain` — the last grow did not raise throughput enough: stepped back (that size becomes a ceiling).
- * - `probe` — saturated but unable to grow: tried fewer workers, to find the knee from above.
- * - `loss` — the probe lost throughput: stepped back (that size becomes a floor).
- * - `idle` — no backlog and most workers idle for `idleSamples` samples: shrunk.
- * - `manual` — `loop.resize()` (which turns the autoscaler off).
- *
- * @group Workers
- */
-export type WorkersChangeReason = 'backlog' | 'no-gain' | 'probe' | 'loss' | 'idle' | 'manual'
-
-/**
- * What the `workers` event reports: one per change of the worker count, `from !== to`.
- *
- * @group Workers
- */
-export interface WorkersChange {
-  /** Workers before. */
-  readonly from: number
-  /** Workers after. */
-  readonly to: number
-  /** Why. */
-  readonly reason: WorkersChangeReason
-  /** When, on the loop's clock (ms). */
-  readonly at: number
-  /** Messages waiting in the queue at the decision. */
-  readonly backlog: number
-  /** Handlers running at the decision. */
-  readonly running: number
-  /** Completed attempts per second at `from` over its window (NaN for `manual`). */
-  readonly throughput: number
-  /** Event-loop utilization over the last sample, 0–1 (NaN for `manual`). */
-  readonly utilization: number
-}
+import type { Clock, TimerHandle } from '../contracts/clock.js'
+import type { ResolvedAutoscale, WorkersChange, WorkersChangeReason } from '../contracts/pool.js'
 
 /** What the autoscaler reads of the loop and the one thing it does to it. */
 export interface ScalerProbe {

@@ -22,21 +22,8 @@
  *
  * @module
  */
-import type { Clock } from '../clock.js'
-
-/**
- * A breaker's state change, as the `breaker` event reports it.
- *
- * @group Timeouts and stalls
- */
-export interface BreakerChange {
-  /** The message type. */
-  readonly type: string
-  /** The new state. */
-  readonly state: 'open' | 'half-open' | 'closed'
-  /** Consecutive timeouts of the type when it changed. */
-  readonly timeouts: number
-}
+import type { Clock } from '../contracts/clock.js'
+import type { BreakerChange } from '../contracts/pool.js'
 
 interface TypeState {
   timeouts: number

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../clock.js'
+import type { Clock, TimerHandle } from '../contracts/clock.js'
 import type { Envelope } from '../internal/envelope.js'
 
 /** What the pool needs of an attempt: when it started, on the pool's clock. */

@@ -1,6 +1,6 @@
+import { MAX_PRIORITY } from '../contracts/priority.js'
 import type { Envelope } from '../internal/envelope.js'
 import { Ring } from '../internal/ring.js'
-import { MAX_PRIORITY } from '../priority.js'
 import type { ReadyQueue } from './ready-queue.js'
 import type { Urgency } from './urgency.js'
 

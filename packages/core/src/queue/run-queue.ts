@@ -1,6 +1,6 @@
 import { Heap } from 'heap-js'
+import type { MessageKey } from '../contracts/message.js'
 import { type Envelope, Where } from '../internal/envelope.js'
-import type { MessageKey } from '../message.js'
 import type { KeyGroups } from './key-groups.js'
 import type { ReadyQueue } from './ready-queue.js'
 import type { Urgency } from './urgency.js'

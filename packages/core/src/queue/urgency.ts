@@ -10,8 +10,9 @@
  * So no message is ever overtaken by one posted `agingMs × Δpriority` or more later. With
  * `agingMs = Infinity` priorities are strict; with `agingMs = 0` the queue is FIFO.
  */
+
+import { MAX_PRIORITY } from '../contracts/priority.js'
 import type { Envelope } from '../internal/envelope.js'
-import { MAX_PRIORITY } from '../priority.js'
 
 /** Orders envelopes by (rank, entry order). */
 export class Urgency {

@@ -7,16 +7,16 @@
  * @module
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
-import type { Clock, TimerHandle } from '../clock.js'
-import { NO_HEADERS } from '../headers.js'
-import type { Envelope } from '../internal/envelope.js'
+import type { Clock, TimerHandle } from '../contracts/clock.js'
 import {
   type LoopSnapshot,
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
   type SnapshotMessage,
   type SnapshotState,
-} from './snapshot.js'
+} from '../contracts/snapshot.js'
+import { NO_HEADERS } from '../headers.js'
+import type { Envelope } from '../internal/envelope.js'
 
 /** What a snapshot entry carries beyond the envelope. */
 export type EntryExtras = {

@@ -9,12 +9,13 @@
  *
  * @module
  */
+
+import type { SnapshotState } from '../contracts/snapshot.js'
 import type { Circuits } from '../failure/circuits.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { RateLimits } from '../limits/rate-limits.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
-import type { SnapshotState } from './snapshot.js'
 
 /** A message handed over by its holder: taken out, about to get its outcome. */
 export interface HeldMessage {

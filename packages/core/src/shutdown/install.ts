@@ -8,9 +8,9 @@
 
 import { constants } from 'node:os'
 import type { AbortSignalLike } from '@flowing/watchdog'
+import type { LoopSnapshot } from '../contracts/snapshot.js'
 import { InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
-import type { LoopSnapshot } from './snapshot.js'
 
 /**
  * A process signal name: the same union as `NodeJS.Signals` of `@types/node`, spelled out so that these

@@ -4,93 +4,19 @@
  *
  * @module
  */
+
+import type { AttemptRecord } from '../contracts/failures.js'
+import { MAX_PRIORITY } from '../contracts/priority.js'
+import {
+  type LoopSnapshot,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  type SnapshotMessage,
+  type SnapshotState,
+} from '../contracts/snapshot.js'
 import { describeValue, SnapshotError } from '../errors.js'
-import type { RetryOptions } from '../failure/retry-policy.js'
 import { checkRetryOptions } from '../failure/retry-policy.js'
-import type { AttemptRecord } from '../failure/trace.js'
 import { checkHeaders } from '../headers.js'
-import type { MessageHeaders, MessageKey } from '../message.js'
-import { MAX_PRIORITY, type PriorityLevel } from '../priority.js'
-
-/**
- * The format name every snapshot carries.
- *
- * @group Shutdown
- */
-export const SNAPSHOT_FORMAT = 'flowing.snapshot'
-/**
- * The snapshot version this release writes and reads.
- *
- * @group Shutdown
- */
-export const SNAPSHOT_VERSION = 1
-
-/**
- * Where an unfinished message was when the loop stopped: `queued` (ready, or parked behind a busy key),
- * `held` (by an open circuit breaker), `running` (aborted at the deadline: it will run again), `delayed`
- * (not due yet), `retry-scheduled` (backing off after a failed attempt).
- *
- * @group Shutdown
- */
-export type SnapshotState = 'queued' | 'held' | 'running' | 'delayed' | 'retry-scheduled'
-
-/**
- * One unfinished message.
- *
- * @group Shutdown
- */
-export interface SnapshotMessage {
-  /** Its id in the loop that stopped (restored messages get new ids; `dedupe: 'id'` keys keep this one). */
-  readonly id: string
-  /** Its type. */
-  readonly type: string
-  /** Its payload (must be JSON-serializable for the snapshot to be). */
-  readonly payload: unknown
-  /** Its key, if any. */
-  readonly key?: MessageKey
-  /** Its priority. */
-  readonly priority: PriorityLevel
-  /** The trace id it shares with its follow-ups. */
-  readonly traceId: string
-  /** Follow-up depth. */
-  readonly hops: number
-  /** Where it was. */
-  readonly state: SnapshotState
-  /** For `delayed` and `retry-scheduled`: ms it still had to wait. */
-  readonly dueInMs?: number
-  /** Attempts it made (restored, it continues with the next attempt number). */
-  readonly attempts: readonly AttemptRecord[]
-  /** Its idempotency key, if any (kept, so nothing already done runs again). */
-  readonly idempotencyKey?: string
-  /** What its handler passed to `ctx.commit()`, if it committed (a retry resumes after it). */
-  readonly checkpoint?: unknown
-  /** Its per-post retry policy, if it had one. */
-  readonly retry?: RetryOptions
-  /** Its per-post handler deadline, if it had one. */
-  readonly handlerTimeoutMs?: number
-  /** Its key group, if it was posted with one. */
-  readonly group?: string
-  /** Its headers, if it has any. */
-  readonly headers?: MessageHeaders
-}
-
-/**
- * What `stop({ deadlineMs })` resolves with and `restore()` takes.
- *
- * @group Shutdown
- */
-export interface LoopSnapshot {
-  /** Always `flowing.snapshot`. */
-  readonly format: typeof SNAPSHOT_FORMAT
-  /** The version ({@link SNAPSHOT_VERSION}). */
-  readonly version: typeof SNAPSHOT_VERSION
-  /** Wall-clock time it was taken (ms since the epoch): restore subtracts the time since from delays. */
-  readonly takenAt: number
-  /** Whether everything finished before the deadline (then only `delayed` messages can be left). */
-  readonly drained: boolean
-  /** The unfinished messages, in post order. */
-  readonly messages: readonly SnapshotMessage[]
-}
 
 const STATES: readonly SnapshotState[] = ['queued', 'held', 'running', 'delayed', 'retry-scheduled']
 const KEYS = new Set([

@@ -14,46 +14,24 @@
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
 import type { Pacing } from '../admission/pacing.js'
-import type { Clock, TimerHandle } from '../clock.js'
-import type { Lifecycle } from '../engine/lifecycle.js'
-import type { Outcomes } from '../engine/outcomes.js'
+import type { Clock, TimerHandle } from '../contracts/clock.js'
+import type { FailureExitReport } from '../contracts/failures.js'
+import type { MessageMap } from '../contracts/message.js'
+import type { ResolvedLoopOptions } from '../contracts/options.js'
+import type { LoopSnapshot } from '../contracts/snapshot.js'
+import type { StopOptions } from '../contracts/stop.js'
 import { InvalidArgumentError } from '../errors.js'
-import type { FailureExitReport } from '../failure/failure-types.js'
 import type { Failures } from '../failure/failures.js'
+import type { LoopEmitter } from '../internal/loop-emitter.js'
 import * as check from '../internal/validate.js'
-import type { LoopEmitter } from '../loop/events.js'
-import type { ResolvedLoopOptions } from '../loop/options.js'
-import type { MessageMap } from '../message.js'
+import type { Lifecycle } from '../lifecycle/lifecycle.js'
+import type { Outcomes } from '../outcomes/outcomes.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
 import { HANDED_BACK } from '../pool/attempts.js'
 import type { WorkerPool } from '../pool/worker-pool.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
 import type { HandBack } from './hand-back.js'
 import type { Holder } from './holders.js'
-import type { LoopSnapshot } from './snapshot.js'
-
-/**
- * Options of `Loop.stop`.
- *
- * @group Shutdown
- */
-export interface StopOptions {
-  /**
-   * `true`: run every queued message first. `false`: cancel what is queued (outcome `cancelled`),
-   * abort running handlers' `signal`, and wait only for them to settle.
-   * @defaultValue true
-   */
-  readonly drain?: boolean
-  /**
-   * Drain by priority for at most this long (ms); then abort what still runs (its `ctx.signal`, its late
-   * effects fenced) and resolve with a snapshot of every unfinished message. With a deadline (or a
-   * `signal`), delayed messages not yet due go to the snapshot at once instead of being cancelled.
-   * @defaultValue Infinity (no deadline)
-   */
-  readonly deadlineMs?: number
-  /** Cuts the drain short when aborted, as the deadline does (e.g. a second SIGTERM). */
-  readonly signal?: AbortSignalLike
-}
 
 const STOP_KEYS = ['drain', 'deadlineMs', 'signal'] as const
 

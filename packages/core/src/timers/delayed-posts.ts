@@ -5,9 +5,9 @@
  * @module
  */
 import type { DeadlineScheduler } from '@flowing/watchdog'
+import type { Message, MessageMap, MessageType } from '../contracts/message.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import { Ring } from '../internal/ring.js'
-import type { Message, MessageMap, MessageType } from '../message.js'
 
 /** What the delayed store asks of the loop. */
 export interface DelayedHost {

@@ -1,5 +1,5 @@
 /**
- * The store-level contract every journal store passes (`Store` in `src/journal/store.ts` is the
+ * The store-level contract every journal store passes (`Store` in `src/contracts/store.ts` is the
  * spec): what a reopened store recovers after any sequence of batches — exactly what was committed,
  * in first-journaled order, expired keys left out — and that a batch that fails changes nothing.
  *

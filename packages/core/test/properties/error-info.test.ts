@@ -4,7 +4,8 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { classify, defaultClassify, type ErrorCause, type ErrorInfo, errorInfo } from '../../src/failure/classify.js'
+import type { ErrorCause, ErrorInfo } from '../../src/contracts/failures.js'
+import { classify, defaultClassify, errorInfo } from '../../src/failure/classify.js'
 import { describeValue, type Message, type MessageMap } from '../../src/index.js'
 import { HOSTILE_CASES, hostileOrAnything, hostileValue } from '../hostile.js'
 

@@ -8,7 +8,7 @@
  * a Proxy it generated itself.
  */
 import fc from 'fast-check'
-import { LOOP_OPTION_KEYS } from '../../src/loop/options.js'
+import { LOOP_OPTION_KEYS } from '../../src/options/resolve.js'
 import { hostileOrAnything, revokedProxy, type Thrown, throwingProxy } from '../hostile.js'
 
 /** The entry points that take options. */

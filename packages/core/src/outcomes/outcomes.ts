@@ -19,22 +19,26 @@
  *
  * @module
  */
-import type { DeadLetter, DeadLetterStore } from '../failure/dead-letters.js'
+
+import type { DropReason } from '../contracts/events.js'
+import type { DeadLetter } from '../contracts/failures.js'
+import type { Message, MessageMap } from '../contracts/message.js'
+import type { FinishedSummary, MessageLogger, Outcome } from '../contracts/outcomes.js'
+import type { SnapshotState } from '../contracts/snapshot.js'
+import type { DeadLetterStore } from '../failure/dead-letters.js'
 import type { Trace, Traces } from '../failure/trace.js'
 import { NO_HEADERS } from '../headers.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
+import { type LoopEmitter, rethrowLater } from '../internal/loop-emitter.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import type { Journal } from '../journal/journal.js'
 import { fieldsOf } from '../journal/records.js'
-import { type DropReason, type LoopEmitter, rethrowLater } from '../loop/events.js'
-import type { Message, MessageMap } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
+import type { Requests } from '../requests/requests.js'
 import type { HandBack } from '../shutdown/hand-back.js'
-import type { SnapshotState } from '../shutdown/snapshot.js'
-import { type FinishedSummary, logLine, type MessageLogger, type Outcome, summarize } from './finished.js'
-import type { Requests } from './requests.js'
+import { logLine, summarize } from './finished.js'
 
 // The per-message log's message.
 const FINISHED = 'message finished'

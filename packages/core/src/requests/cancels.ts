@@ -14,15 +14,16 @@
  *
  * @module
  */
+
+import type { MessageMap } from '../contracts/message.js'
 import { MessageCancelledError } from '../errors.js'
 import type { Circuits } from '../failure/circuits.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { RateLimits } from '../limits/rate-limits.js'
-import type { MessageMap } from '../message.js'
+import type { Outcomes } from '../outcomes/outcomes.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
-import type { Outcomes } from './outcomes.js'
 
 /** What a cancel touches. */
 export interface CancelParts<M extends MessageMap> {

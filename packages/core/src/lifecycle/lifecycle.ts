@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { LoopState } from '../loop/events.js'
+import type { LoopState } from '../contracts/events.js'
 
 /** The run phases: the public states plus `cut` (a stop's deadline passed). */
 type Phase = LoopState | 'cut'

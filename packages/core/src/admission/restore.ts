@@ -6,23 +6,24 @@
  * @module
  */
 
-import type { Admission } from '../admission/admission.js'
-import type { Clock } from '../clock.js'
+import type { Clock } from '../contracts/clock.js'
+import type { Message, MessageMap, PostOptions } from '../contracts/message.js'
+import type { ResolvedLoopOptions } from '../contracts/options.js'
+import type { LoopSnapshot, SnapshotMessage } from '../contracts/snapshot.js'
 import type { Registry } from '../dispatcher/registry.js'
 import { SnapshotError } from '../errors.js'
 import type { Failures } from '../failure/failures.js'
 import { NO_HEADERS } from '../headers.js'
 import type { LedgerSlot } from '../idempotency/ledger.js'
 import type { Envelope } from '../internal/envelope.js'
+import type { LoopEmitter } from '../internal/loop-emitter.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import { Journal } from '../journal/journal.js'
-import type { LoopEmitter } from '../loop/events.js'
-import type { ResolvedLoopOptions } from '../loop/options.js'
-import type { Message, MessageMap, PostOptions } from '../message.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
+import { checkFits, checkSnapshot } from '../shutdown/snapshot.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
-import { checkFits, checkSnapshot, type LoopSnapshot, type SnapshotMessage } from './snapshot.js'
+import type { Admission } from './admission.js'
 
 /** The stages a restore touches. */
 export interface RestoreParts<M extends MessageMap> {

@@ -9,13 +9,12 @@
  *
  * @module
  */
-import type { DeadLetter } from '../failure/dead-letters.js'
-import type { RetryOptions } from '../failure/retry-options.js'
-import type { AttemptRecord } from '../failure/trace.js'
-import type { LedgerEntry } from '../idempotency/store.js'
-import type { MessageHeaders, MessageKey } from '../message.js'
-import type { HistogramSnapshot } from '../metrics/histogram.js'
-import type { PriorityLevel } from '../priority.js'
+import type { AttemptRecord, DeadLetter } from './failures.js'
+import type { LedgerEntry } from './idempotency.js'
+import type { MessageHeaders, MessageKey } from './message.js'
+import type { HistogramSnapshot } from './metrics.js'
+import type { PriorityLevel } from './priority.js'
+import type { RetryOptions } from './retry.js'
 
 /**
  * Where a journaled message was at its last recorded transition: `queued` (ready, parked behind its

@@ -1,43 +1,30 @@
 /**
- * Loop options, their defaults and their validation.
+ * The loop's options as users write them ({@link LoopOptions}) and as the stages read them once
+ * defaults are applied ({@link ResolvedLoopOptions}): a contract leaf, validated elsewhere.
  *
  * @module
  */
+import type { WatermarkControllerOptions } from '@flowing/backpressure'
 import type { Rename } from '@flowing/errors'
-import { nanoid } from 'nanoid'
-import { type BackpressureOptions, checkBackpressure } from '../admission/pressure.js'
-import { type Clock, systemClock } from '../clock.js'
-import type { MessageLogger } from '../engine/finished.js'
-import { InvalidArgumentError } from '../errors.js'
-import type { AlertOptions } from '../failure/alerts.js'
-import { type CircuitBreakerOptions, type CircuitPolicy, checkCircuitOptions } from '../failure/circuits.js'
-import type { Classifier } from '../failure/classify.js'
-import type { DeadLetterSink } from '../failure/dead-letters.js'
-import type { FailureExitOptions, FailureLogger } from '../failure/failure-types.js'
-import { checkRetryOptions, mergeRetry, type RetryOptions } from '../failure/retry-policy.js'
-import type { IdempotencyOptions } from '../idempotency/ledger.js'
-import * as check from '../internal/validate.js'
-import type { Store } from '../journal/store.js'
-import {
-  FLOW_OPTION_KEYS,
-  type FlowControlOptions,
-  type ResolvedFlowOptions,
-  resolveFlowOptions,
-} from '../limits/flow-options.js'
-import type { OverflowPolicy } from '../message.js'
-import { type AutoscaleOptions, checkWorkers, type ResolvedAutoscale } from '../pool/autoscale-options.js'
-import { Priority, type PriorityLevel } from '../priority.js'
-import {
-  checkAlerts,
-  checkDeadLetters,
-  checkFailureExit,
-  checkIdempotency,
-  checkLogger,
-  checkMessageLog,
-  checkStore,
-  type ResolvedDeadLetters,
-} from './option-checks.js'
-import { checkStall, type StallOptions } from './stall-option.js'
+import type { Clock } from './clock.js'
+import type {
+  AlertOptions,
+  CircuitBreakerOptions,
+  CircuitPolicy,
+  Classifier,
+  DeadLetterSink,
+  FailureExitReport,
+  FailureLogger,
+} from './failures.js'
+import type { FlowControlOptions, ResolvedFlowOptions } from './flow.js'
+import type { IdempotencyOptions } from './idempotency.js'
+import type { OverflowPolicy } from './message.js'
+import type { MessageLogger } from './outcomes.js'
+import type { AutoscaleOptions, ResolvedAutoscale } from './pool.js'
+import type { PriorityLevel } from './priority.js'
+import type { RetryOptions } from './retry.js'
+import type { LoopSnapshot } from './snapshot.js'
+import type { Store } from './store.js'
 
 /** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. @group Loop */
 export interface LoopOptions extends FlowControlOptions {
@@ -289,153 +276,83 @@ export type ResolvedLoopOptions = Required<
     readonly logger: FailureLogger | false
   }
 
-/** Every option name `createLoop()` knows (unknown ones are refused). */
-export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
-  'capacity',
-  'workers',
-  'maxWaiting',
-  'backpressure',
-  'timeoutMs',
-  'maxZombies',
-  'timeoutBreaker',
-  'stall',
-  'graceMs',
-  'maxDelayed',
-  'overflow',
-  'agingMs',
-  'defaultPriority',
-  'maxHops',
-  'dispatchBudget',
-  'dispatchBudgetMs',
-  'clock',
-  'autoStart',
-  'queue',
-  'idPrefix',
-  'retry',
-  'classify',
-  'circuitBreaker',
-  'deadLetters',
-  'alerts',
-  'logger',
-  'messageLog',
-  'random',
-  'traces',
-  'keepTraces',
-  'idempotency',
-  'failureExit',
-  'store',
-  ...FLOW_OPTION_KEYS,
-]
-
-/** The options that were renamed: the old names still work, with a `DeprecationWarning`. */
-const RENAMES: readonly Rename[] = [{ from: 'breaker', to: 'circuitBreaker', code: 'FLOWING_DEP_BREAKER' }]
-
-/** The overflow policies, for validation and docs. @group Messages */
-export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ['reject', 'drop-new', 'drop-oldest-lowest', 'wait']
+/**
+ * Options of the loop's `backpressure`: the controller's marks, dwell, retry hint bound and breaker
+ * (see `@flowing/backpressure`), plus the shed threshold.
+ *
+ * @remarks The loop supplies the controller's clock and transition callback, so `now` and
+ * `onTransition` are refused with an `InvalidArgumentError` rather than silently replaced: the time is
+ * the loop's `clock` option, and each transition is the loop's `backpressure` event
+ * (`loop.events.on('backpressure', (t) => …)`, where a throwing listener cannot disturb the others).
+ *
+ * @group Backpressure
+ */
+export interface BackpressureOptions extends Omit<WatermarkControllerOptions, 'now' | 'onTransition'> {
+  /**
+   * At level `shed`, posts with a priority number above this (less urgent) are refused.
+   * @defaultValue `Priority.high` (2): critical and high pass, normal and below are shed
+   */
+  readonly shedAbove?: PriorityLevel
+}
 
 /**
- * Validates `options` and applies defaults.
- * @throws InvalidArgumentError naming the first bad option
+ * Settings of the loop's stall detector (`@flowing/watchdog`'s `StallDetector`).
+ *
+ * @remarks The loop supplies the detector's `timers` (its `clock` option), `busy` (work is queued),
+ * `describeRunning` (its running attempts) and `onStall` (its `stall` event: listen with
+ * `loop.events.on('stall', (report) => …)`). Giving any of them is refused with an
+ * `InvalidArgumentError` rather than silently replaced.
+ *
+ * @group Timeouts and stalls
  */
-export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOptions {
-  const o = options === undefined ? {} : check.renamed('options', check.snapshotOptions('options', options), RENAMES)
-  check.knownKeys('options', o, LOOP_OPTION_KEYS)
-  // A throwing getter or Proxy trap nested in an option group becomes an InvalidArgumentError naming it.
-  const pick = <T>(key: keyof LoopOptions, fallback: T, validate: (name: string, v: unknown) => T): T =>
-    o[key] === undefined ? fallback : check.readably(`options.${key}`, () => validate(`options.${key}`, o[key]), o[key])
-  const resolved: ResolvedLoopOptions = {
-    capacity: pick('capacity', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
-    ...workerOptions(pick('workers', 8 as number | ResolvedAutoscale, checkWorkers)),
-    maxWaiting: pick('maxWaiting', 10_000, (n, v) => check.positiveInteger(n, v, 2 ** 30)),
-    maxDelayed: pick('maxDelayed', 1_000_000, (n, v) => check.positiveInteger(n, v, 16_000_000)),
-    timeoutMs: pick('timeoutMs', Number.POSITIVE_INFINITY, checkTimeoutMs),
-    graceMs: pick('graceMs', 5000, (n, v) => check.nonNegativeNumber(n, v, true)),
-    timeoutBreaker: pick('timeoutBreaker', {} as LoopOptions['timeoutBreaker'] & {}, checkTimeoutBreaker),
-    maxZombies: pick('maxZombies', -1, check.nonNegativeInteger), // -1: resolved to `workers` below
-    stall: pick('stall', false as boolean | StallOptions, checkStall),
-    backpressure: pick('backpressure', false as boolean | BackpressureOptions, checkBackpressure),
-    overflow: pick('overflow', 'reject' as OverflowPolicy, (n, v) => check.oneOf(n, v, OVERFLOW_POLICIES)),
-    agingMs: pick('agingMs', 1000, (n, v) => check.nonNegativeNumber(n, v, true)),
-    defaultPriority: pick(
-      'defaultPriority',
-      Priority.normal as PriorityLevel,
-      (n, v) => check.priority(n, v) as PriorityLevel,
-    ),
-    maxHops: pick('maxHops', 16, check.nonNegativeInteger),
-    dispatchBudget: pick('dispatchBudget', 1024, (n, v) => check.positiveInteger(n, v)),
-    dispatchBudgetMs: pick('dispatchBudgetMs', 10, (n, v) => check.nonNegativeNumber(n, v, true)),
-    clock: pick('clock', systemClock, checkClock),
-    autoStart: pick('autoStart', o['store'] === undefined, check.boolean),
-    queue: pick('queue', 'levels' as const, (n, v) => check.oneOf(n, v, ['levels', 'heap'] as const)),
-    idPrefix: pick('idPrefix', nanoid(10), checkIdPrefix),
-    retry: pick('retry', {} as RetryOptions, (n, v) => {
-      const retry = checkRetryOptions(n, v)
-      mergeRetry(n, retry) // capMs ≥ baseMs once defaults fill the gaps
-      return retry
-    }),
-    classify: pick('classify', undefined as Classifier | undefined, (n, v) => check.fn(n, v) as Classifier),
-    circuitBreaker: pick('circuitBreaker', false as CircuitPolicy | false, checkCircuitOptions),
-    deadLetters: pick('deadLetters', { maxSize: 10_000, sink: undefined }, checkDeadLetters),
-    alerts: pick('alerts', {} as AlertOptions, checkAlerts),
-    logger: pick('logger', console as FailureLogger | false, checkLogger),
-    messageLog: pick('messageLog', false as MessageLogger | false, checkMessageLog),
-    random: pick('random', Math.random, (n, v) => check.fn(n, v) as () => number),
-    traces: pick('traces', 'failures' as const, (n, v) => check.oneOf(n, v, ['failures', 'all'] as const)),
-    keepTraces: pick('keepTraces', 1000, check.nonNegativeInteger),
-    idempotency: pick('idempotency', undefined as IdempotencyOptions | undefined, checkIdempotency),
-    failureExit: pick('failureExit', false as false | FailureExitOptions, checkFailureExit),
-    store: pick('store', undefined as Store | undefined, checkStore),
-    ...resolveFlowOptions(pick),
-  }
-  return withStore(
-    {
-      ...resolved,
-      maxZombies: resolved.maxZombies >= 0 ? resolved.maxZombies : (resolved.autoscale?.max ?? resolved.workers),
-    },
-    o,
-  )
+export interface StallOptions {
+  /**
+   * Period of the check (ms, > 0).
+   * @defaultValue 100
+   */
+  readonly intervalMs?: number
+  /**
+   * A check running this much later than planned reports `blocked` (ms, > 0).
+   * @defaultValue 200
+   */
+  readonly blockedMs?: number
+  /**
+   * No handler finishing for this long while work waits reports `no-progress` (ms, > 0).
+   * @defaultValue 30_000
+   */
+  readonly noProgressMs?: number
 }
 
-// A loop with a journal starts when told; a fixed id prefix gets a per-process suffix (ids never repeat).
-function withStore(r: ResolvedLoopOptions, o: Readonly<Record<string, unknown>>): ResolvedLoopOptions {
-  if (r.store === undefined) return r
-  const rule = 'false or absent with a `store` (start() recovers the journal first)'
-  if (o['autoStart'] === true) throw new InvalidArgumentError('options.autoStart', rule, true)
-  return o['idPrefix'] === undefined ? r : { ...r, idPrefix: `${r.idPrefix}.${nanoid(6)}` }
+/** The `deadLetters` option with its default size. */
+export interface ResolvedDeadLetters {
+  readonly maxSize: number
+  readonly sink: DeadLetterSink | undefined
 }
+/**
+ * Options of the `failureExit` loop option: the loop's failure exit.
+ *
+ * @group Failure handling
+ * @category Failure exit
+ */
 
-function workerOptions(w: number | ResolvedAutoscale): { workers: number; autoscale: ResolvedAutoscale | undefined } {
-  return typeof w === 'number' ? { workers: w, autoscale: undefined } : { workers: w.initial, autoscale: w }
-}
-
-function checkTimeoutMs(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value > 0)) {
-    throw new InvalidArgumentError(name, 'a positive number of ms or Infinity', value)
-  }
-  return value
-}
-
-function checkTimeoutBreaker(name: string, value: unknown): Exclude<LoopOptions['timeoutBreaker'], undefined> {
-  if (value === false) return false
-  check.knownKeys(name, check.plainObject(name, value), ['threshold', 'cooldownMs'])
-  const b = value as { readonly threshold?: unknown; readonly cooldownMs?: unknown }
-  if (b.threshold !== undefined) check.positiveInteger(`${name}.threshold`, b.threshold)
-  if (b.cooldownMs !== undefined) check.nonNegativeNumber(`${name}.cooldownMs`, b.cooldownMs, false)
-  return value as Exclude<LoopOptions['timeoutBreaker'], undefined>
-}
-
-function checkIdPrefix(name: string, value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0) throw new InvalidArgumentError(name, 'a non-empty string', value)
-  return value
-}
-
-function checkClock(name: string, value: unknown): Clock {
-  const c = check.plainObject(name, value)
-  for (const fn of ['now', 'setTimeout', 'clearTimeout', 'setImmediate']) {
-    if (typeof c[fn] !== 'function') throw new InvalidArgumentError(`${name}.${fn}`, 'a function', c[fn])
-  }
-  if (c['wallNow'] !== undefined && typeof c['wallNow'] !== 'function') {
-    throw new InvalidArgumentError(`${name}.wallNow`, 'a function (or absent)', c['wallNow'])
-  }
-  return value as Clock
+export interface FailureExitOptions {
+  /** Failed attempts / ended attempts in the window at or above which the loop stops, in (0, 1]. */
+  readonly failureRate: number
+  /**
+   * The window (ms).
+   * @defaultValue 10_000
+   */
+  readonly windowMs?: number
+  /**
+   * Attempts that must have ended in the window before the rate counts.
+   * @defaultValue 20
+   */
+  readonly minVolume?: number
+  /**
+   * The stop's deadline (ms): running handlers get this long, then everything left is handed back.
+   * @defaultValue 0
+   */
+  readonly deadlineMs?: number
+  /** Receives the shutdown snapshot (write it somewhere durable; `loop.restore()` it after the fix). */
+  readonly onSnapshot?: (snapshot: LoopSnapshot, report: FailureExitReport) => unknown
 }

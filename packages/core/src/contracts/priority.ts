@@ -12,6 +12,7 @@
  * @category Priority
  */
 export const MIN_PRIORITY = 0
+
 /**
  * The least urgent priority accepted.
  *

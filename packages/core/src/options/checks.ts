@@ -5,20 +5,14 @@
  *
  * @module
  */
-import type { MessageLogger } from '../engine/finished.js'
-import { InvalidArgumentError } from '../errors.js'
-import type { AlertOptions } from '../failure/alerts.js'
-import type { DeadLetterSink } from '../failure/dead-letters.js'
-import type { FailureExitOptions, FailureLogger } from '../failure/failure-types.js'
-import type { IdempotencyOptions } from '../idempotency/ledger.js'
-import * as check from '../internal/validate.js'
-import type { Store } from '../journal/store.js'
 
-/** The `deadLetters` option with its default size. */
-export interface ResolvedDeadLetters {
-  readonly maxSize: number
-  readonly sink: DeadLetterSink | undefined
-}
+import type { AlertOptions, DeadLetterSink, FailureLogger } from '../contracts/failures.js'
+import type { IdempotencyOptions } from '../contracts/idempotency.js'
+import type { FailureExitOptions, ResolvedDeadLetters } from '../contracts/options.js'
+import type { MessageLogger } from '../contracts/outcomes.js'
+import type { Store } from '../contracts/store.js'
+import { InvalidArgumentError } from '../errors.js'
+import * as check from '../internal/validate.js'
 
 /** Validates the `logger` option. */
 export function checkLogger(name: string, value: unknown): FailureLogger | false {

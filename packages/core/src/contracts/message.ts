@@ -5,8 +5,8 @@
  * @module
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
-import type { RetryOptions } from './failure/retry-options.js'
 import type { PriorityLevel } from './priority.js'
+import type { RetryOptions } from './retry.js'
 
 /**
  * The user-declared map from message type to payload type. Declare an interface and pass it to

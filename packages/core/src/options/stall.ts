@@ -4,36 +4,9 @@
  *
  * @module
  */
+import type { StallOptions } from '../contracts/options.js'
 import { InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
-
-/**
- * Settings of the loop's stall detector (`@flowing/watchdog`'s `StallDetector`).
- *
- * @remarks The loop supplies the detector's `timers` (its `clock` option), `busy` (work is queued),
- * `describeRunning` (its running attempts) and `onStall` (its `stall` event: listen with
- * `loop.events.on('stall', (report) => …)`). Giving any of them is refused with an
- * `InvalidArgumentError` rather than silently replaced.
- *
- * @group Timeouts and stalls
- */
-export interface StallOptions {
-  /**
-   * Period of the check (ms, > 0).
-   * @defaultValue 100
-   */
-  readonly intervalMs?: number
-  /**
-   * A check running this much later than planned reports `blocked` (ms, > 0).
-   * @defaultValue 200
-   */
-  readonly blockedMs?: number
-  /**
-   * No handler finishing for this long while work waits reports `no-progress` (ms, > 0).
-   * @defaultValue 30_000
-   */
-  readonly noProgressMs?: number
-}
 
 // The detector's options the loop supplies itself, and where a user finds them instead.
 const SUPPLIED: Readonly<Record<string, string>> = {

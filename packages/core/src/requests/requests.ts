@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Clock, TimerHandle } from '../clock.js'
+import type { Clock, TimerHandle } from '../contracts/clock.js'
 import { RequestFailedError, type RequestOutcome } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 
