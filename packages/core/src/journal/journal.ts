@@ -92,6 +92,11 @@ export class Journal<M extends MessageMap> {
     this.#rows = new Rows(parts)
   }
 
+  /** Where the commit loop is (see phase.ts): read-only, for the loop's diagnostics and tests. */
+  get phase(): JournalPhase {
+    return this.#phase
+  }
+
   /** Why new posts are refused now (the last commit failed), if they are. */
   get failure(): StoreError | undefined {
     return this.#failure
@@ -224,17 +229,22 @@ export class Journal<M extends MessageMap> {
     this.#enter(commitsIn(this.#phase) ? 'closing-commit' : 'closing')
     clearTimer(this.#p.clock, this.#retryTimer)
     this.#retryTimer = undefined
-    for (let tries = 0; tries < 2; tries++) {
+    // Each pass commits what is left now (not at the next turn: a stop on a virtual clock needs no one to
+    // drive it). A failed pass is reported as `store-error`; after two the store is closed with the batch
+    // unwritten. A commit that began meanwhile (a change made while closing) is awaited too: the store is
+    // never closed under a commit.
+    let failures = 0
+    while (failures < 2) {
       const done = this.flushed()
-      this.#flush() // now, not at the next turn: a stop on a virtual clock needs no one to drive it
+      this.#flush()
       try {
         await done
-        break
+        if (!commitsIn(this.#phase) && !this.#changes.any) break
       } catch {
-        // reported as `store-error`; one more try, then the store is closed with the batch unwritten
+        failures++
       }
     }
-    this.#enter('closed') // a commit that began meanwhile may still answer: it changes nothing here
+    this.#enter('closed')
     try {
       await this.store.close()
     } catch (error) {

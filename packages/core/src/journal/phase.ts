@@ -13,12 +13,12 @@
  *
  *   close():  idle · scheduled · backing-off ─▶ closing        committing ─▶ closing-commit
  *             closing ─(changes left)─▶ closing-commit ─(answered, either way)─▶ closing
- *             closing · closing-commit ─▶ closed   (the store is being closed: nothing more is written)
+ *             closing ─▶ closed   (nothing in flight, nothing left or two failures: the store is closed)
  * ```
  *
- * A commit is in flight in `committing` and `closing-commit` (and perhaps in `closed`, when `close()`
- * stopped waiting for a commit that began after the batches it waits for). While closing, what is left
- * commits at once and a failure is not retried.
+ * A commit is in flight in `committing` and `closing-commit`, never in another phase. While closing,
+ * what is left commits at once, a failure is not retried (`close()` makes a second pass, then gives
+ * up), and the store is closed only once no commit is in flight.
  *
  * @module
  */
@@ -34,7 +34,7 @@ const NEXT: { readonly [P in JournalPhase]: readonly JournalPhase[] } = {
   committing: ['idle', 'backing-off', 'closing-commit'],
   'backing-off': ['committing', 'idle', 'closing'],
   closing: ['closing-commit', 'closed'],
-  'closing-commit': ['closing', 'closed'],
+  'closing-commit': ['closing'],
   closed: [],
 }
 
