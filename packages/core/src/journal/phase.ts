@@ -7,7 +7,7 @@
  *            change                next turn (a small batch gathers ≤ 16 turns, ≤ 2 ms)
  *   idle ─────────────▶ scheduled ─────────────────────────────────────▶ committing
  *    ▲                                                                     │    │
- *    └──────────── the commit answered (new changes: idle ─▶ scheduled) ───┘    │ failed
+ *    └───────────────────── committed (new changes: idle ─▶ scheduled) ────┘    │ failed
  *                                                                               ▼
  *                       committing ◀──── retry timer (50 ms, doubling to 5 s) ── backing-off
  *
