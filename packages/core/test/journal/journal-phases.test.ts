@@ -114,7 +114,7 @@ function rig() {
     if (dueAt === undefined) journal.touch(m)
     else journal.timed(m, dueAt)
   }
-  return { clock, store, journal, reported, accept, move, turn: () => clock.advance(0) }
+  return { clock, store, journal, events, reported, accept, move, turn: () => clock.advance(0) }
 }
 
 describe('Journal', () => {
@@ -163,6 +163,20 @@ describe('Journal', () => {
       accept()
       await clock.advance(1_000)
       expect(store.calls.slice(-2).map((c) => c.at)).toEqual([20_000, 20_050])
+    })
+
+    it('holds the back-off for a change a store-error listener makes, even after a full batch failed', async () => {
+      const { clock, store, journal, events, accept, turn } = rig()
+      store.failures = 1
+      events.once('store-error', () => accept())
+      for (let i = 0; i < 256; i++) accept() // a full batch: given back, it commits without gathering
+      await turn()
+      expect(journal.phase).toBe('backing-off')
+      await clock.advance(50)
+      expect(store.calls.map((c) => [c.at, c.batch?.messages.length])).toEqual([
+        [0, 256],
+        [50, 257],
+      ])
     })
 
     it('close() while committing waits for the answer, commits what changed meanwhile at once, then closes', async () => {
