@@ -20,7 +20,8 @@
 
 export type { PressureLevel, PressureTransition, WatermarkStats } from '@flowing/backpressure'
 export { type AbortSignalLike, FencedError, HandlerTimeoutError, type MinimalAbortSignal } from '@flowing/watchdog'
-export type { BackpressureOptions } from './admission/pressure.js'
+export { type BackpressureOptions, refusedPressure } from './admission/pressure.js'
+export { type RefusalStatus, refusalStatusOf } from './admission/refusal.js'
 export { stampHeaders } from './admission/stamping.js'
 export { type Clock, systemClock, type TimerHandle, VirtualClock, wallNow } from './clock.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
@@ -74,8 +75,10 @@ export {
   type ErrorCause,
   type ErrorClass,
   type ErrorInfo,
+  errorInfo,
   errorSignature,
 } from './failure/classify.js'
+export { type DeadLetterSubject, deadLetterOf } from './failure/dead-letter-of.js'
 export {
   type DeadLetter,
   type DeadLetterFilter,
