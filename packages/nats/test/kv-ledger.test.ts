@@ -1,9 +1,8 @@
 import type { LedgerEntry } from '@flowing/core'
 import { FlowingError } from '@flowing/errors'
 import { type KV, Kvm } from '@nats-io/kv'
-import { connect, type NatsConnection } from '@nats-io/transport-node'
 import fc from 'fast-check'
-import { afterAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import {
   CLAIM_ATTEMPTS,
   KvIdempotencyStore,
@@ -11,23 +10,13 @@ import {
   LedgerEntryError,
   LedgerFencedError,
 } from '../src/index.js'
-import { describeNats, useNatsServer } from './server.js'
+import { describeNats, useConnections, useNatsServer } from './server.js'
 
 describeNats('KvIdempotencyStore', () => {
   const server = useNatsServer()
-  const connections: NatsConnection[] = []
-  let buckets = 0
-
-  afterAll(async () => {
-    await Promise.all(connections.map((nc) => nc.close()))
-  })
-
   // A connection of its own: each store on one is another process, as far as NATS can tell.
-  async function connection(): Promise<NatsConnection> {
-    const nc = await connect({ servers: server().url })
-    connections.push(nc)
-    return nc
-  }
+  const connection = useConnections(server)
+  let buckets = 0
 
   // `count` stores on `count` connections sharing a fresh bucket, and the raw bucket to inspect it.
   async function processes(count: number, ttlMs = 60_000): Promise<{ stores: KvIdempotencyStore[]; kv: KV }> {

@@ -6,11 +6,10 @@
  */
 import { VirtualClock } from '@flowing/core'
 import { jetstreamManager } from '@nats-io/jetstream'
-import { connect } from '@nats-io/transport-node'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createNatsLoop, type NatsLoop, type NatsLoopOptions } from '../src/index.js'
-import { describeNats, useNatsServer } from './server.js'
-import { drive, driveUntil } from './virtual-time.js'
+import { describeNats, useConnections, useNatsServer } from './server.js'
+import { drive } from './virtual-time.js'
 
 interface Messages {
   job: { n: number }
@@ -21,6 +20,7 @@ const EPOCH = 1_000_000_000
 
 describeNats('NatsLoop on a virtual clock', () => {
   const server = useNatsServer()
+  const connection = useConnections(server)
   const open: { loop: NatsLoop<Messages>; clock: VirtualClock }[] = []
   let names = 0
   const make = async (o: Partial<NatsLoopOptions> = {}) => {
@@ -56,11 +56,9 @@ describeNats('NatsLoop on a virtual clock', () => {
       await clock.advance(59_999)
       await loop.start()
       // The mover hands it back for the 1 ms it still has to wait, again and again: virtual time stands.
-      const nc = await connect({ servers: server().url })
-      const jsm = await jetstreamManager(nc)
+      const jsm = await jetstreamManager(await connection())
       const looked = async () => (await jsm.consumers.info(`${name}-delayed`, `${name}-delays`)).delivered.consumer_seq
       while ((await looked()) < 3) await new Promise((resolve) => setTimeout(resolve, 5))
-      await nc.close()
       expect(loop.metrics().delayedMoved).toBe(0)
       expect(started).toEqual([])
       await clock.advance(1)
@@ -76,9 +74,7 @@ describeNats('NatsLoop on a virtual clock', () => {
       const { loop, clock, name } = await make({ loop: { retry: { maxAttempts: 1 }, logger: false } })
       await clock.advance(5_000)
       await loop.post('job', { n: 0 })
-      const nc = await connect({ servers: server().url })
-      const stored = await (await jetstreamManager(nc)).streams.getMessage(`${name}-work`, { seq: 1 })
-      await nc.close()
+      const stored = await (await jetstreamManager(await connection())).streams.getMessage(`${name}-work`, { seq: 1 })
       expect(stored?.header.get('Flowing-Posted-At')).toBe(String(EPOCH + 5_000))
       loop.on('job', () => {
         throw new Error('broken downstream')
