@@ -56,6 +56,11 @@ export class InvalidArgumentError extends FlowingError {
   declare readonly code: 'ERR_FLOWING_INVALID_ARGUMENT'
   /** The argument or option name, e.g. `capacity` or `options.priority`. */
   readonly argument: string
+  /**
+   * The rule it broke, as the message words it: what it must be, e.g. `a positive integer` — for code
+   * that re-reports the error under another name (read it here, never parse the message).
+   */
+  readonly rule: string
   /** The rejected value. */
   readonly value: unknown
 
@@ -74,6 +79,7 @@ export class InvalidArgumentError extends FlowingError {
       options !== undefined && 'cause' in options ? { cause: options.cause } : undefined,
     )
     this.argument = argument
+    this.rule = rule
     this.value = value
   }
 }

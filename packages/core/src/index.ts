@@ -20,6 +20,8 @@
 
 export type { PressureLevel, PressureTransition, WatermarkStats } from '@flowing/backpressure'
 export { type AbortSignalLike, FencedError, HandlerTimeoutError, type MinimalAbortSignal } from '@flowing/watchdog'
+export { refusedPressure } from './admission/pressure.js'
+export { type RefusalStatus, refusalStatusOf } from './admission/refusal.js'
 export { stampHeaders } from './admission/stamping.js'
 export { systemClock, VirtualClock, wallNow } from './clock.js'
 export type { Clock, TimerHandle } from './contracts/clock.js'
@@ -130,7 +132,8 @@ export {
   UnknownRouteError,
 } from './errors.js'
 export { DEFAULT_CIRCUIT } from './failure/circuits.js'
-export { defaultClassify, errorSignature } from './failure/classify.js'
+export { defaultClassify, errorInfo, errorSignature } from './failure/classify.js'
+export { type DeadLetterSubject, deadLetterOf } from './failure/dead-letter-of.js'
 export { type DeadLetterFilter, DeadLetterStore, type Replayer, type ReplayReport } from './failure/dead-letters.js'
 export { backoff, DEFAULT_RETRY, type RetryPolicy } from './failure/retry-policy.js'
 export { MAX_TRANSITIONS, type MessageState, type MessageTrace, type Transition } from './failure/trace.js'

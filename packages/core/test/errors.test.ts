@@ -45,6 +45,12 @@ describe('FlowingError subclasses', () => {
     expect(e.value).toBe(0)
   })
 
+  it('carry the rule as a field, for code that re-reports the error under another name', () => {
+    const e = new InvalidArgumentError('options.ttlMs', 'a positive integer (ms)', -1, { hint: 'say so' })
+    expect(e.rule).toBe('a positive integer (ms)')
+    expect(e.message).toBe('Expected `options.ttlMs` to be a positive integer (ms), got `-1` (number); say so')
+  })
+
   it('list what is registered when a type or route is unknown', () => {
     expect(new UnknownMessageTypeError('ordr.paid', ['order.paid']).message).toBe(
       'No handler registered for message type `"ordr.paid"` (string); registered types: `order.paid`',

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DeadLetter, DeadLetterFilter } from '@flowing/core'
+import { type Clock, type DeadLetter, type DeadLetterFilter, wallNow } from '@flowing/core'
 import type { JetStreamManager } from '@nats-io/jetstream'
 import type { Wire } from './internal/codec.js'
 import { partitionOf } from './internal/partition.js'
@@ -47,13 +47,15 @@ const encoder = new TextEncoder()
  * @group Dead letters
  */
 export class NatsDeadLetters {
+  readonly #clock: Clock
   readonly #jsm: JetStreamManager
   readonly #topology: Topology
   readonly #publisher: Publisher
   readonly #partitions: number
 
   /** @internal */
-  constructor(jsm: JetStreamManager, topology: Topology, publisher: Publisher, partitions: number) {
+  constructor(clock: Clock, jsm: JetStreamManager, topology: Topology, publisher: Publisher, partitions: number) {
+    this.#clock = clock
     this.#jsm = jsm
     this.#topology = topology
     this.#publisher = publisher
@@ -87,7 +89,7 @@ export class NatsDeadLetters {
     for (const { letter, wire } of await this.#read(filter)) {
       // A deterministic id: two replays of one letter at once (two processes) store one message.
       const id = `${letter.id}~${letter.seq}`
-      const again: Wire = { ...wire, id, postedAtEpochMs: Date.now(), dueAtEpochMs: undefined }
+      const again: Wire = { ...wire, id, postedAtEpochMs: wallNow(this.#clock), dueAtEpochMs: undefined }
       try {
         await this.#publisher.publish(this.#topology.subject(partitionOf(wire.key, id, this.#partitions)), again, id)
         await this.#jsm.streams.deleteMessage(this.#topology.dead, letter.seq, false)

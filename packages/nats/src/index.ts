@@ -21,16 +21,18 @@
  * @module @flowing/nats
  */
 export { NatsDeadLetters, type NatsReplayReport, type StoredDeadLetter } from './dead-letters.js'
-export { DeliveryError, PublishError, TopologyError } from './errors.js'
+export {
+  DeliveryError,
+  DeliveryLimitError,
+  LedgerContendedError,
+  LedgerEntryError,
+  LedgerFencedError,
+  PublishError,
+  TopologyError,
+} from './errors.js'
 export type { NatsPostOptions } from './internal/post-input.js'
 export type { StreamBackpressureOptions } from './internal/stream-pressure.js'
-export {
-  CLAIM_ATTEMPTS,
-  KvIdempotencyStore,
-  type KvIdempotencyStoreOptions,
-  LedgerContendedError,
-  LedgerFencedError,
-} from './kv-ledger.js'
+export { CLAIM_ATTEMPTS, KvIdempotencyStore, type KvIdempotencyStoreOptions } from './kv-ledger.js'
 export { createNatsLoop, NatsLoop } from './nats-loop.js'
 export type { NatsLoopOptions } from './options.js'
 export type { NatsMetrics, NatsPostResult, NatsStopOptions, NatsStopReport } from './types.js'

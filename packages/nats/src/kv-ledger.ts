@@ -6,76 +6,10 @@
  * @module
  */
 import { type IdempotencyStore, InvalidArgumentError, type LedgerEntry, type LedgerState } from '@flowing/core'
-import { FlowingError } from '@flowing/errors'
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream'
 import { type KV, type KvEntry, Kvm } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
-
-/**
- * A write of {@link KvIdempotencyStore} found the key rewritten by someone else since this store last
- * wrote it: another process took the key over (a redelivery of its message after this one was
- * presumed dead). The store has forgotten the key; nothing was written.
- *
- * @example
- * ```
- * Idempotency key `order-42` in NATS KV bucket `orders-ledger` was taken over by another process (the revision this store wrote, 7, is no longer the latest): this write is fenced off
- * ```
- *
- * @group Errors
- */
-export class LedgerFencedError extends FlowingError {
-  /** Stable machine-readable code. */
-  declare readonly code: 'ERR_FLOWING_LEDGER_FENCED'
-  /** The idempotency key whose write was refused. */
-  readonly key: string
-  /** The KV bucket. */
-  readonly bucket: string
-
-  /**
-   * @param key - the idempotency key
-   * @param bucket - the KV bucket
-   * @param revision - the revision this store last wrote, or undefined when it never held the key
-   * @param options - `cause`: the JetStream error of the refused compare-and-set
-   */
-  constructor(key: string, bucket: string, revision: number | undefined, options?: ErrorOptions) {
-    const why =
-      revision === undefined
-        ? 'this store does not hold it (never claimed, already finished, or forgotten)'
-        : `was taken over by another process (the revision this store wrote, ${revision}, is no longer the latest)`
-    super(
-      'ERR_FLOWING_LEDGER_FENCED',
-      `Idempotency key \`${key}\` in NATS KV bucket \`${bucket}\` ${why}: this write is fenced off`,
-      options,
-    )
-    this.key = key
-    this.bucket = bucket
-  }
-}
-
-/**
- * {@link KvIdempotencyStore.claim} lost the compare-and-set race for a key {@link CLAIM_ATTEMPTS}
- * times in a row (others kept rewriting it): the claim is given up rather than spun on.
- *
- * @group Errors
- */
-export class LedgerContendedError extends FlowingError {
-  /** Stable machine-readable code. */
-  declare readonly code: 'ERR_FLOWING_LEDGER_CONTENDED'
-  /** The idempotency key. */
-  readonly key: string
-
-  /**
-   * @param key - the idempotency key
-   * @param bucket - the KV bucket
-   */
-  constructor(key: string, bucket: string) {
-    super(
-      'ERR_FLOWING_LEDGER_CONTENDED',
-      `Claiming idempotency key \`${key}\` in NATS KV bucket \`${bucket}\` lost the compare-and-set race ${CLAIM_ATTEMPTS} times in a row: others keep rewriting it`,
-    )
-    this.key = key
-  }
-}
+import { LedgerContendedError, LedgerEntryError, LedgerFencedError } from './errors.js'
 
 /**
  * How many create/update rounds a claim makes before a {@link LedgerContendedError}.
@@ -309,7 +243,7 @@ export class KvIdempotencyStore implements IdempotencyStore {
       if (await this.#take(key, owner, kept, found.revision))
         return stored.state === 'failed' ? undefined : toEntry(stored)
     }
-    throw new LedgerContendedError(key, this.bucket)
+    throw new LedgerContendedError(key, this.bucket, CLAIM_ATTEMPTS)
   }
 
   // What a claim answers for an existing entry, or `take` when it takes the key (see `claim`).
@@ -388,9 +322,7 @@ function decode(entry: KvEntry): Stored {
   try {
     return entry.json<Stored>()
   } catch (error) {
-    throw new Error(`NATS KV bucket \`${entry.bucket}\` holds no ledger entry under \`${entry.key}\``, {
-      cause: error,
-    })
+    throw new LedgerEntryError(entry.key, entry.bucket, error)
   }
 }
 

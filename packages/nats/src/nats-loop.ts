@@ -7,7 +7,7 @@
  * @module
  */
 import {
-  BackpressureError,
+  type Clock,
   createLoop,
   DuplicateMessageError,
   type Handler,
@@ -26,9 +26,10 @@ import {
   NO_HEADERS,
   type PostOptions,
   type PriorityLevel,
-  QueueFullError,
   type RegisterOptions,
+  refusalStatusOf,
   stampHeaders,
+  wallNow,
 } from '@flowing/core'
 import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
@@ -42,6 +43,7 @@ import { checkDelay, checkPost, type NatsPostOptions } from './internal/post-inp
 import { Ids, Publisher } from './internal/publisher.js'
 import { Runner } from './internal/runner.js'
 import { StreamPressure } from './internal/stream-pressure.js'
+import { pause } from './internal/timers.js'
 import { Topology } from './internal/topology.js'
 import { KvIdempotencyStore } from './kv-ledger.js'
 import { type NatsLoopOptions, type ResolvedNatsOptions, resolveOptions } from './options.js'
@@ -93,8 +95,7 @@ async function openLedger(nc: NatsConnection, bucket: string, ttlMs: number): Pr
     return await KvIdempotencyStore.open(nc, { bucket, ttlMs })
   } catch (error) {
     if (!(error instanceof InvalidArgumentError) || error.argument !== 'options.ttlMs') throw error
-    const rule = error.message.replace(/^Expected `options\.ttlMs` to be (.*), got .*$/s, '$1')
-    throw new InvalidArgumentError('options.idempotency.ttlMs', rule, ttlMs, { cause: error })
+    throw new InvalidArgumentError('options.idempotency.ttlMs', error.rule, error.value, { cause: error })
   }
 }
 
@@ -141,15 +142,17 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     this.#publisher = new Publisher(js, o.maxMessages)
     this.local = createLoop<M>({
       ...o.loop,
+      clock: o.clock,
       workers: o.workers,
       capacity: Math.max(2 * o.partitions, 64),
       autoStart: false,
       ...(ledger === undefined ? {} : { idempotency: { store: ledger, ttlMs: o.idempotencyTtlMs ?? 0 } }),
     })
-    this.deadLetters = new NatsDeadLetters(jsm, topology, this.#publisher, o.partitions)
-    this.#deliveries = new Deliveries(o.leaseMs, (d) => d.release())
+    this.deadLetters = new NatsDeadLetters(o.clock, jsm, topology, this.#publisher, o.partitions)
+    this.#deliveries = new Deliveries(o.clock, o.leaseMs, (d) => d.release())
     this.#runner = new Runner<M>({
       local: this.local,
+      clock: o.clock,
       js,
       jsm,
       topology,
@@ -160,17 +163,17 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       deadLetters: this.deadLetters,
       report: o.onError,
     })
-    this.#delays = new DelayMover(js, topology, this.#publisher, o.partitions)
+    this.#delays = new DelayMover(o.clock, js, topology, this.#publisher, o.partitions)
     this.#followUp = (parent, id, type, payload, options) => {
       const wire = this.#wire(id ?? this.#ids.next(), type, payload, options, parent)
       const stored = this.#publish(wire, undefined, false)
       stored.catch(() => {}) // the parent's settlement awaits it (and hands the parent back if it fails)
-      return { stored, message: messageOf<Record<string, unknown>, string>(wire) }
+      return { stored, message: messageOf<Record<string, unknown>, string>(wire, o.clock) }
     }
     this.#pressure =
       o.backpressure === undefined
         ? undefined
-        : new StreamPressure(jsm, topology.work, o.maxMessages, o.backpressure, (t) =>
+        : new StreamPressure(o.clock, jsm, topology.work, o.maxMessages, o.backpressure, (t) =>
             this.local.events.emit('backpressure', t),
           )
     this.#pressure?.start()
@@ -236,7 +239,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     this.#pressure?.admit(type, options?.priority ?? 5)
     const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
     await this.#publish(wire, undefined, true)
-    return messageOf<M, T>(wire)
+    return messageOf<M, T>(wire, this.#p.options.clock)
   }
 
   /** As {@link NatsLoop.post}, but resolves with a refusal instead of rejecting for a full stream, a duplicate or a stop. */
@@ -248,19 +251,15 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     try {
       return { ok: true, status: 'queued', message: await this.post(type, payload, options) }
     } catch (error) {
-      if (error instanceof QueueFullError) return { ok: false, status: 'full', error }
-      if (error instanceof DuplicateMessageError) return { ok: false, status: 'duplicate', error }
-      if (error instanceof LoopStoppedError) return { ok: false, status: 'stopped', error }
-      if (error instanceof BackpressureError) {
-        return { ok: false, status: error.pressure.cause === 'shed' ? 'shed' : 'reject', error }
-      }
-      throw error
+      const status = refusalStatusOf(error)
+      if (status === undefined) throw error
+      return { ok: false, status, error: error as Error }
     }
   }
 
   /**
-   * Publishes a message that enters its partition `delayMs` from now (never earlier, by the wall clock
-   * of the process that moves it); resolves once the delayed stream stored it.
+   * Publishes a message that enters its partition `delayMs` from now (never earlier, by the wall-clock
+   * time of the `clock` of the process that moves it); resolves once the delayed stream stored it.
    */
   async postDelayed<T extends MessageType<M>>(
     type: T,
@@ -272,13 +271,14 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     const delay = checkDelay(delayMs)
     this.#refuseIfStopped('post')
     const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
-    await this.#publish(wire, Date.now() + delay, true)
-    return messageOf<M, T>(wire)
+    await this.#publish(wire, wire.postedAtEpochMs + delay, true)
+    return messageOf<M, T>(wire, this.#p.options.clock)
   }
 
   /**
    * Resolves once the streams are empty — nothing waiting, delayed or running in any process — and
-   * this process holds nothing.
+   * this process holds nothing. It asks the server every 20 ms of the loop's `clock` (drive a virtual
+   * clock meanwhile).
    */
   async drain(): Promise<void> {
     const { jsm, topology } = this.#p
@@ -289,7 +289,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       )
       const idle = this.#deliveries.size === 0 && this.local.queued === 0 && this.local.running === 0
       if (idle && infos !== undefined && infos.every((i) => i.state.messages === 0)) return
-      await new Promise((r) => setTimeout(r, 20))
+      await pause(this.#p.options.clock, 20)
     }
   }
 
@@ -373,7 +373,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
         type,
         mergeHeaders(parent?.headers ?? NO_HEADERS, o?.headers ?? NO_HEADERS),
       ),
-      postedAtEpochMs: Date.now(),
+      postedAtEpochMs: wallNow(this.#p.options.clock),
       dueAtEpochMs: undefined,
     }
   }
@@ -409,7 +409,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   }
 }
 
-function messageOf<M extends MessageMap, T extends MessageType<M>>(w: Wire): Message<M, T> {
+function messageOf<M extends MessageMap, T extends MessageType<M>>(w: Wire, clock: Clock): Message<M, T> {
   const message: Message<Record<string, unknown>, string> = {
     id: w.id,
     type: w.type,
@@ -417,7 +417,7 @@ function messageOf<M extends MessageMap, T extends MessageType<M>>(w: Wire): Mes
     key: w.key,
     priority: w.priority,
     routeKey: undefined,
-    postedAt: performance.now(),
+    postedAt: clock.now(),
     seq: 0,
     traceId: w.traceId,
     hops: w.hops,

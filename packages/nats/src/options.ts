@@ -6,7 +6,7 @@
  */
 
 import { WatermarkController } from '@flowing/backpressure'
-import { InvalidArgumentError, type LoopOptions } from '@flowing/core'
+import { type Clock, InvalidArgumentError, type LoopOptions, systemClock } from '@flowing/core'
 import { closestName } from '@flowing/errors'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { StreamBackpressureOptions } from './internal/stream-pressure.js'
@@ -87,7 +87,7 @@ export interface NatsLoopOptions {
    * Options of the local loop that runs the handlers in this process — retries, timeouts, breakers,
    * classification, logging, traces. Its capacity, store and idempotency come from this loop.
    */
-  readonly loop?: Omit<LoopOptions, 'capacity' | 'store' | 'idempotency' | 'workers' | 'maxDelayed'>
+  readonly loop?: Omit<LoopOptions, 'capacity' | 'store' | 'idempotency' | 'workers' | 'maxDelayed' | 'clock'>
   /**
    * Told of what goes wrong with no caller to throw to: a dead letter or follow-up the server did not
    * store (its message is handed back and runs again), a delivery the local loop could not take.
@@ -101,6 +101,19 @@ export interface NatsLoopOptions {
    * @defaultValue false
    */
   readonly backpressure?: boolean | StreamBackpressureOptions
+  /**
+   * The time source and timers of this process: leases and their heartbeat, the gap watch, the
+   * stream-fill readings, polling and back-off, delays' due times, timestamps, and the local loop's
+   * retries, timeouts and breakers. Pass core's `VirtualClock` in tests and drive it.
+   *
+   * @remarks The server keeps its own time: `ackWaitMs`, the wait of a handed-back message and of a
+   * delayed one are real milliseconds whatever this clock says. A lease is safe only on a clock that
+   * never runs slower than real time, so a virtual clock is for tests. The wall-clock times written
+   * into the streams (posted-at, due-at, a letter's `atEpochMs`) are its `wallNow()`: every process
+   * compares them, so in production they must be real (`systemClock` gives `Date.now()`).
+   * @defaultValue `systemClock`
+   */
+  readonly clock?: Clock
 }
 
 /** The options with their defaults. */
@@ -121,6 +134,7 @@ export interface ResolvedNatsOptions {
   readonly loop: NonNullable<NatsLoopOptions['loop']>
   readonly onError: (error: unknown) => void
   readonly backpressure: StreamBackpressureOptions | undefined
+  readonly clock: Clock
 }
 
 const KNOWN = [
@@ -142,6 +156,7 @@ const KNOWN = [
   'loop',
   'onError',
   'backpressure',
+  'clock',
 ] as const
 
 /** Checks every option and fills in the defaults. */
@@ -181,6 +196,7 @@ export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
     loop: loopOptions(options.loop),
     onError: onError(options.onError),
     backpressure: backpressure(options.backpressure),
+    clock: clock(options.clock),
   }
 }
 
@@ -188,7 +204,8 @@ function checkKnown(options: object): void {
   for (const name of Object.keys(options)) {
     if ((KNOWN as readonly string[]).includes(name)) continue
     const near = closestName(name, KNOWN)
-    throw new InvalidArgumentError(`options.${name}`, `one of the known options (${KNOWN.join(', ')})`, name, {
+    const value = (options as Record<string, unknown>)[name]
+    throw new InvalidArgumentError(`options.${name}`, `one of the known options (${KNOWN.join(', ')})`, value, {
       ...(near === undefined ? {} : { hint: `did you mean \`${near}\`?` }),
     })
   }
@@ -215,12 +232,16 @@ function idempotencyTtl(value: NatsLoopOptions['idempotency']): number | undefin
     throw new InvalidArgumentError('options.idempotency', '`false` or an object `{ ttlMs }`', value)
   }
   for (const key of Object.keys(value ?? {})) {
-    if (key !== 'ttlMs') throw new InvalidArgumentError(`options.idempotency.${key}`, 'a known option (ttlMs)', key)
+    if (key !== 'ttlMs') {
+      const rejected = (value as Record<string, unknown>)[key]
+      throw new InvalidArgumentError(`options.idempotency.${key}`, 'a known option (ttlMs)', rejected)
+    }
   }
   return int('idempotency.ttlMs', value?.ttlMs, 86_400_000, 1000)
 }
 
-const OWNED = ['capacity', 'store', 'idempotency', 'workers', 'maxDelayed']
+const OWNED = ['capacity', 'store', 'idempotency', 'workers', 'maxDelayed', 'clock']
+const TOP_LEVEL = ['workers', 'clock']
 
 function loopOptions(value: unknown): NonNullable<NatsLoopOptions['loop']> {
   if (value === undefined) return {}
@@ -232,7 +253,9 @@ function loopOptions(value: unknown): NonNullable<NatsLoopOptions['loop']> {
       'left out: the NATS loop sets it',
       (value as never)[owned],
       {
-        hint: owned === 'workers' ? 'give `workers` at the top level' : 'the streams bound and keep messages here',
+        hint: TOP_LEVEL.includes(owned)
+          ? `give \`${owned}\` at the top level`
+          : 'the streams bound and keep messages here',
       },
     )
   }
@@ -264,4 +287,16 @@ function backpressure(value: unknown): StreamBackpressureOptions | undefined {
   int('backpressure.intervalMs', intervalMs, 250, 10)
   new WatermarkController(marks) // its own checks: unknown marks, marks out of order
   return value as StreamBackpressureOptions
+}
+
+const CLOCK_METHODS = ['now', 'setTimeout', 'clearTimeout', 'setImmediate'] as const
+
+function clock(value: unknown): Clock {
+  if (value === undefined) return systemClock
+  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError('options.clock', 'a Clock', value)
+  for (const name of CLOCK_METHODS) {
+    const fn = (value as Record<string, unknown>)[name]
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`options.clock.${name}`, 'a function', fn)
+  }
+  return value as Clock
 }

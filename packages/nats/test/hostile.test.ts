@@ -57,6 +57,11 @@ describeNats('hostile messages in the streams', () => {
     await loop.drain()
     const letters = await loop.deadLetters.list()
     expect(letters.map((l) => [l.type, l.error.name])).toEqual([['orphan', 'DeliveryLimitError']])
+    expect(letters[0]?.error).toMatchObject({
+      code: 'ERR_FLOWING_NATS_DELIVERY_LIMIT',
+      message: 'delivered 4 times without an outcome (maxDeliveries 3)',
+      errorClass: 'unknown',
+    })
     expect(errors.length).toBe(3) // each refused admission was told
     expect(loop.metrics()).toMatchObject({ nakked: 3, deadLettered: 1 })
   }, 20_000)

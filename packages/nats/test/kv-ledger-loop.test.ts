@@ -5,31 +5,21 @@
  */
 import { createLoop, type Loop, type LoopSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from '@flowing/core'
 import { type KV, Kvm } from '@nats-io/kv'
-import { connect, type NatsConnection } from '@nats-io/transport-node'
-import { afterAll, afterEach, expect, it, vi } from 'vitest'
+import { afterEach, expect, it, vi } from 'vitest'
 import { KvIdempotencyStore, LedgerFencedError } from '../src/index.js'
-import { describeNats, useNatsServer } from './server.js'
+import { describeNats, useConnections, useNatsServer } from './server.js'
 
 type Messages = { work: number }
 
 describeNats('KvIdempotencyStore behind a loop', () => {
   const server = useNatsServer()
-  const connections: NatsConnection[] = []
+  const connection = useConnections(server)
   const loops: Loop<Messages>[] = []
   let buckets = 0
 
   afterEach(async () => {
     await Promise.all(loops.splice(0).map((l) => l.stop({ deadlineMs: 0 })))
   })
-  afterAll(async () => {
-    await Promise.all(connections.map((nc) => nc.close()))
-  })
-
-  async function connection(): Promise<NatsConnection> {
-    const nc = await connect({ servers: server().url })
-    connections.push(nc)
-    return nc
-  }
 
   // Two processes (a store on a connection of its own each) on a fresh bucket, and the raw bucket.
   async function two(): Promise<[KvIdempotencyStore, KvIdempotencyStore, KV]> {

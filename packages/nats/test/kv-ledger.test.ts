@@ -1,27 +1,22 @@
 import type { LedgerEntry } from '@flowing/core'
 import { FlowingError } from '@flowing/errors'
 import { type KV, Kvm } from '@nats-io/kv'
-import { connect, type NatsConnection } from '@nats-io/transport-node'
 import fc from 'fast-check'
-import { afterAll, describe, expect, it, vi } from 'vitest'
-import { CLAIM_ATTEMPTS, KvIdempotencyStore, LedgerContendedError, LedgerFencedError } from '../src/index.js'
-import { describeNats, useNatsServer } from './server.js'
+import { describe, expect, it, vi } from 'vitest'
+import {
+  CLAIM_ATTEMPTS,
+  KvIdempotencyStore,
+  LedgerContendedError,
+  LedgerEntryError,
+  LedgerFencedError,
+} from '../src/index.js'
+import { describeNats, useConnections, useNatsServer } from './server.js'
 
 describeNats('KvIdempotencyStore', () => {
   const server = useNatsServer()
-  const connections: NatsConnection[] = []
-  let buckets = 0
-
-  afterAll(async () => {
-    await Promise.all(connections.map((nc) => nc.close()))
-  })
-
   // A connection of its own: each store on one is another process, as far as NATS can tell.
-  async function connection(): Promise<NatsConnection> {
-    const nc = await connect({ servers: server().url })
-    connections.push(nc)
-    return nc
-  }
+  const connection = useConnections(server)
+  let buckets = 0
 
   // `count` stores on `count` connections sharing a fresh bucket, and the raw bucket to inspect it.
   async function processes(count: number, ttlMs = 60_000): Promise<{ stores: KvIdempotencyStore[]; kv: KV }> {
@@ -211,7 +206,7 @@ describeNats('KvIdempotencyStore', () => {
         (e: unknown) => e,
       )
       expect(error).toBeInstanceOf(LedgerContendedError)
-      expect(error).toMatchObject({ code: 'ERR_FLOWING_LEDGER_CONTENDED', key: 'k' })
+      expect(error).toMatchObject({ code: 'ERR_FLOWING_LEDGER_CONTENDED', key: 'k', attempts: CLAIM_ATTEMPTS })
       expect((error as Error).message).toBe(
         `Claiming idempotency key \`k\` in NATS KV bucket \`${store.bucket}\` lost the compare-and-set race ${CLAIM_ATTEMPTS} times in a row: others keep rewriting it`,
       )
@@ -291,6 +286,24 @@ describeNats('KvIdempotencyStore', () => {
       expect(await b.peek('k')).toEqual({ state: 'done' })
       await vi.waitFor(async () => expect(await b.peek('k')).toBeUndefined(), { timeout: 5_000, interval: 100 })
       expect(await b.claim('k', 1, true)).toBeUndefined()
+    })
+  })
+
+  describe('LedgerEntryError', () => {
+    it('is what a read of a value the store did not write throws: code, key, bucket, cause', async () => {
+      const [a, , kv] = await two()
+      await kv.put('order-7', 'not json')
+      const peeked = await a.peek('order-7').catch((e: unknown) => e)
+      expect(peeked).toBeInstanceOf(LedgerEntryError)
+      expect(peeked).toBeInstanceOf(FlowingError)
+      expect(peeked).toMatchObject({ code: 'ERR_FLOWING_LEDGER_ENTRY', key: 'order-7', bucket: a.bucket })
+      expect((peeked as Error).message).toMatch(
+        new RegExp(
+          `^NATS KV bucket \`${a.bucket}\` holds no ledger entry under \`order-7\`: the value is not JSON \\(.+\\)$`,
+        ),
+      )
+      expect((peeked as Error).cause).toBeInstanceOf(Error)
+      await expect(a.claim('order-7', 1, true)).rejects.toBeInstanceOf(LedgerEntryError)
     })
   })
 

@@ -1,6 +1,6 @@
 /**
- * Leases and hand-backs between two loops sharing one name on a private server: a handler that blocks
- * its event loop past the lease is not acknowledged by its process (the server hands the message to
+ * Leases and hand-backs between two loops sharing one name on a private server: a message whose process
+ * froze past the lease (on a virtual clock) is not acknowledged by that process (the server hands the message to
  * the other, and the key's next message waits for that), and `stop()` hands what a process still holds
  * back at once, a backing-off retry after what it still had to wait.
  */
@@ -8,6 +8,7 @@ import { RetryableError } from '@flowing/core'
 import { afterEach, expect, it } from 'vitest'
 import { createNatsLoop, type NatsLoop, type NatsLoopOptions } from '../src/index.js'
 import { describeNats, useNatsServer } from './server.js'
+import { drive, driveUntil, FreezableClock } from './virtual-time.js'
 
 interface Messages {
   job: { n: number }
@@ -17,35 +18,45 @@ describeNats('leases and hand-backs (two loops, one name)', () => {
   const server = useNatsServer()
   const open: NatsLoop<Messages>[] = []
   let names = 0
+  const clocks: FreezableClock[] = []
   afterEach(async () => {
-    await Promise.all(open.splice(0).map((l) => l.stop({ deadlineMs: 0 })))
+    const stopped = Promise.all(open.splice(0).map((l) => l.stop({ deadlineMs: 0 })))
+    const clock = clocks.pop()
+    await (clock === undefined ? stopped : drive(clock, stopped))
   })
   const pair = async (o: Partial<NatsLoopOptions>): Promise<[NatsLoop<Messages>, NatsLoop<Messages>]> => {
     const name = `lease${names++}`
+    if (o.clock instanceof FreezableClock) clocks.push(o.clock)
     const make = () => createNatsLoop<Messages>({ servers: server().url, name, partitions: 1, ...o })
     const loops = [await make(), await make()] as const
     open.push(...loops)
     return [loops[0], loops[1]]
   }
 
-  it('refuses to ack after a blocked event loop outlived the lease; the other process runs it', async () => {
-    const [a, b] = await pair({ ackWaitMs: 1000, leaseMarginMs: 300 })
+  // On a virtual clock: the freeze moves the clock on without firing a timer, as a blocked event loop
+  // or a stopped process looks to the lease; the server's ack_wait stays real.
+  it('refuses to ack after a frozen process outlived the lease; the other process runs it', async () => {
+    const clock = new FreezableClock()
+    const [a, b] = await pair({ ackWaitMs: 1000, leaseMarginMs: 300, clock })
     const runs: string[] = []
-    a.on('job', (m) => {
+    let thaw = () => {}
+    const thawed = new Promise<void>((resolve) => {
+      thaw = resolve
+    })
+    a.on('job', async (m) => {
       runs.push(`a${m.payload.n}`)
-      if (runs.length === 1) {
-        const until = Date.now() + 1600 // blocks this process past ack_wait
-        while (Date.now() < until) {}
-      }
+      if (runs.length === 1) await thawed
     })
     await a.start()
     await a.post('job', { n: 0 }, { key: 'k' })
     await a.post('job', { n: 1 }, { key: 'k' })
-    await new Promise((r) => setTimeout(r, 200)) // a holds message 0
+    await driveUntil(clock, () => runs.length === 1) // a holds message 0
+    clock.freeze(1600) // past the lease (700 ms)
+    thaw()
     b.on('job', (m) => void runs.push(`b${m.payload.n}`))
     await b.start()
-    await b.drain()
-    await a.drain()
+    await drive(clock, b.drain())
+    await drive(clock, a.drain())
     expect(a.metrics().fenced).toBe(1)
     expect(a.metrics().leasesLost).toBe(1)
     // 0 ran in a (not acknowledged), again elsewhere or in a; 1 only after 0's second run.

@@ -4,10 +4,11 @@
  * in the shared stream and replay, duplicates are refused, a full stream refuses posts with the same
  * typed error an in-process loop uses.
  */
-import { BackpressureError, InvalidArgumentError, QueueFullError, RetryableError } from '@flowing/core'
+import { BackpressureError, InvalidArgumentError, QueueFullError, RetryableError, VirtualClock } from '@flowing/core'
 import { afterEach, expect, it } from 'vitest'
 import { createNatsLoop, type NatsLoop, type NatsLoopOptions, TopologyError } from '../src/index.js'
 import { describeNats, useNatsServer } from './server.js'
+import { drive, driveUntil } from './virtual-time.js'
 
 interface Messages {
   step: { key: string; n: number }
@@ -118,6 +119,27 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     expect(() => loop.stamp('x' as never)).toThrow(InvalidArgumentError)
   })
 
+  it("throws bad input from a handler's ctx.tryPost, as core's does, instead of calling it a refusal", async () => {
+    const loop = await make()
+    const seen: unknown[] = []
+    loop.on('parent', (_m, ctx) => {
+      try {
+        seen.push(ctx.tryPost('child', { n: 1 }))
+      } catch (error) {
+        seen.push(error)
+      }
+    })
+    loop.stamp((type) => {
+      if (type === 'child') throw new Error('no context')
+      return {}
+    })
+    await loop.start()
+    await loop.post('parent', { n: 0 })
+    await loop.drain()
+    expect(seen).toHaveLength(1)
+    expect(seen[0]).toBeInstanceOf(InvalidArgumentError)
+  })
+
   it('retries back off while later messages of the key wait', async () => {
     const loop = await make({ loop: { retry: { maxAttempts: 3, baseMs: 30, jitter: 0 }, logger: false } })
     const order: string[] = []
@@ -178,12 +200,15 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     expect(await loop.fill()).toMatchObject({ messages: 3, maxMessages: 3, fill: 1 })
   })
 
+  // On a virtual clock: the fill is read every `intervalMs` of the clock, so the test drives the
+  // readings instead of sleeping through them.
   it('applies the watermarks to the stream fill: one event per crossing, typed refusals', async () => {
-    const loop = await make({ maxMessages: 20, backpressure: { intervalMs: 20 } })
+    const clock = new VirtualClock()
+    const loop = await make({ maxMessages: 20, backpressure: { intervalMs: 20 }, clock })
     const levels: string[] = []
     loop.events.on('backpressure', (t) => levels.push(`${t.from}>${t.to}`))
     for (let n = 0; n < 16; n++) await loop.post('step', { key: 'a', n }) // 80 %: shed
-    await new Promise((r) => setTimeout(r, 100))
+    await driveUntil(clock, () => levels.length >= 2)
     expect(levels).toEqual(['normal>warn', 'warn>shed'])
     const shed = await loop.tryPost('step', { key: 'a', n: 99 }, { priority: 7 })
     expect(shed).toMatchObject({ ok: false, status: 'shed' })
@@ -191,9 +216,10 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     expect(await loop.tryPost('step', { key: 'a', n: 100 }, { priority: 0 })).toMatchObject({ ok: true })
     loop.on('step', () => {})
     await loop.start()
-    await loop.drain()
-    await new Promise((r) => setTimeout(r, 100))
+    await drive(clock, loop.drain())
+    await driveUntil(clock, () => levels.at(-1)?.endsWith('>normal') === true)
     expect(levels.at(-1)).toMatch(/>normal$/)
+    await drive(clock, loop.stop())
   })
 
   it('refuses to share streams made for another partition count or another ackWaitMs', async () => {
@@ -204,6 +230,45 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     const slower = createNatsLoop({ servers: server().url, name: 'shared', partitions: 4, ackWaitMs: 9000 })
     await expect(slower).rejects.toThrow(/waits 5000 ms for acks and this process asks for 9000 ms/)
     await expect(slower).rejects.toMatchObject({ code: 'ERR_FLOWING_NATS_TOPOLOGY', stream: 'shared-work' })
+  })
+
+  it('names the rejected value of an unknown option, as every package does, not its name', async () => {
+    const url = server().url
+    const unknown = await createNatsLoop({ servers: url, partitons: 4 } as never).catch((e: unknown) => e)
+    expect(unknown).toBeInstanceOf(InvalidArgumentError)
+    expect(unknown).toMatchObject({ argument: 'options.partitons', value: 4 })
+    expect((unknown as Error).message).toMatch(
+      /^Expected `options\.partitons` to be one of the known options \(.*\), got `4` \(number\); did you mean `partitions`\?$/,
+    )
+    const ttl = await createNatsLoop({ servers: url, idempotency: { ttl: 5_000 } as never }).catch((e: unknown) => e)
+    expect(ttl).toMatchObject({ argument: 'options.idempotency.ttl', value: 5_000 })
+    expect((ttl as Error).message).toBe(
+      'Expected `options.idempotency.ttl` to be a known option (ttlMs), got `5000` (number)',
+    )
+    const loop = await make()
+    const post = await loop.post('step', { key: 'a', n: 0 }, { prority: 3 } as never).catch((e: unknown) => e)
+    expect(post).toMatchObject({ argument: 'options.prority', value: 3 })
+    expect((post as Error).message).toMatch(/, got `3` \(number\); did you mean `priority`\?$/)
+  })
+
+  it("names a ledger bucket's other max age as this loop's option, from the store error's fields", async () => {
+    await make({ name: 'aged', idempotency: { ttlMs: 60_000 } })
+    const error = await createNatsLoop({
+      servers: server().url,
+      name: 'aged',
+      partitions: 4,
+      idempotency: { ttlMs: 90_000 },
+    }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(InvalidArgumentError)
+    expect(error).toMatchObject({
+      argument: 'options.idempotency.ttlMs',
+      rule: 'the max age of the existing bucket `aged-keys` (60000 ms)',
+      value: 90_000,
+    })
+    expect((error as Error).message).toBe(
+      'Expected `options.idempotency.ttlMs` to be the max age of the existing bucket `aged-keys` (60000 ms), got `90000` (number)',
+    )
+    expect((error as Error).cause).toMatchObject({ argument: 'options.ttlMs' })
   })
 
   it('rejects bad options and arguments with typed errors, before connecting', async () => {

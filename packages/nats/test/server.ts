@@ -10,7 +10,7 @@ import { createServer, connect as tcpConnect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { jetstreamManager } from '@nats-io/jetstream'
-import { connect } from '@nats-io/transport-node'
+import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { afterAll, beforeAll, describe } from 'vitest'
 
 /** Finds `nats-server`: on `PATH`, or where Debian puts it (`/usr/sbin`, often not on a user's `PATH`). */
@@ -241,5 +241,21 @@ export function useNatsServer(opts: { storeDir?: string; port?: number } = {}): 
   return () => {
     if (server === undefined) throw new Error('useNatsServer(): the server is read before beforeAll started it')
     return server
+  }
+}
+
+/**
+ * Connections to the file's server, each one another process as far as NATS can tell: `connection()`
+ * opens one; all are closed in `afterAll`. Call it inside a `describeNats` callback.
+ */
+export function useConnections(server: () => NatsServer): () => Promise<NatsConnection> {
+  const connections: NatsConnection[] = []
+  afterAll(async () => {
+    await Promise.all(connections.splice(0).map((nc) => nc.close()))
+  })
+  return async () => {
+    const nc = await connect({ servers: server().url })
+    connections.push(nc)
+    return nc
   }
 }

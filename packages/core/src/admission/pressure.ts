@@ -17,7 +17,7 @@ import type { Rename } from '@flowing/errors'
 import type { Clock } from '../contracts/clock.js'
 import type { BackpressureOptions } from '../contracts/options.js'
 import { Priority } from '../contracts/priority.js'
-import { BackpressureError, InvalidArgumentError } from '../errors.js'
+import { BackpressureError, type BackpressureState, InvalidArgumentError } from '../errors.js'
 import * as check from '../internal/validate.js'
 
 /** The loop's pressure gauge and admission policy. */
@@ -112,14 +112,37 @@ export class LoopPressure {
 
   /** Builds (on call) the typed refusal for a decision that did not admit, with the numbers of now. */
   refusal(type: string, priority: number, decision: Decision, queued: number): () => BackpressureError {
-    const pressure = {
-      level: this.#controller.level,
-      cause: decision.cause === 'breaker' ? 'breaker' : decision.outcome === 'shed' ? 'shed' : 'reject',
-      fill: queued / this.#capacity,
-      retryAfterMs: this.#controller.retryAfterMs,
-      shedAbove: this.#shedAbove,
-    } as const
+    const pressure = refusedPressure(this.#controller, decision, queued / this.#capacity, this.#shedAbove)
     return () => new BackpressureError(type, priority, pressure)
+  }
+}
+
+/**
+ * What a watermark refusal reports (a `BackpressureError`'s `pressure`): the controller's level and
+ * retry hint, the decision's cause, the fill that was decided on, the shed threshold.
+ *
+ * @remarks For transports that run their own controller over another fill (`@flowing/nats` over its
+ * work stream), so their refusals read like the loop's own.
+ *
+ * @param controller - the controller that decided
+ * @param decision - its decision, one that did not admit
+ * @param fill - the fill (0–1) it decided on
+ * @param shedAbove - posts with a priority number above this are shed at level `shed`
+ *
+ * @group Backpressure
+ */
+export function refusedPressure(
+  controller: WatermarkController,
+  decision: Decision,
+  fill: number,
+  shedAbove: number,
+): BackpressureState {
+  return {
+    level: controller.level,
+    cause: decision.cause === 'breaker' ? 'breaker' : decision.outcome === 'shed' ? 'shed' : 'reject',
+    fill,
+    retryAfterMs: controller.retryAfterMs,
+    shedAbove,
   }
 }
 

@@ -6,10 +6,39 @@
  *
  * @module
  */
-import type { PostRefused } from '../contracts/message.js'
 
-/** The refusal statuses of `tryPost`. */
+import type { PostRefused } from '../contracts/message.js'
+import { BackpressureError, DuplicateMessageError, LoopStoppedError, QueueFullError } from '../errors.js'
+
+/**
+ * The refusal statuses of `tryPost`.
+ *
+ * @group Messages
+ * @category Posting
+ */
 export type RefusalStatus = PostRefused['status']
+
+/**
+ * The `tryPost` status of an error a `post` threw — `full`, `shed`, `reject`, `duplicate` or `stopped`,
+ * as the loop's own `tryPost` answers it — or `undefined` for an error `tryPost` throws too (bad
+ * input, a failed publish).
+ *
+ * @remarks For transports whose `tryPost` catches what their `post` throws (`@flowing/nats`), so the
+ * two kinds of loop map refusals alike. `not-durable` is the loop journal's own status and never comes
+ * from here.
+ *
+ * @param error - what `post` threw
+ *
+ * @group Messages
+ * @category Posting
+ */
+export function refusalStatusOf(error: unknown): Exclude<RefusalStatus, 'not-durable'> | undefined {
+  if (error instanceof QueueFullError) return 'full'
+  if (error instanceof DuplicateMessageError) return 'duplicate'
+  if (error instanceof LoopStoppedError) return 'stopped' // `LoopStoppingError` too
+  if (error instanceof BackpressureError) return error.pressure.cause === 'shed' ? 'shed' : 'reject' // or the breaker
+  return undefined
+}
 
 /** A `tryPost` refusal whose `error` is built on first read. */
 export class RefusedPost implements PostRefused {

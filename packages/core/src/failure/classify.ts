@@ -77,6 +77,12 @@ export function errorSignature(name: string, message: string): string {
  * @remarks Total: it never throws, whatever was thrown — a `Proxy` whose traps all throw, an error
  * whose `message` getter throws, an object whose `toString` throws, a symbol, a null-prototype object.
  * What cannot be read is reported as `Error` / `[unprintable value]`.
+ *
+ * @param error - what was thrown
+ * @param errorClass - how it was classified
+ *
+ * @group Failure handling
+ * @category Error classification
  */
 export function errorInfo(error: unknown, errorClass: ErrorClass): ErrorInfo {
   const described = describeFailure(error)

@@ -32,6 +32,7 @@ import { DelayedPosts } from '../timers/delayed-posts.js'
 import { Alerts } from './alerts.js'
 import { Circuits } from './circuits.js'
 import { classify, errorInfo } from './classify.js'
+import { deadLetterOf } from './dead-letter-of.js'
 import type { DeadLetterStore } from './dead-letters.js'
 import { attemptsAllowed, backoff, guardRandom, mergeRetry, type RetryPolicy } from './retry-policy.js'
 import { SlidingWindow } from './sliding-window.js'
@@ -283,25 +284,7 @@ export class Failures<M extends MessageMap> {
 
   // The outcome `dead-lettered` (no user code runs): the letter as the outcomes record it.
   #bury(m: Envelope, error: ErrorInfo, t: Trace, now: number, thrown: unknown): DeadLetter {
-    return this.#h.outcomes.deadLettered(
-      m,
-      {
-        id: m.id,
-        type: m.type,
-        payload: m.payload,
-        key: m.key,
-        priority: m.priority,
-        routeKey: m.routeKey,
-        traceId: m.traceId,
-        reason: error.errorClass === 'non-retryable' ? 'non-retryable' : 'exhausted',
-        errorClass: error.errorClass,
-        error,
-        attempts: [...t.attempts],
-        at: now,
-        atEpochMs: wallNow(this.#h.clock),
-      },
-      thrown,
-    )
+    return this.#h.outcomes.deadLettered(m, deadLetterOf(m, error, t.attempts, this.#h.clock, now), thrown)
   }
 
   // What a dead letter tells the outside: the sink, the first-seen signature, the alert window, the event.

@@ -5,12 +5,14 @@
  * @module
  */
 import {
+  type Clock,
   type MessageHeaders,
   type MessageKey,
   NO_HEADERS,
   type PriorityLevel,
   type RetryOptions,
   type SnapshotMessage,
+  wallNow,
 } from '@flowing/core'
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node'
 
@@ -78,8 +80,11 @@ export function encode(w: Wire): { headers: MsgHdrs; body: Uint8Array } {
 /** Why a NATS message is not a Flowing message. */
 export class Undecodable extends Error {}
 
-/** The message a NATS message carries; throws {@link Undecodable} for one that is not Flowing's. */
-export function decode(headers: MsgHdrs | undefined, body: Uint8Array): Wire {
+/**
+ * The message a NATS message carries; throws {@link Undecodable} for one that is not Flowing's.
+ * @param clock - dates a message without a posted-at header (its wall-clock time)
+ */
+export function decode(headers: MsgHdrs | undefined, body: Uint8Array, clock: Clock): Wire {
   const get = (name: string): string | undefined => {
     const v = headers?.get(name)
     return v === undefined || v === '' ? undefined : v
@@ -101,7 +106,7 @@ export function decode(headers: MsgHdrs | undefined, body: Uint8Array): Wire {
     retry: retry === undefined ? undefined : (json(retry, H.retry) as RetryOptions),
     handlerTimeoutMs: optionalNumber(get(H.timeout), H.timeout),
     headers: messageHeaders(headers),
-    postedAtEpochMs: optionalNumber(get(H.postedAt), H.postedAt) ?? Date.now(),
+    postedAtEpochMs: optionalNumber(get(H.postedAt), H.postedAt) ?? wallNow(clock),
     dueAtEpochMs: optionalNumber(get(H.due), H.due),
   }
 }

@@ -7,14 +7,15 @@
  *
  * @module
  */
-import type {
-  AbortSignalLike,
-  HandlerContext,
-  Message,
-  MessageMap,
-  MessageType,
-  PostOptions,
-  PostResult,
+import {
+  type AbortSignalLike,
+  type HandlerContext,
+  type Message,
+  type MessageMap,
+  type MessageType,
+  type PostOptions,
+  type PostResult,
+  refusalStatusOf,
 } from '@flowing/core'
 import type { Delivery } from './deliveries.js'
 
@@ -95,7 +96,10 @@ export class NatsContext<M extends MessageMap> implements HandlerContext<M> {
     try {
       return { ok: true, status: 'queued', message: this.post(type, payload, options) }
     } catch (error) {
-      return { ok: false, status: 'reject', error: error as Error }
+      // As core's `ctx.tryPost`: a refusal comes back as a result, bad input is thrown.
+      const status = refusalStatusOf(error)
+      if (status === undefined) throw error
+      return { ok: false, status, error: error as Error }
     }
   }
 }

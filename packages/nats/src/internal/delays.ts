@@ -4,11 +4,13 @@
  * due yet is handed back with a `nak` of the time it still has to wait, and the server redelivers it
  * then; a due one is published into its partition — with a message id derived from its own, so a
  * mover that dies between the publish and the ack publishes a duplicate the server drops — and only
- * then acknowledged. A message is therefore never early (the mover reads the wall clock), and late by
- * the redelivery's latency.
+ * then acknowledged. A message is therefore never early (the mover reads the wall-clock time of the
+ * loop's clock), and late by the redelivery's latency. The wait itself is the server's (a `nak`
+ * delay): a virtual clock decides when a message is due, not when the server hands it back.
  *
  * @module
  */
+import { type Clock, wallNow } from '@flowing/core'
 import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream'
 import { decode, type Wire } from './codec.js'
 import { partitionOf } from './partition.js'
@@ -20,6 +22,7 @@ const MAX_NAK_MS = 3_600_000
 
 /** Moves due messages from the delayed stream into their partitions. */
 export class DelayMover {
+  readonly #clock: Clock
   readonly #js: JetStreamClient
   readonly #topology: Topology
   readonly #publisher: Publisher
@@ -29,7 +32,8 @@ export class DelayMover {
   /** Messages moved into their partition. */
   moved = 0
 
-  constructor(js: JetStreamClient, topology: Topology, publisher: Publisher, partitions: number) {
+  constructor(clock: Clock, js: JetStreamClient, topology: Topology, publisher: Publisher, partitions: number) {
+    this.#clock = clock
     this.#js = js
     this.#topology = topology
     this.#publisher = publisher
@@ -55,18 +59,19 @@ export class DelayMover {
   #move(jm: JsMsg): void {
     let w: Wire
     try {
-      w = decode(jm.headers, jm.data)
+      w = decode(jm.headers, jm.data, this.#clock)
     } catch {
       jm.ack() // another publisher's message: dropped (a terminated one would stay in the stream)
       return
     }
-    const wait = (w.dueAtEpochMs ?? 0) - Date.now()
+    const now = wallNow(this.#clock)
+    const wait = (w.dueAtEpochMs ?? 0) - now
     if (wait > 0) {
       jm.nak(Math.min(Math.ceil(wait), MAX_NAK_MS))
       return
     }
     const subject = this.#topology.subject(partitionOf(w.key, w.id, this.#partitions))
-    const due: Wire = { ...w, dueAtEpochMs: undefined, postedAtEpochMs: Date.now() }
+    const due: Wire = { ...w, dueAtEpochMs: undefined, postedAtEpochMs: now }
     this.#publisher.publish(subject, due, `${w.id}@due`).then(
       () => {
         this.moved++

@@ -3,14 +3,16 @@
  * process may still acknowledge it. NATS does not fence acknowledgements — it matches an ack by stream
  * sequence only, so a process frozen past `ack_wait` that acks its stale copy would free the partition
  * while another process runs the redelivered one. So the lease is local and conservative: the server's
- * `ack_wait` less a margin, on the monotonic clock, extended by `working()` while the message runs,
+ * `ack_wait` less a margin, on the loop's clock (monotonic), extended by `working()` while the message runs,
  * backs off or is held, and only while the connection is up. Once it has lapsed the process refuses
  * to ack: the message is the server's again.
  *
  * @module
  */
+import type { Clock } from '@flowing/core'
 import type { JsMsg } from '@nats-io/jetstream'
 import type { Wire } from './codec.js'
+import { every } from './timers.js'
 
 // The gap watch: its period, and how long deliveries stay suspect after a gap (what the client had
 // buffered comes out within a few turns of the thaw).
@@ -41,13 +43,15 @@ export interface Delivery {
 
 /** The held messages by local message id, and the heartbeat that extends their leases. */
 export class Deliveries {
+  readonly #clock: Clock
   readonly #leaseMs: number
   readonly #byId = new Map<string, Delivery>()
   readonly #onLost: (d: Delivery) => void
-  #timer: NodeJS.Timeout | undefined
-  #ticker: NodeJS.Timeout | undefined
+  // Stop the heartbeat and the gap watch, while they run.
+  #stopHeartbeat: (() => void) | undefined
+  #stopWatch: (() => void) | undefined
   // The last turn of the ticker, and until when deliveries are suspect after a gap (see `suspect`).
-  #lastTick = performance.now()
+  #lastTick: number
   #suspectUntil = 0
   /** Whether leases may be extended now (the connection is up). */
   connected = true
@@ -55,29 +59,36 @@ export class Deliveries {
   lost = 0
 
   /**
+   * @param clock - the loop's clock: the leases' time and the timers'
    * @param leaseMs - how long a lease lasts without extension
    * @param onLost - told of each delivery whose lease lapsed (once)
    */
-  constructor(leaseMs: number, onLost: (d: Delivery) => void) {
+  constructor(clock: Clock, leaseMs: number, onLost: (d: Delivery) => void) {
+    this.#clock = clock
     this.#leaseMs = leaseMs
     this.#onLost = onLost
+    this.#lastTick = clock.now()
+  }
+
+  /** The clock's time now (monotonic ms): what leases are measured in. */
+  now(): number {
+    return this.#clock.now()
   }
 
   /** Starts the heartbeat (a few times per lease) and the gap watch. */
   start(): void {
-    this.#timer ??= setInterval(() => this.sweep(performance.now()), Math.max(50, this.#leaseMs / 4))
-    this.#timer.unref()
-    this.#lastTick = performance.now()
-    this.#ticker ??= setInterval(() => this.suspect(performance.now()), TICK_MS)
-    this.#ticker.unref()
+    const clock = this.#clock
+    this.#stopHeartbeat ??= every(clock, Math.max(50, this.#leaseMs / 4), () => this.sweep(clock.now()))
+    this.#lastTick = clock.now()
+    this.#stopWatch ??= every(clock, TICK_MS, () => this.suspect(clock.now()))
   }
 
   /** Stops them. */
   stop(): void {
-    clearInterval(this.#timer)
-    clearInterval(this.#ticker)
-    this.#timer = undefined
-    this.#ticker = undefined
+    this.#stopHeartbeat?.()
+    this.#stopWatch?.()
+    this.#stopHeartbeat = undefined
+    this.#stopWatch = undefined
   }
 
   /**

@@ -50,7 +50,8 @@ export function checkPost(type: unknown, options: NatsPostOptions | undefined): 
   for (const name of Object.keys(options)) {
     if ((KNOWN as readonly string[]).includes(name)) continue
     const near = closestName(name, KNOWN)
-    throw new InvalidArgumentError(`options.${name}`, `one of ${KNOWN.join(', ')}`, name, {
+    const value = (options as Record<string, unknown>)[name]
+    throw new InvalidArgumentError(`options.${name}`, `one of ${KNOWN.join(', ')}`, value, {
       ...(near === undefined ? {} : { hint: `did you mean \`${near}\`?` }),
     })
   }

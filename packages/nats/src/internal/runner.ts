@@ -13,8 +13,10 @@
  * @module
  */
 import {
+  type Clock,
   type DeadLetter,
-  errorSignature,
+  deadLetterOf,
+  errorInfo,
   type Loop,
   type Message,
   type MessageMap,
@@ -22,10 +24,11 @@ import {
 } from '@flowing/core'
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
 import type { NatsDeadLetters } from '../dead-letters.js'
-import { DeliveryError } from '../errors.js'
+import { DeliveryError, DeliveryLimitError } from '../errors.js'
 import type { KvIdempotencyStore } from '../kv-ledger.js'
 import { decode, toSnapshotMessage, type Wire } from './codec.js'
 import type { Deliveries, Delivery } from './deliveries.js'
+import { pause } from './timers.js'
 import type { Topology } from './topology.js'
 
 /** The counters of the consuming side. */
@@ -43,6 +46,8 @@ export interface RunnerCounters {
 /** What a runner works with. */
 export interface RunnerParts<M extends MessageMap> {
   readonly local: Loop<M>
+  /** The loop's clock: leases, letters, the pull loops' back-off. */
+  readonly clock: Clock
   readonly js: JetStreamClient
   readonly jsm: JetStreamManager
   readonly topology: Topology
@@ -145,7 +150,7 @@ export class Runner<M extends MessageMap> {
         this.#p.report(error)
       }
       if (!this.#pulling) return
-      await new Promise((r) => setTimeout(r, 500))
+      await pause(this.#p.clock, 500)
       this.#iterators[p] = await this.#consume(p).catch((error: unknown) => {
         this.#p.report(error)
         return this.#iterators[p] as ConsumerMessages
@@ -157,7 +162,7 @@ export class Runner<M extends MessageMap> {
     this.counters.received++
     let wire: Wire
     try {
-      wire = decode(jm.headers, jm.data)
+      wire = decode(jm.headers, jm.data, this.#p.clock)
     } catch (error) {
       // Another publisher's message: acknowledged (a terminated one would stay in the work-queue
       // stream for ever), reported.
@@ -166,7 +171,7 @@ export class Runner<M extends MessageMap> {
       jm.ack()
       return
     }
-    if (this.#p.deliveries.suspect(performance.now()) && (await this.#stale(jm, p))) {
+    if (this.#p.deliveries.suspect(this.#p.clock.now()) && (await this.#stale(jm, p))) {
       this.counters.fenced++ // handed to another process while this one was frozen: not ours to run
       return
     }
@@ -197,7 +202,7 @@ export class Runner<M extends MessageMap> {
       jm,
       wire,
       partition,
-      extendedAt: performance.now(),
+      extendedAt: this.#p.clock.now(),
       lost: false,
       followUps: [],
       followUpAttempt: 0,
@@ -240,7 +245,7 @@ export class Runner<M extends MessageMap> {
   }
 
   async #settle(d: Delivery, letter: DeadLetter | undefined): Promise<void> {
-    if (!this.#p.deliveries.valid(d, performance.now())) {
+    if (!this.#p.deliveries.valid(d, this.#p.clock.now())) {
       this.counters.fenced++ // the server's again: no letter, no ack from here
       d.release()
       return
@@ -270,7 +275,7 @@ export class Runner<M extends MessageMap> {
       this.#unsent.push(d)
       return
     }
-    if (this.#p.deliveries.valid(d, performance.now())) {
+    if (this.#p.deliveries.valid(d, this.#p.clock.now())) {
       d.jm.ack()
       this.counters.acked++
     } else this.counters.fenced++ // the lease lapsed: the server may have handed it to another process
@@ -279,7 +284,7 @@ export class Runner<M extends MessageMap> {
 
   // Hands `d` back (unless its lease lapsed: it is the server's already); returns whether it did.
   #nak(d: Delivery, delayMs: number): boolean {
-    const valid = this.#p.deliveries.valid(d, performance.now())
+    const valid = this.#p.deliveries.valid(d, this.#p.clock.now())
     if (valid) {
       d.jm.nak(delayMs)
       this.counters.nakked++
@@ -295,27 +300,9 @@ export class Runner<M extends MessageMap> {
   // Delivered `count` times without an outcome — it keeps killing or freezing its process: it goes to
   // the dead letters without running again.
   async #deadLetterUnfinished(jm: JsMsg, wire: Wire, count: number): Promise<void> {
-    const error = new Error(`delivered ${count} times without an outcome (maxDeliveries ${this.#p.maxDeliveries})`)
-    error.name = 'DeliveryLimitError'
+    const error = errorInfo(new DeliveryLimitError(wire.id, count, this.#p.maxDeliveries), 'unknown')
     const letter: DeadLetter = {
-      id: wire.id,
-      type: wire.type,
-      payload: wire.payload,
-      key: wire.key,
-      priority: wire.priority,
-      routeKey: undefined,
-      traceId: wire.traceId,
-      reason: 'exhausted',
-      errorClass: 'unknown',
-      error: {
-        name: error.name,
-        message: error.message,
-        signature: errorSignature(error.name, error.message),
-        errorClass: 'unknown',
-      },
-      attempts: [],
-      at: performance.now(),
-      atEpochMs: Date.now(),
+      ...deadLetterOf({ ...wire, routeKey: undefined }, error, [], this.#p.clock),
       ...(wire.idempotencyKey === undefined ? {} : { idempotencyKey: wire.idempotencyKey }),
     }
     try {

@@ -2,15 +2,23 @@
  * Watermark backpressure over the work stream's fill — the same 60 / 80 / 95 % levels, events and
  * typed refusals as an in-process loop's queue, for every producer of a distributed loop. The fill is
  * the stream's stored messages (waiting or held anywhere) over its bound, read from the server every
- * `intervalMs`, plus what this process published since the last reading; between readings a
+ * `intervalMs` of the loop's clock, plus what this process published since the last reading; between readings a
  * producer's own burst still moves the level.
  *
  * @module
  */
 
 import { WatermarkController } from '@flowing/backpressure'
-import { BackpressureError, type BackpressureOptions, type PressureTransition, Priority } from '@flowing/core'
+import {
+  BackpressureError,
+  type BackpressureOptions,
+  type Clock,
+  type PressureTransition,
+  Priority,
+  refusedPressure,
+} from '@flowing/core'
 import type { JetStreamManager } from '@nats-io/jetstream'
+import { every } from './timers.js'
 
 /**
  * `backpressure` of a distributed loop: core's options, and how often the fill is read.
@@ -30,15 +38,18 @@ export class StreamPressure {
   readonly #controller: WatermarkController
   readonly #shedAbove: number
   readonly #intervalMs: number
+  readonly #clock: Clock
   #stored = 0
   #publishedSince = 0
-  #timer: NodeJS.Timeout | undefined
+  #stopReading: (() => void) | undefined
 
   /**
+   * @param clock - the loop's clock: the controller's time and the reading's timer
    * @param onTransition - told of each level crossing (the loop's `backpressure` event)
    * @throws the controller's argument errors for bad marks
    */
   constructor(
+    clock: Clock,
     jsm: JetStreamManager,
     stream: string,
     bound: number,
@@ -46,12 +57,13 @@ export class StreamPressure {
     onTransition: (t: PressureTransition) => void,
   ) {
     const { shedAbove = Priority.high, intervalMs = 250, ...marks } = options
+    this.#clock = clock
     this.#jsm = jsm
     this.#stream = stream
     this.#bound = bound
     this.#shedAbove = shedAbove
     this.#intervalMs = intervalMs
-    this.#controller = new WatermarkController({ ...marks, onTransition })
+    this.#controller = new WatermarkController({ ...marks, now: () => clock.now(), onTransition })
   }
 
   /** The fill as this producer knows it (0–1). */
@@ -73,13 +85,13 @@ export class StreamPressure {
       )
     }
     read()
-    this.#timer = setInterval(read, this.#intervalMs)
-    this.#timer.unref()
+    this.#stopReading ??= every(this.#clock, this.#intervalMs, read)
   }
 
   /** Stops reading. */
   stop(): void {
-    clearInterval(this.#timer)
+    this.#stopReading?.()
+    this.#stopReading = undefined
   }
 
   /** Admits a post of `priority`, or throws the `BackpressureError` an in-process loop would. */
@@ -90,13 +102,6 @@ export class StreamPressure {
       this.#publishedSince++
       return
     }
-    const cause = decision.cause === 'breaker' ? 'breaker' : decision.outcome === 'shed' ? 'shed' : 'reject'
-    throw new BackpressureError(type, priority, {
-      level: this.#controller.level,
-      cause,
-      fill,
-      retryAfterMs: this.#controller.retryAfterMs,
-      shedAbove: this.#shedAbove,
-    })
+    throw new BackpressureError(type, priority, refusedPressure(this.#controller, decision, fill, this.#shedAbove))
   }
 }
