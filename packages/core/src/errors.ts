@@ -656,8 +656,10 @@ export type RequestOutcome = 'dead-lettered' | 'dropped' | 'cancelled' | 'snapsh
 
 /**
  * `loop.request()` rejects with this when its message ended without success: `outcome` says how.
- * `cause` is the handler's last error for `dead-lettered`, the abort reason for `cancelled`.
- * A refused post rejects with the post's own error instead (`QueueFullError`, …).
+ * `cause` is the handler's last error for `dead-lettered` (only with the request option
+ * `deadLetter: true`: by default a handler's failure rejects the request with the handler's own
+ * error), the abort reason for `cancelled`. A refused post rejects with the post's own error instead
+ * (`QueueFullError`, …).
  *
  * @group Errors
  */

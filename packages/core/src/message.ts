@@ -186,14 +186,35 @@ export interface SendOptions extends PostOptions {
 }
 
 /**
- * Options of `loop.request()`: those of a post, and how long to wait for the outcome.
+ * Options of `loop.request()`: those of a post, how long to wait for the outcome, and who gets a
+ * failure. `undefined` is the same as absent for every option.
  *
  * @group Messages
  * @category Cancel and request
  */
 export interface RequestOptions extends PostOptions {
-  /** Gives up after this many ms (rejects with `RequestFailedError`, outcome `timed-out`; the message is cancelled). */
+  /**
+   * Gives up after this many ms (rejects with `RequestFailedError`, outcome `timed-out`; the message
+   * is cancelled). A positive finite number; anything else refuses the request with
+   * `InvalidArgumentError` (counted in `rejected`, nothing admitted).
+   * @defaultValue undefined (no time limit)
+   */
   readonly waitTimeoutMs?: number | undefined
+  /**
+   * Also dead-letter the message when its handler fails for good. By default a request's failure
+   * belongs to its caller: the promise rejects with the handler's own error and the message ends
+   * with the outcome `request-failed` — no dead letter, no alert, no `dead-lettered` event, no dead
+   * letter in the journal. With `true` it ends `dead-lettered` as a post's would (the sink, alerts,
+   * replay), and the promise rejects with `RequestFailedError` (`outcome: 'dead-lettered'`, `cause`:
+   * the handler's last error).
+   * @defaultValue false
+   * @example
+   * ```ts
+   * // An audited payment: the caller sees the error, and the letter stays for replay.
+   * await loop.request('payment.capture', { orderId }, { deadLetter: true })
+   * ```
+   */
+  readonly deadLetter?: boolean | undefined
 }
 
 /**

@@ -19,7 +19,6 @@ import { LoopPressure } from '../admission/pressure.js'
 import type { Clock } from '../clock.js'
 import type { RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
-import { InvalidArgumentError } from '../errors.js'
 import { DeadLetterStore } from '../failure/dead-letters.js'
 import { Failures } from '../failure/failures.js'
 import { checkRetryOptions, mergeRetry } from '../failure/retry-policy.js'
@@ -64,7 +63,7 @@ import type { CancelResult, Cancels } from './cancels.js'
 import { newCancels, newFlowControl, newGate } from './flow-control.js'
 import { Lifecycle } from './lifecycle.js'
 import { Outcomes } from './outcomes.js'
-import { Requests } from './requests.js'
+import { Requests, type SplitRequest, splitRequestOptions } from './requests.js'
 import { newAutoscaler, newPool, resizeByHand } from './scaling.js'
 import { newStallDetector, newTimeoutBreakers } from './watchers.js'
 
@@ -231,14 +230,19 @@ export class Engine<M extends MessageMap> {
     return Number.isSafeInteger(seq) ? seq : undefined
   }
 
-  /** `loop.request()`: posts through `post` and settles with the message's outcome. */
-  request<R>(options: RequestOptions | undefined, post: (options: PostOptions | undefined) => unknown): Promise<R> {
-    if (options?.waitTimeoutMs === undefined) return this.requests.open<R>(undefined, () => post(options))
-    const { waitTimeoutMs: wait, ...rest } = options
-    if (!(typeof wait === 'number' && wait > 0 && Number.isFinite(wait))) {
-      return Promise.reject(new InvalidArgumentError('options.waitTimeoutMs', 'a positive finite number of ms', wait))
+  /**
+   * `loop.request()`: posts through `post` and settles with the message's outcome. Bad request
+   * options are a refused post (counted in `rejected`, nothing admitted).
+   */
+  request<R>(type: string, options: RequestOptions | undefined, post: (o: PostOptions | undefined) => unknown): Promise<R> {
+    let request: SplitRequest
+    try {
+      request = splitRequestOptions(options)
+    } catch (error) {
+      this.admission.refused(type, error as Error)
+      return Promise.reject(error)
     }
-    return this.requests.open<R>(wait, () => post(rest))
+    return this.requests.open<R>(request, () => post(request.post))
   }
 
   /** `loop.cancel()`: by id (a scan of every holder) or by the message `post()` returned. */

@@ -42,8 +42,9 @@ export type { StopOptions } from '../shutdown/stopper.js'
  * @remarks
  * Guarantees:
  * - **Nothing is lost silently:** every admitted message ends in exactly one outcome — `succeeded`,
- *   `dead-lettered`, `dropped`, `cancelled`, or handed back in a shutdown snapshot (`snapshotted`) —
- *   counted in {@link Loop.metrics}; a refused post throws (or returns) at once.
+ *   `dead-lettered`, `request-failed` (a request's failure, handed to its caller), `dropped`,
+ *   `cancelled`, or handed back in a shutdown snapshot (`snapshotted`) — counted in
+ *   {@link Loop.metrics}; a refused post throws (or returns) at once.
  * - **Per-key order:** two messages with the same `key` never run at once; equal-priority messages of
  *   a key start in post order, also across retries and circuit-breaker holds (the key stays claimed).
  * - **Priority with fairness:** a free worker takes the most urgent runnable message; ties go to post
@@ -153,10 +154,18 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Posts a message and resolves with its handler's return value (its last attempt's). Rejects with
-   * `RequestFailedError` when it ends otherwise — `outcome` `dead-lettered` (`cause`: the last error),
-   * `dropped`, `cancelled`, `snapshotted` or `timed-out` (after `waitTimeoutMs`; then cancelled) —
-   * or with the post's own error when it is refused. Plain `post()`s pay nothing for this.
+   * Posts a message and resolves with its handler's return value (its last attempt's). Plain
+   * `post()`s pay nothing for this.
+   *
+   * A failure belongs to the caller: when the handler fails for good (non-retryable, or out of
+   * attempts) the promise rejects with the handler's own last error, and the message ends
+   * `request-failed` (counted in `requestFailed`) — not dead-lettered, no alert — unless
+   * `options.deadLetter` is `true` (then it is dead-lettered as a post is, and the promise rejects
+   * with `RequestFailedError`, `outcome: 'dead-lettered'`, `cause`: the last error). It rejects with
+   * `RequestFailedError` when the message ends otherwise — `outcome` `dropped`, `cancelled`,
+   * `snapshotted` or `timed-out` (after `waitTimeoutMs`; then cancelled) — and with the post's own
+   * error when it is refused (bad options too: counted in `rejected`, nothing admitted).
+   *
    * @example
    * ```ts
    * const total = await loop.request('cart.total', { cartId }, { waitTimeoutMs: 2_000 })
@@ -164,7 +173,7 @@ export class Loop<M extends MessageMap = MessageMap> {
    */
   request<T extends MessageType<M>, R = unknown>(type: T, payload: M[T], options?: RequestOptions): Promise<R> {
     this.#e.metrics.posted++
-    return this.#e.request<R>(options, (post) => this.#e.admission.post(type, payload, post, true))
+    return this.#e.request<R>(type, options, (post) => this.#e.admission.post(type, payload, post, true))
   }
 
   /**
