@@ -234,7 +234,11 @@ export class Engine<M extends MessageMap> {
    * `loop.request()`: posts through `post` and settles with the message's outcome. Bad request
    * options are a refused post (counted in `rejected`, nothing admitted).
    */
-  request<R>(type: string, options: RequestOptions | undefined, post: (o: PostOptions | undefined) => unknown): Promise<R> {
+  request<R>(
+    type: string,
+    options: RequestOptions | undefined,
+    post: (o: PostOptions | undefined) => unknown,
+  ): Promise<R> {
     let request: SplitRequest
     try {
       request = splitRequestOptions(options)

@@ -38,7 +38,10 @@ export function splitRequestOptions(options: RequestOptions | undefined): SplitR
     return { waitTimeoutMs: undefined, deadLetter: false, post: options }
   }
   const { waitTimeoutMs, deadLetter, ...post } = check.snapshotOptions('options', options) as RequestOptions
-  if (waitTimeoutMs !== undefined && !(typeof waitTimeoutMs === 'number' && waitTimeoutMs > 0 && waitTimeoutMs < Infinity)) {
+  if (
+    waitTimeoutMs !== undefined &&
+    !(typeof waitTimeoutMs === 'number' && waitTimeoutMs > 0 && waitTimeoutMs < Infinity)
+  ) {
     throw new InvalidArgumentError('options.waitTimeoutMs', WAIT_RULE, waitTimeoutMs)
   }
   if (deadLetter !== undefined) check.boolean('options.deadLetter', deadLetter)
