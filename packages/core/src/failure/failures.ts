@@ -205,8 +205,10 @@ export class Failures<M extends MessageMap> {
       return
     }
     const scheduled = retry && this.#h.lifecycle.mayRetry ? this.#scheduleRetry(m, t, policy, attempt, now) : undefined
-    if (scheduled === undefined && this.#h.outcomes.requestTakes(m))
-      return this.#toCaller(m, attempt, error, info, t, now)
+    if (scheduled === undefined && this.#h.outcomes.requestTakes(m)) {
+      this.#toCaller(m, attempt, error, info, t, now)
+      return
+    }
     const letter = scheduled === undefined ? this.#bury(m, info, t, now, error) : undefined
     this.circuits.record(m, info.errorClass !== 'non-retryable', now) // may emit `circuit`
     events.emit('failed', message, error, {
