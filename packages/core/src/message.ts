@@ -137,7 +137,7 @@ export interface PostOptions {
   readonly overflow?: OverflowPolicy | undefined
   /**
    * Handler deadline for this message (ms, > 0 or `Infinity`), overriding the type's and the loop's
-   * `timeoutMs`.
+   * `timeoutMs`. `Infinity` guards nothing: the type's `heartbeatMs` is not checked either.
    */
   readonly handlerTimeoutMs?: number | undefined
   /** Retry policy for this message, over its type's and the loop's (fields it omits come from them). */

@@ -77,7 +77,7 @@ export class Engine<M extends MessageMap> {
   readonly lingering: ReleasableClock
   readonly events: LoopEmitter<M>
   readonly metrics = new LoopMetrics()
-  readonly registry = new Registry<M>()
+  readonly registry: Registry<M>
   readonly lifecycle: Lifecycle
   readonly queue: RunQueue
   readonly extras = new PostExtras()
@@ -132,6 +132,7 @@ export class Engine<M extends MessageMap> {
     this.clock = o.clock
     this.lingering = new ReleasableClock(o.clock)
     this.events = events
+    this.registry = new Registry<M>(o.timeoutMs)
     const urgency = new Urgency(o.agingMs)
     this.queue = new RunQueue(o.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency), urgency)
     this.traces = new Traces(o.traces === 'all', o.keepTraces)
