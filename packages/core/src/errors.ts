@@ -526,7 +526,8 @@ export class DuplicateMessageError extends FlowingError {
 
 /**
  * `loop.restore()` was given something that is not a whole, valid snapshot of this format and
- * version — or that this loop cannot take (an unknown type, no room). Nothing was restored.
+ * version — or that this loop cannot take (an unknown type, no room), or whose reading threw (a
+ * getter, a Proxy trap, a route selector: the thrown value is the `cause`). Nothing was restored.
  *
  * @group Errors
  */
@@ -539,11 +540,13 @@ export class SnapshotError extends FlowingError {
   /**
    * @param path - where the problem is
    * @param problem - what is wrong
+   * @param options - `cause`: what a getter, a Proxy trap, a route selector or a store threw
    */
-  constructor(path: string, problem: string) {
+  constructor(path: string, problem: string, options?: ErrorOptions) {
     super(
       'ERR_FLOWING_SNAPSHOT',
       `Cannot restore the snapshot: ${path === '' ? '' : `\`${path}\` `}${problem}; nothing was restored`,
+      options,
     )
     this.path = path
   }
