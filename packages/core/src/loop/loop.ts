@@ -85,7 +85,9 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   /**
    * Registers a router: the handler is chosen by a route key computed from each message at post time.
-   * A route key with no handler and no `otherwise()` is refused at post with `UnknownRouteError`.
+   * A route key with no handler and no `otherwise()` is refused at post with `UnknownRouteError`; a
+   * selector that throws refuses the post with `InvalidArgumentError` naming `selector` (`cause`: what
+   * it threw; a Flowing error it throws is passed on as is).
    */
   route<T extends MessageType<M>, R extends string>(
     type: T,
@@ -330,7 +332,9 @@ export class Loop<M extends MessageMap = MessageMap> {
    * the time since the snapshot was taken; attempt counts, checkpoints (`ctx.committed`), per-post
    * policies and idempotency keys continue where they were. All or nothing: a malformed, truncated,
    * foreign or wrong-version snapshot — or one this loop cannot take (an unknown type, not enough
-   * room, a key already in flight here) — throws `SnapshotError` and changes nothing.
+   * room, a key already in flight here) — throws `SnapshotError` and changes nothing. The snapshot is
+   * read once, field by field, before anything is admitted: a getter or `Proxy` that throws, or a
+   * route selector that throws, is a `SnapshotError` naming the field (`cause`: what was thrown).
    *
    * @returns how many messages were re-admitted
    * @throws SnapshotError; LoopStoppedError after `stop()`
