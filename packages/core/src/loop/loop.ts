@@ -42,9 +42,8 @@ export type { StopOptions } from '../shutdown/stopper.js'
  * @remarks
  * Guarantees:
  * - **Nothing is lost silently:** every admitted message ends in exactly one outcome — `succeeded`,
- *   `dead-lettered`, `request-failed` (a request's failure, handed to its caller), `dropped`,
- *   `cancelled`, or handed back in a shutdown snapshot (`snapshotted`) — counted in
- *   {@link Loop.metrics}; a refused post throws (or returns) at once.
+ *   `dead-lettered`, `request-failed`, `dropped`, `cancelled`, or handed back in a shutdown snapshot
+ *   (`snapshotted`) — counted in {@link Loop.metrics}; a refused post throws (or returns) at once.
  * - **Per-key order:** two messages with the same `key` never run at once; equal-priority messages of
  *   a key start in post order, also across retries and circuit-breaker holds (the key stays claimed).
  * - **Priority with fairness:** a free worker takes the most urgent runnable message; ties go to post
@@ -84,10 +83,9 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Registers a router: the handler is chosen by a route key computed from each message at post time.
-   * A route key with no handler and no `otherwise()` is refused at post with `UnknownRouteError`; a
-   * selector that throws refuses the post with `InvalidArgumentError` naming `selector` (`cause`: what
-   * it threw; a Flowing error it throws is passed on as is).
+   * Registers a router: the handler is chosen by a route key computed from each message at post time. A
+   * route key with no handler and no `otherwise()` is refused at post with `UnknownRouteError`, a
+   * selector that throws with `InvalidArgumentError` (`cause`: what it threw).
    */
   route<T extends MessageType<M>, R extends string>(
     type: T,
@@ -156,18 +154,10 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Posts a message and resolves with its handler's return value (its last attempt's). Plain
-   * `post()`s pay nothing for this.
-   *
-   * A failure belongs to the caller: when the handler fails for good (non-retryable, or out of
-   * attempts) the promise rejects with the handler's own last error, and the message ends
-   * `request-failed` (counted in `requestFailed`) — not dead-lettered, no alert — unless
-   * `options.deadLetter` is `true` (then it is dead-lettered as a post is, and the promise rejects
-   * with `RequestFailedError`, `outcome: 'dead-lettered'`, `cause`: the last error). It rejects with
-   * `RequestFailedError` when the message ends otherwise — `outcome` `dropped`, `cancelled`,
-   * `snapshotted` or `timed-out` (after `waitTimeoutMs`; then cancelled) — and with the post's own
-   * error when it is refused (bad options too: counted in `rejected`, nothing admitted).
-   *
+   * Posts a message and resolves with its handler's return value (its last attempt's). Its handler's failure
+   * is the caller's: it rejects with the handler's own last error, outcome `request-failed`, no dead letter
+   * (unless `options.deadLetter`); any other end with `RequestFailedError` (`outcome`: `dropped`,
+   * `cancelled`, `snapshotted`, `timed-out`); a refused post with its own error. `post()` pays nothing for this.
    * @example
    * ```ts
    * const total = await loop.request('cart.total', { cartId }, { waitTimeoutMs: 2_000 })
@@ -328,14 +318,11 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   /**
    * Re-admits every message of a shutdown snapshot (from this process or another): queued, held and
-   * interrupted ones enter the queue; delayed ones and retries wait what they still had to wait, less
-   * the time since the snapshot was taken; attempt counts, checkpoints (`ctx.committed`), per-post
-   * policies and idempotency keys continue where they were. All or nothing: a malformed, truncated,
-   * foreign or wrong-version snapshot — or one this loop cannot take (an unknown type, not enough
-   * room, a key already in flight here) — throws `SnapshotError` and changes nothing. The snapshot is
-   * read once, field by field, before anything is admitted: a getter or `Proxy` that throws, or a
-   * route selector that throws, is a `SnapshotError` naming the field (`cause`: what was thrown).
-   *
+   * interrupted ones enter the queue; delayed ones and retries wait what they still had to wait, less the
+   * time since the snapshot was taken; attempt counts, checkpoints (`ctx.committed`), per-post policies
+   * and idempotency keys continue where they were. All or nothing: a malformed, foreign or wrong-version
+   * snapshot, one this loop cannot take (unknown type, no room, a key in flight here), or one (read once)
+   * whose getter, `Proxy` or route selector throws (`cause`) — throws `SnapshotError`, changes nothing.
    * @returns how many messages were re-admitted
    * @throws SnapshotError; LoopStoppedError after `stop()`
    */
