@@ -125,9 +125,16 @@ describe('Loop', () => {
   describe('request() failures', () => {
     it('hands a failure to its caller: the handler’s own error, no dead letter, alert or new-failure log', async () => {
       const warnings: string[] = []
+      const sunk: unknown[] = []
+      const logged: string[] = []
       const { loop, clock } = virtualLoop({
         retry: { maxAttempts: 2, baseMs: 1, capMs: 1 },
         logger: { warn: (line: string) => void warnings.push(line) },
+        deadLetters: { sink: { add: (letter) => void sunk.push(letter) } },
+        messageLog: {
+          info: (line) => void logged.push(`info ${line.outcome}`),
+          warn: (line) => void logged.push(`warn ${line.outcome}`),
+        },
       })
       const seen = watchFailures(loop)
       class CartError extends Error {}
@@ -144,6 +151,8 @@ describe('Loop', () => {
       expect(loop.deadLetters.list()).toEqual([])
       expect(seen).toMatchObject({ deadLettered: 0, alerts: 0, signatures: 0, failed: ['retry', 'caller'] })
       expect(warnings).toEqual([])
+      expect(sunk).toEqual([])
+      expect(logged).toEqual(['info request-failed'])
       expect(seen.finished).toHaveLength(1)
       expect(seen.finished[0]).toMatchObject({ outcome: 'request-failed', attempts: 2, reason: 'exhausted' })
       expect(seen.finished[0]?.error?.signature).toBe('Error: empty cart')
