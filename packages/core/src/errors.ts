@@ -532,7 +532,8 @@ export class DuplicateMessageError extends FlowingError {
 
 /**
  * `loop.restore()` was given something that is not a whole, valid snapshot of this format and
- * version — or that this loop cannot take (an unknown type, no room). Nothing was restored.
+ * version — or that this loop cannot take (an unknown type, no room), or whose reading threw (a
+ * getter, a Proxy trap, a route selector: the thrown value is the `cause`). Nothing was restored.
  *
  * @group Errors
  */
@@ -545,11 +546,13 @@ export class SnapshotError extends FlowingError {
   /**
    * @param path - where the problem is
    * @param problem - what is wrong
+   * @param options - `cause`: what a getter, a Proxy trap, a route selector or a store threw
    */
-  constructor(path: string, problem: string) {
+  constructor(path: string, problem: string, options?: ErrorOptions) {
     super(
       'ERR_FLOWING_SNAPSHOT',
       `Cannot restore the snapshot: ${path === '' ? '' : `\`${path}\` `}${problem}; nothing was restored`,
+      options,
     )
     this.path = path
   }
@@ -662,8 +665,10 @@ export type RequestOutcome = 'dead-lettered' | 'dropped' | 'cancelled' | 'snapsh
 
 /**
  * `loop.request()` rejects with this when its message ended without success: `outcome` says how.
- * `cause` is the handler's last error for `dead-lettered`, the abort reason for `cancelled`.
- * A refused post rejects with the post's own error instead (`QueueFullError`, …).
+ * `cause` is the handler's last error for `dead-lettered` (only with the request option
+ * `deadLetter: true`: by default a handler's failure rejects the request with the handler's own
+ * error), the abort reason for `cancelled`. A refused post rejects with the post's own error instead
+ * (`QueueFullError`, …).
  *
  * @group Errors
  */

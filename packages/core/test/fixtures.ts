@@ -48,7 +48,7 @@ export function catchRethrown(): { errors: unknown[]; restore: () => void } {
 
 /** Messages that reached an outcome (I1: equals `accepted` at rest). */
 export function ended(c: MetricsSnapshot['counters']): number {
-  return c.succeeded + c.deadLettered + c.dropped + c.cancelled + c.snapshotted
+  return c.succeeded + c.deadLettered + c.requestFailed + c.dropped + c.cancelled + c.snapshotted
 }
 
 /**

@@ -165,14 +165,14 @@ describe('Loop', () => {
       await expect(answer).resolves.toBe(42)
     })
 
-    it('rejects with the outcome: dead-lettered with its cause, cancelled, timed out, refused', async () => {
+    it('rejects with the outcome: dead-lettered (when asked) with its cause, cancelled, timed out, refused', async () => {
       const { loop, clock } = virtualLoop({ retry: { maxAttempts: 1 }, capacity: 2, autoStart: false })
       const boom = new Error('boom')
       loop.on('work', (m) => {
         if (m.payload === 1) throw boom
         return m.payload === 3 ? new Promise(() => {}) : undefined
       })
-      const dead = loop.request('work', 1).catch((e: unknown) => e)
+      const dead = loop.request('work', 1, { deadLetter: true }).catch((e: unknown) => e)
       const controller = new AbortController()
       const cancelled = loop.request('work', 2, { signal: controller.signal }).catch((e: unknown) => e)
       const full = loop.request('work', 9).catch((e: unknown) => e)

@@ -7,6 +7,7 @@ import {
   InvalidArgumentError,
   NonRetryableError,
   TimeoutBreakerOpenError,
+  UnknownMessageTypeError,
   VirtualClock,
 } from '../src/index.js'
 import { TimeoutBreakers } from '../src/pool/timeout-breakers.js'
@@ -332,6 +333,34 @@ describe('Loop', () => {
       expect(thrown(() => loop.on('order.paid', () => {}, { heartbeatMs: -1 })).message).toBe(
         'Expected `options.heartbeatMs` to be a positive finite number of ms, got `-1` (number)',
       )
+    })
+  })
+
+  describe('on() / route() with heartbeatMs', () => {
+    it('refuses a heartbeat without a finite hard deadline, naming both options, and registers nothing', () => {
+      const rule =
+        "Expected `options.heartbeatMs` to be given only with a finite handler deadline — `options.timeoutMs` here, or the loop's `timeoutMs` (without one no deadline is armed, so nothing would ever check the heartbeat), got `500` (number)"
+      const { loop } = virtualLoop()
+      const refusals = [
+        thrown(() => loop.on('work', () => {}, { heartbeatMs: 500 })),
+        thrown(() => loop.on('work', () => {}, { heartbeatMs: 500, timeoutMs: Number.POSITIVE_INFINITY })),
+        thrown(() => loop.route('order.updated', (m) => m.payload.status, { heartbeatMs: 500 })),
+      ]
+      for (const error of refusals) {
+        expect(error).toBeInstanceOf(InvalidArgumentError)
+        expect((error as InvalidArgumentError).code).toBe('ERR_FLOWING_INVALID_ARGUMENT')
+        expect((error as InvalidArgumentError).argument).toBe('options.heartbeatMs')
+        expect(error.message).toBe(rule)
+      }
+      expect(() => loop.post('work', 1)).toThrow(UnknownMessageTypeError)
+      expect(() => loop.post('order.updated', { orderId: 'o', status: 'paid' })).toThrow(UnknownMessageTypeError)
+      // A finite deadline of the type's own, or the loop's, arms the check.
+      loop.on('work', () => {}, { heartbeatMs: 500, timeoutMs: 5_000 })
+      const { loop: bounded } = virtualLoop({ timeoutMs: 5_000 })
+      bounded.on('work', () => {}, { heartbeatMs: 500 })
+      expect(
+        thrown(() => bounded.on('work', () => {}, { heartbeatMs: 500, timeoutMs: Infinity, replace: true })),
+      ).toBeInstanceOf(InvalidArgumentError)
     })
   })
 

@@ -120,7 +120,7 @@ export class MetricSet {
       processed: counter('processed_total', 'Messages whose handler succeeded (the outcome succeeded)', ['type']),
       finished: counter(
         'finished_total',
-        'Messages at their outcome: succeeded, dead_lettered, dropped, cancelled, snapshotted',
+        'Messages at their outcome: succeeded, dead_lettered, request_failed, dropped, cancelled, snapshotted',
         ['type', 'outcome'],
       ),
       failed: counter(

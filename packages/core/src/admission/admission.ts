@@ -255,17 +255,25 @@ export class Admission<M extends MessageMap> {
 
   /**
    * Builds the envelope of a post whose options are valid: resolves the type, stamps the exact post
-   * time (the aging bound, I3, is stated in real post times) and runs the router's selector.
-   * @throws (counted) UnknownMessageTypeError, UnknownRouteError, or what the selector throws
+   * time (the aging bound, I3, is stated in real post times) and runs the router's selector — unless
+   * the route key was chosen already (`routeKey`: a restore chose it while checking the snapshot).
+   * @throws (counted) UnknownMessageTypeError, UnknownRouteError, or InvalidArgumentError when the
+   *   selector throws
    */
-  stamp(type: string, payload: unknown, options: PostOptions | undefined, origin: Origin | undefined): Envelope {
+  stamp(
+    type: string,
+    payload: unknown,
+    options: PostOptions | undefined,
+    origin: Origin | undefined,
+    routeKey?: string,
+  ): Envelope {
     try {
       const router = this.#p.registry.resolve(type)
       const { idPrefix, defaultPriority } = this.#p.options
       const priority = options?.priority ?? defaultPriority
       const now = this.#p.clock.now()
       const m = new Envelope(idPrefix, ++this.#seq, type, payload, options?.key, priority, now, origin)
-      if (router !== undefined) m.routeKey = router.select(m as unknown as Message<MessageMap, never>)
+      if (router !== undefined) m.routeKey = routeKey ?? router.select(m as unknown as Message<MessageMap, never>)
       return m
     } catch (error) {
       return this.refuseInput(type, error as Error)

@@ -1,7 +1,8 @@
 /**
- * `loop.restore(snapshot)`: re-admitting a shutdown snapshot, all or nothing — validate the snapshot,
- * check the loop can take it, let the ledger claim every key (undoing them if the store fails), then
- * place every message, and only then tell listeners (one of them may stop the loop).
+ * `loop.restore(snapshot)`: re-admitting a shutdown snapshot, all or nothing — read it once into a
+ * plain copy and validate that, check the loop can take it (choosing each route key, the only user
+ * code before the end), let the ledger claim every key (undoing them if the store fails), then place
+ * every message, and only then tell listeners (one of them may stop the loop).
  *
  * @module
  */
@@ -56,8 +57,8 @@ export function restoreSnapshot<M extends MessageMap>(
   extraRoom = 0,
   admitted?: Message<M>[],
 ): number {
-  const s = checkSnapshot(snapshot)
-  checkFits(s, {
+  const s = checkSnapshot(snapshot) // a plain copy, read once
+  const routeKeys = checkFits(s, {
     resolve: (sm) => host.registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
     holds: (key) => host.ledger.current?.holds(key) === true,
     freeQueue: host.options.capacity - host.queue.length + extraRoom,
@@ -69,7 +70,7 @@ export function restoreSnapshot<M extends MessageMap>(
   const elapsed = elapsedMs ?? Math.max(0, Date.now() - s.takenAt)
   const announce: (() => void)[] = []
   for (const [i, sm] of s.messages.entries()) {
-    if (admit[i] === true) announce.push(readmit(host, sm, now, elapsed, payloads?.[i], admitted))
+    if (admit[i] === true) announce.push(readmit(host, sm, routeKeys[i], now, elapsed, payloads?.[i], admitted))
     else host.metrics.duplicates++
   }
   for (const emit of announce) emit() // everything is in place before any listener runs
@@ -83,7 +84,7 @@ function payloadsOf(s: LoopSnapshot): (string | undefined)[] {
     try {
       return Journal.json('payload', sm.payload)
     } catch (error) {
-      throw new SnapshotError(`messages[${i}].payload`, (error as Error).message)
+      throw new SnapshotError(`messages[${i}].payload`, (error as Error).message, { cause: error })
     }
   })
 }
@@ -105,6 +106,7 @@ function claimKeys<M extends MessageMap>(host: RestoreParts<M>, s: LoopSnapshot)
       throw new SnapshotError(
         `messages[${i}].idempotencyKey`,
         `the idempotency store failed: ${(error as Error).message}`,
+        { cause: error },
       )
     }
   })
@@ -112,10 +114,12 @@ function claimKeys<M extends MessageMap>(host: RestoreParts<M>, s: LoopSnapshot)
   return admit
 }
 
-// Re-admits one message (checked, its key claimed); returns the emission of its event.
+// Re-admits one message (checked, its key claimed, its route key chosen: no user code runs here);
+// returns the emission of its event.
 function readmit<M extends MessageMap>(
   host: RestoreParts<M>,
   sm: SnapshotMessage,
+  routeKey: string | undefined,
   now: number,
   elapsed: number,
   payloadJson: string | undefined,
@@ -124,7 +128,7 @@ function readmit<M extends MessageMap>(
   const { admission, extras, failures, queue, metrics, events, journal } = host
   const options: PostOptions = { key: sm.key, priority: sm.priority }
   const origin = { trace: sm.traceId, hops: sm.hops, headers: sm.headers ?? NO_HEADERS }
-  const m: Envelope = admission.stamp(sm.type, sm.payload, options, origin)
+  const m: Envelope = admission.stamp(sm.type, sm.payload, options, origin, routeKey)
   const { handlerTimeoutMs, retry, idempotencyKey, group } = sm
   extras.keep(m, { handlerTimeoutMs, retry, idempotencyKey, group })
   if (sm.checkpoint !== undefined) extras.commit(m, sm.checkpoint)

@@ -68,7 +68,10 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   started: [message: Message<M>]
   /** A handler returned or resolved. */
   succeeded: [message: Message<M>, durationMs: number]
-  /** An attempt threw, rejected or timed out; `failure.next` says whether a retry or the dead-letter store follows. */
+  /**
+   * An attempt threw, rejected or timed out; `failure.next` says whether a retry, the dead-letter
+   * store, or (`caller`: a request's failure, outcome `request-failed`) the request's caller follows.
+   */
   failed: [message: Message<M>, error: unknown, failure: AttemptFailure]
   /** A failed message was scheduled for another attempt after a back-off (on the timing wheel). */
   retrying: [message: Message<M>, retry: RetryScheduled]
@@ -136,9 +139,10 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
    */
   breaker: [change: BreakerChange]
   /**
-   * A message ended, whatever its outcome (`succeeded`, `dead-lettered`, `dropped`, `cancelled`,
-   * `snapshotted`): its last event, after the outcome's own. `summary` tells how: attempts, queue wait,
-   * run time, time from entering the queue to the outcome.
+   * A message ended, whatever its outcome (`succeeded`, `dead-lettered`, `request-failed`, `dropped`,
+   * `cancelled`, `snapshotted`): its last event, after the outcome's own (`request-failed` has none
+   * but `failed` with `next: 'caller'`). `summary` tells how: attempts, queue wait, run time, time
+   * from entering the queue to the outcome.
    */
   finished: [message: Message<M>, summary: FinishedSummary]
   /** The lifecycle state changed. */

@@ -36,8 +36,11 @@ export interface AttemptFailure {
   readonly attempt: number
   /** The error, as classified and signed. */
   readonly error: ErrorInfo
-  /** What happens next. */
-  readonly next: 'retry' | 'dead-letter'
+  /**
+   * What happens next: a retry, a dead letter, or (`caller`) the error goes to the caller of
+   * `loop.request()` (outcome `request-failed`).
+   */
+  readonly next: 'retry' | 'dead-letter' | 'caller'
 }
 
 /**

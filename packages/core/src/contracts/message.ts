@@ -137,7 +137,7 @@ export interface PostOptions {
   readonly overflow?: OverflowPolicy | undefined
   /**
    * Handler deadline for this message (ms, > 0 or `Infinity`), overriding the type's and the loop's
-   * `timeoutMs`.
+   * `timeoutMs`. `Infinity` guards nothing: the type's `heartbeatMs` is not checked either.
    */
   readonly handlerTimeoutMs?: number | undefined
   /** Retry policy for this message, over its type's and the loop's (fields it omits come from them). */
@@ -186,14 +186,35 @@ export interface SendOptions extends PostOptions {
 }
 
 /**
- * Options of `loop.request()`: those of a post, and how long to wait for the outcome.
+ * Options of `loop.request()`: those of a post, how long to wait for the outcome, and who gets a
+ * failure. `undefined` is the same as absent for every option.
  *
  * @group Messages
  * @category Cancel and request
  */
 export interface RequestOptions extends PostOptions {
-  /** Gives up after this many ms (rejects with `RequestFailedError`, outcome `timed-out`; the message is cancelled). */
+  /**
+   * Gives up after this many ms (rejects with `RequestFailedError`, outcome `timed-out`; the message
+   * is cancelled). A positive finite number; anything else refuses the request with
+   * `InvalidArgumentError` (counted in `rejected`, nothing admitted).
+   * @defaultValue undefined (no time limit)
+   */
   readonly waitTimeoutMs?: number | undefined
+  /**
+   * Also dead-letter the message when its handler fails for good. By default a request's failure
+   * belongs to its caller: the promise rejects with the handler's own error and the message ends
+   * with the outcome `request-failed` — no dead letter, no alert, no `dead-lettered` event, no dead
+   * letter in the journal. With `true` it ends `dead-lettered` as a post's would (the sink, alerts,
+   * replay), and the promise rejects with `RequestFailedError` (`outcome: 'dead-lettered'`, `cause`:
+   * the handler's last error).
+   * @defaultValue false
+   * @example
+   * ```ts
+   * // An audited payment: the caller sees the error, and the letter stays for replay.
+   * await loop.request('payment.capture', { orderId }, { deadLetter: true })
+   * ```
+   */
+  readonly deadLetter?: boolean | undefined
 }
 
 /**

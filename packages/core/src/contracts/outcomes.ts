@@ -7,11 +7,13 @@ import type { ErrorInfo } from './failures.js'
 import type { MessageKey } from './message.js'
 
 /**
- * The five ways a message ends; every accepted message ends in exactly one.
+ * The six ways a message ends; every accepted message ends in exactly one. `request-failed`: a
+ * `loop.request()`'s handler failed for good and the caller took the error (its promise rejected
+ * with it) — not dead-lettered unless the request asked (`deadLetter: true`).
  *
  * @group Events
  */
-export type Outcome = 'succeeded' | 'dead-lettered' | 'dropped' | 'cancelled' | 'snapshotted'
+export type Outcome = 'succeeded' | 'dead-lettered' | 'request-failed' | 'dropped' | 'cancelled' | 'snapshotted'
 
 /**
  * How a message ended: the `finished` event's summary.
@@ -39,10 +41,11 @@ export interface FinishedSummary {
   readonly durationMs: number | undefined
   /**
    * Why, for the outcomes that have a why: the drop reason (`drop-new`, `drop-oldest-lowest`,
-   * `duplicate`), the dead letter's (`non-retryable`, `exhausted`), the snapshotted message's state.
+   * `duplicate`), the dead letter's or failed request's (`non-retryable`, `exhausted`), the
+   * snapshotted message's state.
    */
   readonly reason?: string
-  /** The last failure of a dead-lettered message. */
+  /** The last failure of a dead-lettered or request-failed message. */
   readonly error?: ErrorInfo
 }
 
@@ -68,7 +71,7 @@ export interface MessageLogLine extends FinishedSummary {
 /**
  * Where the per-message log lines go: any object with `info` and `warn` taking a fields object and a
  * message, as pino's loggers and `console` do. Dead-lettered and dropped messages are logged at
- * `warn`, the other outcomes at `info`.
+ * `warn`, the other outcomes at `info` (a `request-failed` one too: its caller holds the error).
  *
  * @example
  * ```ts
@@ -80,7 +83,7 @@ export interface MessageLogLine extends FinishedSummary {
  * @group Metrics
  */
 export interface MessageLogger {
-  /** Receives the lines of succeeded, cancelled and snapshotted messages. */
+  /** Receives the lines of succeeded, request-failed, cancelled and snapshotted messages. */
   info(line: MessageLogLine, message: string): void
   /** Receives the lines of dead-lettered and dropped messages. */
   warn(line: MessageLogLine, message: string): void

@@ -129,7 +129,15 @@ export interface RegisterOptions extends RouteOptions {
   readonly timeoutMs?: number
   /**
    * Heartbeat deadline (ms) for this type: a handler that does not call `ctx.heartbeat()` for this
-   * long times out even before its hard `timeoutMs` (which must then be set too).
+   * long times out even before its hard deadline. Needs a finite hard deadline — this type's
+   * `timeoutMs`, or the loop's — since that is what arms the check: without one, registering refuses
+   * it with `InvalidArgumentError` (a heartbeat nothing checks would silently do nothing). A post's
+   * `handlerTimeoutMs: Infinity` turns both off for that message.
+   * @defaultValue undefined (no heartbeat deadline)
+   * @example
+   * ```ts
+   * loop.on('report.build', buildReport, { timeoutMs: 10 * 60_000, heartbeatMs: 30_000 })
+   * ```
    */
   readonly heartbeatMs?: number
   /**

@@ -35,6 +35,8 @@ interface Entry {
  * never silently dropped at run time.
  */
 export class Registry<M extends MessageMap> {
+  // The loop's handler deadline, for the types without their own (a heartbeat needs a finite one).
+  readonly #loopTimeoutMs: number
   readonly #entries = new Map<string, Entry>()
   readonly #middleware: Middleware<M>[] = []
   // One-entry lookup cache: a string identity check instead of a hash lookup, twice per message. Empty
@@ -43,6 +45,11 @@ export class Registry<M extends MessageMap> {
   #lastEntry: Entry | undefined
   // Told after each registration (flow control re-reads the types' rate limits).
   #changed: () => void = () => {}
+
+  /** @param loopTimeoutMs - the loop's `timeoutMs` (`Infinity`: none) */
+  constructor(loopTimeoutMs = Number.POSITIVE_INFINITY) {
+    this.#loopTimeoutMs = loopTimeoutMs
+  }
 
   /** Sets who is told after each registration. */
   onChange(changed: () => void): void {
@@ -54,7 +61,7 @@ export class Registry<M extends MessageMap> {
     checkType(type)
     if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
     const o = registerOptions(options)
-    const extras = extrasOf(o) // every check before anything is registered (I7)
+    const extras = extrasOf(o, this.#loopTimeoutMs) // every check before anything is registered (I7)
     this.#claim(type, o)
     this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined, ...extras })
   }
@@ -68,7 +75,7 @@ export class Registry<M extends MessageMap> {
     checkType(type)
     const router = new RouteTable<M, T, R>(type, selector)
     const o = registerOptions(options)
-    const extras = extrasOf(o)
+    const extras = extrasOf(o, this.#loopTimeoutMs)
     this.#claim(type, o)
     this.#set(type, { handler: undefined, router: router as unknown as AnyRouter, ...extras })
     return router
@@ -219,18 +226,13 @@ function checkType(type: unknown): void {
 
 type Extras = Pick<Entry, 'timeoutMs' | 'compensate' | 'heartbeatMs' | 'retry' | 'breaker' | 'rateLimits'>
 
-function extrasOf(options: RegisterOptions | undefined): Extras {
+function extrasOf(options: RegisterOptions | undefined, loopTimeoutMs: number): Extras {
   const compensate = options?.compensate
   if (compensate !== undefined && typeof compensate !== 'function') {
     throw new InvalidArgumentError('options.compensate', 'a function', compensate)
   }
-  const heartbeatMs = options?.heartbeatMs
-  if (
-    heartbeatMs !== undefined &&
-    !(typeof heartbeatMs === 'number' && heartbeatMs > 0 && Number.isFinite(heartbeatMs))
-  ) {
-    throw new InvalidArgumentError('options.heartbeatMs', 'a positive finite number of ms', heartbeatMs)
-  }
+  const timeoutMs = timeoutOf(options)
+  const heartbeatMs = heartbeatOf(options, timeoutMs ?? loopTimeoutMs)
   const retry =
     options?.retry === undefined
       ? undefined
@@ -245,7 +247,24 @@ function extrasOf(options: RegisterOptions | undefined): Extras {
     limit === undefined
       ? NO_RULES
       : check.readably('options.rateLimit', () => checkRateLimits('options.rateLimit', limit, TYPE_SCOPES), limit)
-  return { timeoutMs: timeoutOf(options), compensate, heartbeatMs, retry, breaker, rateLimits }
+  return { timeoutMs, compensate, heartbeatMs, retry, breaker, rateLimits }
+}
+
+const HEARTBEAT_RULE =
+  "given only with a finite handler deadline — `options.timeoutMs` here, or the loop's `timeoutMs` " +
+  '(without one no deadline is armed, so nothing would ever check the heartbeat)'
+
+// A heartbeat deadline: positive and finite, and under a finite hard deadline (`timeoutMs`: the
+// type's, else the loop's), the only thing that arms the watchdog that checks it.
+function heartbeatOf(options: RegisterOptions | undefined, timeoutMs: number): number | undefined {
+  const heartbeatMs = options?.heartbeatMs
+  if (heartbeatMs === undefined) return undefined
+  if (!(typeof heartbeatMs === 'number' && heartbeatMs > 0 && Number.isFinite(heartbeatMs))) {
+    throw new InvalidArgumentError('options.heartbeatMs', 'a positive finite number of ms', heartbeatMs)
+  }
+  if (timeoutMs === Number.POSITIVE_INFINITY)
+    throw new InvalidArgumentError('options.heartbeatMs', HEARTBEAT_RULE, heartbeatMs)
+  return heartbeatMs
 }
 
 const TYPE_SCOPES = ['type', 'route', 'key'] as const

@@ -1,5 +1,6 @@
 import type { Message, MessageMap, MessageType } from '../contracts/message.js'
-import { DuplicateHandlerError, InvalidArgumentError, UnknownRouteError } from '../errors.js'
+import { DuplicateHandlerError, InvalidArgumentError, isFlowingError, UnknownRouteError } from '../errors.js'
+import { thrownText } from '../failure/describe-failure.js'
 import * as check from '../internal/validate.js'
 import type { Handler, RouteOptions } from './handler.js'
 
@@ -89,9 +90,20 @@ export class RouteTable<M extends MessageMap, T extends MessageType<M>, R extend
     return this
   }
 
-  /** Computes and checks a message's route key (at post time). */
+  /**
+   * Computes and checks a message's route key (at post time).
+   * @throws UnknownRouteError; InvalidArgumentError (`cause`: what it threw) when the selector throws
+   */
   select(message: Message<M, T>): string {
-    const routeKey = this.#selector(message)
+    let routeKey: R
+    try {
+      routeKey = this.#selector(message)
+    } catch (error) {
+      if (isFlowingError(error)) throw error // already typed (the selector's own choice)
+      const rule = `a function that returns the route key of every \`${this.type}\` message without throwing`
+      const hint = `it threw ${thrownText(error)} for message ${message.id}`
+      throw new InvalidArgumentError('selector', rule, this.#selector, { cause: error, hint })
+    }
     if (!this.#routes.has(routeKey) && this.#otherwise === undefined) {
       throw new UnknownRouteError(this.type, routeKey, [...this.#routes.keys()])
     }

@@ -23,7 +23,6 @@ import type { LoopOptions, ResolvedLoopOptions } from '../contracts/options.js'
 import { type LoopSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type SnapshotMessage } from '../contracts/snapshot.js'
 import type { RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
-import { InvalidArgumentError } from '../errors.js'
 import { DeadLetterStore } from '../failure/dead-letters.js'
 import { Failures } from '../failure/failures.js'
 import { checkRetryOptions, mergeRetry } from '../failure/retry-policy.js'
@@ -53,7 +52,7 @@ import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
 import type { CancelResult, Cancels } from '../requests/cancels.js'
-import { Requests } from '../requests/requests.js'
+import { Requests, type SplitRequest, splitRequestOptions } from '../requests/requests.js'
 import { HandBack } from '../shutdown/hand-back.js'
 import {
   breakerHolder,
@@ -79,7 +78,7 @@ export class Engine<M extends MessageMap> {
   readonly lingering: ReleasableClock
   readonly events: LoopEmitter<M>
   readonly metrics = new LoopMetrics()
-  readonly registry = new Registry<M>()
+  readonly registry: Registry<M>
   readonly lifecycle: Lifecycle
   readonly queue: RunQueue
   readonly extras = new PostExtras()
@@ -134,6 +133,7 @@ export class Engine<M extends MessageMap> {
     this.clock = o.clock
     this.lingering = new ReleasableClock(o.clock)
     this.events = events
+    this.registry = new Registry<M>(o.timeoutMs)
     const urgency = new Urgency(o.agingMs)
     this.queue = new RunQueue(o.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency), urgency)
     this.traces = new Traces(o.traces === 'all', o.keepTraces)
@@ -232,14 +232,23 @@ export class Engine<M extends MessageMap> {
     return Number.isSafeInteger(seq) ? seq : undefined
   }
 
-  /** `loop.request()`: posts through `post` and settles with the message's outcome. */
-  request<R>(options: RequestOptions | undefined, post: (options: PostOptions | undefined) => unknown): Promise<R> {
-    if (options?.waitTimeoutMs === undefined) return this.requests.open<R>(undefined, () => post(options))
-    const { waitTimeoutMs: wait, ...rest } = options
-    if (!(typeof wait === 'number' && wait > 0 && Number.isFinite(wait))) {
-      return Promise.reject(new InvalidArgumentError('options.waitTimeoutMs', 'a positive finite number of ms', wait))
+  /**
+   * `loop.request()`: posts through `post` and settles with the message's outcome. Bad request
+   * options are a refused post (counted in `rejected`, nothing admitted).
+   */
+  request<R>(
+    type: string,
+    options: RequestOptions | undefined,
+    post: (o: PostOptions | undefined) => unknown,
+  ): Promise<R> {
+    let request: SplitRequest
+    try {
+      request = splitRequestOptions(options)
+    } catch (error) {
+      this.admission.refused(type, error as Error)
+      return Promise.reject(error)
     }
-    return this.requests.open<R>(wait, () => post(rest))
+    return this.requests.open<R>(request, () => post(request.post))
   }
 
   /** `loop.cancel()`: by id (a scan of every holder) or by the message `post()` returned. */

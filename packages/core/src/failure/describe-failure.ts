@@ -24,6 +24,12 @@ export function describeFailure(error: unknown): ErrorCause {
   return describe(error, 0, new Set())
 }
 
+/** `name: message` of anything thrown, for an error message that quotes it. Never throws. */
+export function thrownText(error: unknown): string {
+  const { name, message } = describe(error, MAX_CAUSE_DEPTH, new Set())
+  return `${name}: ${message}`
+}
+
 function describe(error: unknown, depth: number, seen: Set<unknown>): ErrorCause {
   const errorLike = isErrorLike(error)
   const out: Mutable<ErrorCause> = errorLike

@@ -7,6 +7,7 @@
  * ```
  *  running ─▶ failed ─┬─ attempts left ─▶ retry-scheduled ─(back-off on the wheel)─▶ queued ─▶ running …
  *                     └─ non-retryable, or none left ─▶ dead-lettered ─▶ store, sink, alert window
+ *                                                     └─ (a request's) request-failed ─▶ the caller's promise
  * ```
  *
  * @module
@@ -206,6 +207,10 @@ export class Failures<M extends MessageMap> {
       return
     }
     const scheduled = retry && this.#h.lifecycle.mayRetry ? this.#scheduleRetry(m, t, policy, attempt, now) : undefined
+    if (scheduled === undefined && this.#h.outcomes.requestTakes(m)) {
+      this.#toCaller(m, attempt, error, info, t, now)
+      return
+    }
     const letter = scheduled === undefined ? this.#bury(m, info, t, now, error) : undefined
     this.circuits.record(m, info.errorClass !== 'non-retryable', now) // may emit `circuit`
     events.emit('failed', message, error, {
@@ -282,6 +287,18 @@ export class Failures<M extends MessageMap> {
     this.#h.failureExit({ failureRate: failures / attempts, attempts, failures, windowMs: exit.windowMs ?? 10_000 })
   }
 
+  // The outcome `request-failed`: the request's caller takes the error, as thrown. The route's breaker
+  // and the failure exit still count it (the handler did fail); no letter, sink, alert or new-failure log.
+  #toCaller(m: Envelope, attempt: number, error: unknown, info: ErrorInfo, t: Trace, now: number): void {
+    const { outcomes, events } = this.#h
+    const reason = endReason(info)
+    outcomes.requestFailed(m, reason, error, now)
+    this.circuits.record(m, info.errorClass !== 'non-retryable', now) // may emit `circuit`
+    events.emit('failed', m as unknown as Message<M>, error, { attempt, error: info, next: 'caller' })
+    outcomes.failureAnnounced(m, 'request-failed', t, now, reason, info)
+    this.#checkExit(now)
+  }
+
   // The outcome `dead-lettered` (no user code runs): the letter as the outcomes record it.
   #bury(m: Envelope, error: ErrorInfo, t: Trace, now: number, thrown: unknown): DeadLetter {
     return this.#h.outcomes.deadLettered(m, deadLetterOf(m, error, t.attempts, this.#h.clock, now), thrown)
@@ -327,6 +344,11 @@ export class Failures<M extends MessageMap> {
   #circuitPolicy(type: string): CircuitPolicy | false {
     return this.#h.registry.breakerFor(type) ?? this.#h.options.circuitBreaker
   }
+}
+
+// Why a message failed for good: its error is non-retryable, or its attempts are used up.
+function endReason(info: ErrorInfo): 'non-retryable' | 'exhausted' {
+  return info.errorClass === 'non-retryable' ? 'non-retryable' : 'exhausted'
 }
 
 // The retry-after of a `RateLimitError` of any installed copy (read by its code, not its class).

@@ -13,7 +13,8 @@ import { Ring } from '../internal/ring.js'
 /**
  * The states of a message (docs/design/message-lifecycle.md has the diagram):
  * `delayed` → `queued` → `running` → `succeeded` | `failed` | `timed-out`;
- * a failed or timed-out attempt → `retry-scheduled` → `queued` … or → `dead-lettered`;
+ * a failed or timed-out attempt → `retry-scheduled` → `queued` … or → `dead-lettered` (→
+ * `request-failed` instead when a `loop.request()` caller takes the error);
  * `queued` → `held` (its route's breaker is open) → `queued`; `queued` or `running` → `rate-limited` (a
  * budget is full, or the handler threw `RateLimitError`) → `queued`; `running` → `committed` (its side effect is
  * done, `ctx.commit()`) → …; `dropped` and `cancelled` end it early; `snapshotted`: handed back by a stop.
@@ -32,6 +33,7 @@ export type MessageState =
   | 'timed-out'
   | 'retry-scheduled'
   | 'dead-lettered'
+  | 'request-failed'
   | 'dropped'
   | 'cancelled'
   | 'committed'
@@ -94,6 +96,7 @@ function isFinal(state: MessageState): boolean {
   return (
     state === 'succeeded' ||
     state === 'dead-lettered' ||
+    state === 'request-failed' ||
     state === 'dropped' ||
     state === 'cancelled' ||
     state === 'snapshotted'

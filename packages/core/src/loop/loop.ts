@@ -42,8 +42,8 @@ import type { DelayedMessage } from '../timers/delayed-posts.js'
  * @remarks
  * Guarantees:
  * - **Nothing is lost silently:** every admitted message ends in exactly one outcome — `succeeded`,
- *   `dead-lettered`, `dropped`, `cancelled`, or handed back in a shutdown snapshot (`snapshotted`) —
- *   counted in {@link Loop.metrics}; a refused post throws (or returns) at once.
+ *   `dead-lettered`, `request-failed`, `dropped`, `cancelled`, or handed back in a shutdown snapshot
+ *   (`snapshotted`) — counted in {@link Loop.metrics}; a refused post throws (or returns) at once.
  * - **Per-key order:** two messages with the same `key` never run at once; equal-priority messages of
  *   a key start in post order, also across retries and circuit-breaker holds (the key stays claimed).
  * - **Priority with fairness:** a free worker takes the most urgent runnable message; ties go to post
@@ -83,8 +83,9 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Registers a router: the handler is chosen by a route key computed from each message at post time.
-   * A route key with no handler and no `otherwise()` is refused at post with `UnknownRouteError`.
+   * Registers a router: the handler is chosen by a route key computed from each message at post time. A
+   * route key with no handler and no `otherwise()` is refused at post with `UnknownRouteError`, a
+   * selector that throws with `InvalidArgumentError` (`cause`: what it threw).
    */
   route<T extends MessageType<M>, R extends string>(
     type: T,
@@ -153,10 +154,10 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Posts a message and resolves with its handler's return value (its last attempt's). Rejects with
-   * `RequestFailedError` when it ends otherwise — `outcome` `dead-lettered` (`cause`: the last error),
-   * `dropped`, `cancelled`, `snapshotted` or `timed-out` (after `waitTimeoutMs`; then cancelled) —
-   * or with the post's own error when it is refused. Plain `post()`s pay nothing for this.
+   * Posts a message and resolves with its handler's return value (its last attempt's). Its handler's failure
+   * is the caller's: it rejects with the handler's own last error, outcome `request-failed`, no dead letter
+   * (unless `options.deadLetter`); any other end with `RequestFailedError` (`outcome`: `dropped`,
+   * `cancelled`, `snapshotted`, `timed-out`); a refused post with its own error. `post()` pays nothing for this.
    * @example
    * ```ts
    * const total = await loop.request('cart.total', { cartId }, { waitTimeoutMs: 2_000 })
@@ -164,7 +165,7 @@ export class Loop<M extends MessageMap = MessageMap> {
    */
   request<T extends MessageType<M>, R = unknown>(type: T, payload: M[T], options?: RequestOptions): Promise<R> {
     this.#e.metrics.posted++
-    return this.#e.request<R>(options, (post) => this.#e.admission.post(type, payload, post, true))
+    return this.#e.request<R>(type, options, (post) => this.#e.admission.post(type, payload, post, true))
   }
 
   /**
@@ -317,12 +318,11 @@ export class Loop<M extends MessageMap = MessageMap> {
 
   /**
    * Re-admits every message of a shutdown snapshot (from this process or another): queued, held and
-   * interrupted ones enter the queue; delayed ones and retries wait what they still had to wait, less
-   * the time since the snapshot was taken; attempt counts, checkpoints (`ctx.committed`), per-post
-   * policies and idempotency keys continue where they were. All or nothing: a malformed, truncated,
-   * foreign or wrong-version snapshot — or one this loop cannot take (an unknown type, not enough
-   * room, a key already in flight here) — throws `SnapshotError` and changes nothing.
-   *
+   * interrupted ones enter the queue; delayed ones and retries wait what they still had to wait, less the
+   * time since the snapshot was taken; attempt counts, checkpoints (`ctx.committed`), per-post policies
+   * and idempotency keys continue where they were. All or nothing: a malformed, foreign or wrong-version
+   * snapshot, one this loop cannot take (unknown type, no room, a key in flight here), or one (read once)
+   * whose getter, `Proxy` or route selector throws (`cause`) — throws `SnapshotError`, changes nothing.
    * @returns how many messages were re-admitted
    * @throws SnapshotError; LoopStoppedError after `stop()`
    */

@@ -11,7 +11,8 @@ import { Histogram } from './histogram.js'
 
 /**
  * Monotonic counts since the loop was created. At rest: `posted = accepted + rejected` and
- * `accepted = succeeded + deadLettered + dropped + cancelled + snapshotted`: nothing is lost silently.
+ * `accepted = succeeded + deadLettered + requestFailed + dropped + cancelled + snapshotted`: nothing
+ * is lost silently.
  *
  * @group Metrics
  */
@@ -26,6 +27,11 @@ export interface LoopCounters {
   readonly succeeded: number
   /** Messages that failed for good: non-retryable, or out of attempts (an outcome). */
   readonly deadLettered: number
+  /**
+   * Requests (`loop.request()`) whose handler failed for good, the error handed to the caller (its
+   * promise rejected with it) instead of a dead letter (an outcome).
+   */
+  readonly requestFailed: number
   /** Failed attempts (threw, rejected or timed out), retried or not: not an outcome. */
   readonly failed: number
   /** Retries scheduled. */
@@ -129,6 +135,7 @@ export class LoopMetrics {
   rejected = 0
   succeeded = 0
   deadLettered = 0
+  requestFailed = 0
   failed = 0
   retried = 0
   held = 0
@@ -176,6 +183,7 @@ export class LoopMetrics {
         rejected,
         succeeded,
         deadLettered,
+        requestFailed: this.requestFailed,
         failed,
         retried,
         held,

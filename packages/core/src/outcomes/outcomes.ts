@@ -1,7 +1,7 @@
 /**
  * Where every accepted message ends (I1). This is the only writer of a message's final outcome —
- * `succeeded`, `dead-lettered`, `dropped`, `cancelled`, `snapshotted` — and every outcome takes its
- * effects in one order:
+ * `succeeded`, `dead-lettered`, `request-failed`, `dropped`, `cancelled`, `snapshotted` — and every
+ * outcome takes its effects in one order:
  *
  * 1. **state**: `where = Done` (nothing else may start, cancel or hand it back);
  * 2. **key**: a key it holds is released (the next message of the key may run);
@@ -14,14 +14,13 @@
  *    (the last event of every message, whatever its outcome);
  * 8. **idle**: when nothing is left, `idle` fires and `drain()` waiters resolve.
  *
- * I1 then reads: `accepted = succeeded + dead-lettered + dropped + cancelled + snapshotted + what the
- * holders (queue, wheel, breakers, pool) hold`.
+ * I1 then reads: `accepted = succeeded + dead-lettered + request-failed + dropped + cancelled +
+ * snapshotted + what the holders (queue, wheel, breakers, pool) hold`.
  *
  * @module
  */
-
 import type { DropReason } from '../contracts/events.js'
-import type { DeadLetter } from '../contracts/failures.js'
+import type { DeadLetter, ErrorInfo } from '../contracts/failures.js'
 import type { Message, MessageMap } from '../contracts/message.js'
 import type { FinishedSummary, MessageLogger, Outcome } from '../contracts/outcomes.js'
 import type { SnapshotState } from '../contracts/snapshot.js'
@@ -149,9 +148,37 @@ export class Outcomes<M extends MessageMap> {
    * @param trace - the message's trace, retired by now (it keeps the attempts)
    */
   deadLetterAnnounced(m: Envelope, letter: DeadLetter, trace: Trace): void {
+    this.failureAnnounced(m, 'dead-lettered', trace, letter.at, letter.reason, letter.error)
+  }
+
+  /** Whether a request waits for `m` and takes its failure for good (see {@link Outcomes.requestFailed}). */
+  requestTakes(m: Envelope): boolean {
+    return this.#p.requests.size > 0 && this.#p.requests.takesFailure(m)
+  }
+
+  /**
+   * The `request-failed` outcome: `m` failed for good and its request's caller takes the error — the
+   * promise rejects with `lastError`, as the handler threw it. Nothing is dead-lettered; the ledger
+   * counts the key `failed` as for a dead letter; a journal drops the message's row.
+   * @param reason - `non-retryable` or `exhausted`
+   */
+  requestFailed(m: Envelope, reason: string, lastError: unknown, now: number): void {
+    this.#finish(m, true)
+    this.#p.metrics.requestFailed++
+    this.#p.ledger.current?.ended(m, 'failed')
+    this.#p.extras.forget(m)
+    this.#p.traces.note(m, 'request-failed', now, undefined, reason)
+    this.#p.requests.failedWith(m, lastError)
+  }
+
+  /**
+   * The last step of a failure's outcome (`dead-lettered`, `request-failed`), after the failure
+   * side's events: the log line and `finished`.
+   */
+  failureAnnounced(m: Envelope, outcome: Outcome, trace: Trace, at: number, reason: string, error: ErrorInfo): void {
     if (!this.#wanted()) return
     const last = trace.attempts[trace.attempts.length - 1]
-    this.#announce(m, summarize('dead-lettered', m, trace, letter.at, last, letter.reason, letter.error))
+    this.#announce(m, summarize(outcome, m, trace, at, last, reason, error))
   }
 
   /**

@@ -17,6 +17,7 @@ import {
 import { describeValue, SnapshotError } from '../errors.js'
 import { checkRetryOptions } from '../failure/retry-policy.js'
 import { checkHeaders } from '../headers.js'
+import { readSnapshot } from './snapshot-read.js'
 
 const STATES: readonly SnapshotState[] = ['queued', 'held', 'running', 'delayed', 'retry-scheduled']
 const KEYS = new Set([
@@ -39,13 +40,16 @@ const KEYS = new Set([
 ])
 
 /**
- * Checks that `value` is a whole snapshot of this format and version, field by field.
- * @throws SnapshotError naming the first bad field
+ * Checks that `value` is a whole snapshot of this format and version, field by field, and returns a
+ * plain copy of it (payloads and checkpoints as given): every field is read once, so a getter or a
+ * `Proxy` cannot answer one thing to the check and another to the restore.
+ * @throws SnapshotError naming the first bad field, or the first whose reading threw (its `cause`)
  *
  * @group Shutdown
  */
 export function checkSnapshot(value: unknown): LoopSnapshot {
-  const s = record<LoopSnapshot>('', value)
+  const copy = readSnapshot(value)
+  const s = record<LoopSnapshot>('', copy)
   if (s.format !== SNAPSHOT_FORMAT) fail('format', `must be ${JSON.stringify(SNAPSHOT_FORMAT)}, got ${show(s.format)}`)
   if (s.version !== SNAPSHOT_VERSION) {
     fail(
@@ -64,7 +68,7 @@ export function checkSnapshot(value: unknown): LoopSnapshot {
     if (ids.has(id)) fail(`messages[${i}].id`, `repeats ${JSON.stringify(id)} (a snapshot lists each message once)`)
     ids.add(id)
   })
-  return value as LoopSnapshot
+  return copy as LoopSnapshot
 }
 
 function checkMessage(path: string, value: unknown): void {
@@ -101,7 +105,7 @@ function checkMessage(path: string, value: unknown): void {
     try {
       checkRetryOptions(`${path}.retry`, m.retry)
     } catch (error) {
-      fail(`${path}.retry`, (error as Error).message)
+      fail(`${path}.retry`, (error as Error).message, error)
     }
   }
   const t = m.handlerTimeoutMs
@@ -114,7 +118,7 @@ function checkMessage(path: string, value: unknown): void {
     try {
       checkHeaders(`${path}.headers`, m.headers)
     } catch (error) {
-      fail(`${path}.headers`, (error as Error).message)
+      fail(`${path}.headers`, (error as Error).message, error)
     }
   }
 }
@@ -144,8 +148,8 @@ function record<T>(path: string, value: unknown): Fields<T> {
   return value as Fields<T>
 }
 
-function fail(path: string, problem: string): never {
-  throw new SnapshotError(path, problem)
+function fail(path: string, problem: string, cause?: unknown): never {
+  throw new SnapshotError(path, problem, cause === undefined ? undefined : { cause })
 }
 
 function show(value: unknown): string {
@@ -160,8 +164,8 @@ function show(value: unknown): string {
 
 /** What a loop can take, for {@link checkFits}. */
 export interface RestoreRoom {
-  /** Throws when the loop cannot dispatch `message` (unknown type, no route). */
-  resolve(message: SnapshotMessage): void
+  /** The route key of `message` (undefined: its type has no router); throws when the loop cannot dispatch it. */
+  resolve(message: SnapshotMessage): string | undefined
   /** Whether a message in flight in the loop holds `idempotencyKey`. */
   holds(idempotencyKey: string): boolean
   /** Free places in the queue. */
@@ -173,16 +177,18 @@ export interface RestoreRoom {
 /**
  * Checks that a loop can take every message of a (valid) snapshot: known types and routes, keys not
  * already in flight there, room in the queue and for delayed messages.
+ * @returns each message's route key (undefined without a router), chosen once here
  * @throws SnapshotError naming the first problem
  */
-export function checkFits(s: LoopSnapshot, room: RestoreRoom): void {
+export function checkFits(s: LoopSnapshot, room: RestoreRoom): (string | undefined)[] {
   let waiting = 0
   let timed = 0
+  const routeKeys: (string | undefined)[] = []
   for (const [i, sm] of s.messages.entries()) {
     try {
-      room.resolve(sm)
+      routeKeys.push(room.resolve(sm))
     } catch (error) {
-      fail(`messages[${i}].type`, (error as Error).message)
+      fail(`messages[${i}].type`, (error as Error).message, error)
     }
     if (sm.idempotencyKey !== undefined && room.holds(sm.idempotencyKey)) {
       fail(
@@ -198,4 +204,5 @@ export function checkFits(s: LoopSnapshot, room: RestoreRoom): void {
   if (timed > room.freeDelayed) {
     fail('messages', `holds ${timed} delayed messages, maxDelayed leaves room for ${room.freeDelayed}`)
   }
+  return routeKeys
 }

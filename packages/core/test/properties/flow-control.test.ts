@@ -16,6 +16,7 @@ import {
   RetryableError,
   VirtualClock,
 } from '../../src/index.js'
+import { ended } from '../fixtures.js'
 import type { ValueOf } from './harness.js'
 
 type Failure = 'none' | 'throw' | 'reject' | '429'
@@ -271,9 +272,7 @@ describe('Loop', () => {
           run.checkWindows()
           expect(run.violations).toEqual([])
           // I1: every accepted message ended once, with one `finished`.
-          const ended =
-            counters.succeeded + counters.deadLettered + counters.dropped + counters.cancelled + counters.snapshotted
-          expect(ended).toBe(counters.accepted)
+          expect(ended(counters)).toBe(counters.accepted)
           expect(run.finished.size).toBe(counters.accepted)
           for (const times of run.finished.values()) expect(times).toBe(1)
           expect(gauges).toMatchObject({ queued: 0, limited: 0, grouped: 0, running: 0 })
@@ -282,12 +281,15 @@ describe('Loop', () => {
             expect(letter.attempts.length).toBe(3)
             expect(run.failures.get(letter.id)).toBe(3)
           }
-          // Each request settled exactly once; a success carries the handler's value.
+          // Each request settled exactly once; a success carries the handler's value, a failure the
+          // handler's own error (the caller's: not dead-lettered), any other end a RequestFailedError.
           for (const r of run.requests.values()) {
             expect(r.settled).toBe(1)
-            if (r.error !== undefined) expect(r.error).toBeInstanceOf(RequestFailedError)
-            else expect(typeof r.value).toBe('number')
+            if (r.error === undefined) expect(typeof r.value).toBe('number')
+            else if (!(r.error instanceof RetryableError)) expect(r.error).toBeInstanceOf(RequestFailedError)
           }
+          const failedRequests = [...run.requests.values()].filter((r) => r.error instanceof RetryableError)
+          expect(counters.requestFailed).toBe(failedRequests.length)
           expect(run.loop.sideTableSize).toBe(0)
         }),
         { numRuns: 150 },
@@ -310,9 +312,7 @@ describe('Loop', () => {
             await run.clock.run()
             const snapshot = await stopping
             const { counters } = run.loop.metrics()
-            const ended =
-              counters.succeeded + counters.deadLettered + counters.dropped + counters.cancelled + counters.snapshotted
-            expect(ended).toBe(counters.accepted)
+            expect(ended(counters)).toBe(counters.accepted)
             expect(snapshot.messages.length).toBe(counters.snapshotted)
             for (const times of run.finished.values()) expect(times).toBe(1)
             for (const r of run.requests.values()) expect(r.settled).toBe(1)

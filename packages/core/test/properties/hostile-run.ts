@@ -239,7 +239,9 @@ class Run {
     if (event !== 'finished') return
     const summary = args[1] as FinishedSummary
     this.#o.finished.set(m.id, summary.outcome)
-    if (summary.outcome !== 'snapshotted' && !this.#o.outcomes[summary.outcome].includes(m.id)) {
+    // (`snapshotted` and `request-failed` have no event of their own; no request is made here)
+    const own = summary.outcome === 'snapshotted' || summary.outcome === 'request-failed'
+    if (!own && !this.#o.outcomes[summary.outcome].includes(m.id)) {
       this.#o.violations.push(`finished ${m.id} (${summary.outcome}) before its ${summary.outcome} event`)
     }
     if (!(summary.lifecycleMs >= 0) || !(summary.attempts >= 0)) {
