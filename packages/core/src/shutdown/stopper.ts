@@ -29,7 +29,7 @@ import { HANDED_BACK } from '../pool/attempts.js'
 import type { WorkerPool } from '../pool/worker-pool.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
 import type { HandBack } from './hand-back.js'
-import type { Holder } from './holders.js'
+import { type Holder, handOverAll } from './holders.js'
 import type { LoopSnapshot } from './snapshot.js'
 
 /**
@@ -188,7 +188,7 @@ export class Stopper<M extends MessageMap> {
   cutOff(): void {
     const { lifecycle, holders, outcomes, pool } = this.#p
     lifecycle.cutOff()
-    for (const holder of holders) for (const h of holder.takeAll()) outcomes.snapshotted(h.m, h.state, h.dueAt)
+    for (const h of handOverAll(holders)) outcomes.snapshotted(h.m, h.state, h.dueAt)
     for (const ctx of pool.attempts()) {
       ctx.abort(true)
       pool.detach((a) => a === ctx, HANDED_BACK, false)
@@ -211,7 +211,7 @@ export class Stopper<M extends MessageMap> {
   #escalate(): void {
     const { lifecycle, holders, outcomes, pool } = this.#p
     lifecycle.escalate()
-    for (const holder of holders) for (const h of holder.takeAll()) outcomes.cancelled(h.m)
+    for (const h of handOverAll(holders)) outcomes.cancelled(h.m)
     for (const ctx of pool.attempts()) ctx.abort()
     outcomes.idleCheck()
   }

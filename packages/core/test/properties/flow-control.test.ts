@@ -2,7 +2,8 @@
  * Flow control as properties, on virtual time: rate limits × keys × retries × `RateLimitError`
  * (no window ever sees more than `max` starts, per-key order and one-at-a-time hold, a 429 never
  * consumes an attempt), key groups (never more than N of a group at once), and cancel / request
- * (each message one outcome and one `finished`, each request settled once and as its outcome says).
+ * (each message one outcome and one `finished`, each request settled once and as its outcome says) —
+ * also when a group's released message is cancelled before it starts (drain still ends).
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -42,6 +43,9 @@ type Step =
   | { readonly kind: 'post'; readonly spec: Spec; readonly via: 'post' | 'request' | 'signal' }
   | { readonly kind: 'advance'; readonly ms: number }
   | { readonly kind: 'cancel'; readonly pick: number; readonly how: 'id' | 'message' | 'signal' }
+  // At the next end of a grouped message: cancel the first of its group not started yet — the one its
+  // end just released for the free slot, or one still waiting in the group's lane.
+  | { readonly kind: 'cancel-released'; readonly how: 'id' | 'message' | 'signal' }
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -61,6 +65,13 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       how: fc.constantFrom('id' as const, 'message' as const, 'signal' as const),
     }),
   },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('cancel-released' as const),
+      how: fc.constantFrom('id' as const, 'message' as const, 'signal' as const),
+    }),
+  },
 )
 const limitArb = fc.record({ max: fc.integer({ min: 1, max: 3 }), perMs: fc.integer({ min: 1, max: 30 }) })
 const configArb = fc.record({
@@ -74,6 +85,10 @@ const configArb = fc.record({
   groupLimit: fc.option(limitArb, { nil: undefined }),
 })
 type Config = ValueOf<typeof configArb>
+
+// Whether `p` settled by the next real turn (the virtual clock ran dry: nothing is left to wait for).
+const settles = (p: Promise<unknown>): Promise<boolean> =>
+  Promise.race([p.then(() => true), new Promise<boolean>((resolve) => setImmediate(() => resolve(false)))])
 
 /** At most `max` of `times` (sorted) in any window of `perMs`: the (i + max)-th start is `perMs` after the i-th. */
 function overWindow(times: readonly number[], max: number, perMs: number): string | undefined {
@@ -101,6 +116,9 @@ class Run {
   readonly outcome = new Map<string, string>()
   readonly lastStarted = new Map<MessageKey, number>()
   readonly requests = new Map<string, { settled: number; value?: unknown; error?: unknown }>()
+  readonly started = new Set<string>()
+  // Armed `cancel-released` steps, fired by the next grouped message's end.
+  readonly armed: ('id' | 'message' | 'signal')[] = []
 
   constructor(readonly config: Config) {
     const { typeLimit, keyLimit, loopLimit, groupConcurrency, groupLimit } = config
@@ -121,12 +139,23 @@ class Run {
     this.loop.events.on('finished', (m, s) => {
       this.finished.set(m.id, (this.finished.get(m.id) ?? 0) + 1)
       this.outcome.set(m.id, s.outcome)
+      const how = m.payload.group === undefined ? undefined : this.armed.shift()
+      if (how !== undefined) this.cancelNextOf(m.payload.group as string, how)
     })
+  }
+
+  // Cancels the first posted message of `group` that has neither started nor ended.
+  cancelNextOf(group: string, how: 'id' | 'message' | 'signal'): void {
+    const next = this.posted.find(
+      (p) => p.payload.group === group && !this.started.has(p.id) && !this.finished.has(p.id),
+    )
+    if (next !== undefined) this.cancelMessage(next, how)
   }
 
   handle(m: Message<Tasks>, _signal: unknown): unknown {
     const now = this.clock.now()
     const group = m.payload.group
+    this.started.add(m.id)
     this.record(m, group, now)
     const task = m.payload
     const attempt = (this.attempts.get(m.id) ?? 0) + 1
@@ -222,7 +251,10 @@ class Run {
 
   cancel(pick: number, how: 'id' | 'message' | 'signal'): void {
     if (this.posted.length === 0) return
-    const m = this.posted[pick % this.posted.length] as Message<Tasks>
+    this.cancelMessage(this.posted[pick % this.posted.length] as Message<Tasks>, how)
+  }
+
+  cancelMessage(m: Message<Tasks>, how: 'id' | 'message' | 'signal'): void {
     if (how === 'id') this.loop.cancel(m.id)
     else if (how === 'message') this.loop.cancel(m)
     else this.controllers.get(m.id)?.abort('gave up')
@@ -233,6 +265,7 @@ class Run {
     for (const step of steps) {
       if (step.kind === 'post') this.post(step.spec, step.via, n++)
       else if (step.kind === 'cancel') this.cancel(step.pick, step.how)
+      else if (step.kind === 'cancel-released') this.armed.push(step.how)
       else await this.clock.advance(step.ms)
     }
   }
@@ -265,8 +298,10 @@ describe('Loop', () => {
           const run = new Run(config)
           await run.play(steps)
           await run.clock.run()
-          await run.loop.drain()
+          // drain() ends: no group's lane waits for a slot that nothing holds (a cancelled release).
+          const drained = run.loop.drain()
           await run.clock.run()
+          expect(await settles(drained)).toBe(true)
           const { counters, gauges } = run.loop.metrics()
           run.checkWindows()
           expect(run.violations).toEqual([])
