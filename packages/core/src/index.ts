@@ -48,8 +48,10 @@ export {
   QueueFullError,
   type QueueLoad,
   RateLimitError,
+  type RateLimitErrorOptions,
   RequestFailedError,
   type RequestOutcome,
+  type RetryAfterScope,
   RetryableError,
   SendAbortedError,
   SendTimeoutError,
@@ -132,7 +134,7 @@ export type {
   TimeLimitOptions,
 } from './limits/flow-options.js'
 export type { RateLimit, RateLimitScope } from './limits/rate-limit.js'
-export type { RateLimitHold } from './limits/rate-limits.js'
+export type { RateLimitHold } from './limits/rate-limit-hold.js'
 export {
   type DropReason,
   LoopEmitter,

@@ -79,8 +79,9 @@ describe('Loop', () => {
       // Each end releases the next; every other released message is cancelled before it starts, and an
       // unrelated fresh message of the group too (the group then hands out one too many: it waits again).
       loop.events.on('finished', (m) => {
-        if (m.payload % 2 === 0 && m.payload < 6) loop.cancel((posted[m.payload + 2] as Message<Messages, 'work'>).id)
-        if (m.payload === 1) loop.post('work', 100, { group: 'g', signal: AbortSignal.abort() })
+        const n = m.payload as number
+        if (n % 2 === 0 && n < 6) loop.cancel((posted[n + 2] as Message<Messages, 'work'>).id)
+        if (n === 1) loop.post('work', 100, { group: 'g', signal: AbortSignal.abort() })
       })
       await clock.run()
       expect(peak).toBe(2)

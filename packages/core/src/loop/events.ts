@@ -13,7 +13,7 @@ import type { ErrorInfo } from '../failure/classify.js'
 import type { DeadLetter } from '../failure/dead-letters.js'
 import type { AttemptFailure, FailureExitReport, RetryScheduled } from '../failure/failure-types.js'
 import type { GateChange } from '../limits/dispatch-gate.js'
-import type { RateLimitHold } from '../limits/rate-limits.js'
+import type { RateLimitHold } from '../limits/rate-limit-hold.js'
 import type { WorkersChange } from '../pool/autoscaler.js'
 import type { BreakerChange } from '../pool/timeout-breakers.js'
 

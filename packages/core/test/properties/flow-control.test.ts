@@ -1,6 +1,6 @@
 /**
  * Flow control as properties, on virtual time: rate limits × keys × retries × `RateLimitError`
- * (no window ever sees more than `max` starts, per-key order and one-at-a-time hold, a 429 never
+ * of every scope (no window ever sees more than `max` handler entries, also when a `started` listener takes time, per-key order and one-at-a-time hold, a 429 never
  * consumes an attempt), key groups (never more than N of a group at once), and cancel / request
  * (each message one outcome and one `finished`, each request settled once and as its outcome says) —
  * also when a group's released message is cancelled before it starts (drain still ends).
@@ -14,9 +14,10 @@ import {
   type MessageKey,
   RateLimitError,
   RequestFailedError,
+  type RetryAfterScope,
   RetryableError,
-  VirtualClock,
 } from '../../src/index.js'
+import { BusyClock } from '../fixtures.js'
 import type { ValueOf } from './harness.js'
 
 type Failure = 'none' | 'throw' | 'reject' | '429'
@@ -26,6 +27,7 @@ interface Task {
   readonly latency: number
   readonly failure: Failure
   readonly retryAfterMs: number
+  readonly scope: RetryAfterScope
 }
 type Tasks = { limited: Task; free: Task }
 
@@ -37,6 +39,7 @@ const taskSpec = fc.record({
   latency: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 12 })),
   failure: fc.constantFrom<Failure>('none', 'none', 'none', 'throw', 'reject', '429'),
   retryAfterMs: fc.integer({ min: 0, max: 25 }),
+  scope: fc.constantFrom<RetryAfterScope>('route', 'key', 'group'),
 })
 type Spec = ValueOf<typeof taskSpec>
 type Step =
@@ -83,6 +86,8 @@ const configArb = fc.record({
   }),
   groupConcurrency: fc.integer({ min: 1, max: 3 }),
   groupLimit: fc.option(limitArb, { nil: undefined }),
+  // What a `started` listener spends (a busy-wait on the clock) before some handlers are called.
+  startedBusyMs: fc.option(fc.integer({ min: 1, max: 25 }), { nil: undefined }),
 })
 type Config = ValueOf<typeof configArb>
 
@@ -102,7 +107,7 @@ function overWindow(times: readonly number[], max: number, perMs: number): strin
 }
 
 class Run {
-  readonly clock = new VirtualClock()
+  readonly clock = new BusyClock()
   readonly loop: Loop<Tasks>
   readonly violations: string[] = []
   readonly starts = new Map<string, number[]>() // budget → start times
@@ -136,6 +141,8 @@ class Run {
     ]
     this.loop.on('limited', (m, ctx) => this.handle(m, ctx.signal), limits.length === 0 ? {} : { rateLimit: limits })
     this.loop.on('free', (m, ctx) => this.handle(m, ctx.signal))
+    const busy = config.startedBusyMs
+    if (busy !== undefined) this.loop.events.on('started', (m) => this.clock.burn((m.payload.n % 3) * busy))
     this.loop.events.on('finished', (m, s) => {
       this.finished.set(m.id, (this.finished.get(m.id) ?? 0) + 1)
       this.outcome.set(m.id, s.outcome)
@@ -180,7 +187,8 @@ class Run {
       if (group !== undefined) this.groupRunning.set(group, (this.groupRunning.get(group) ?? 1) - 1)
     }
     const fail = (): unknown => {
-      if (task.failure === '429' && attempt === 1) throw new RateLimitError('429', { retryAfterMs: task.retryAfterMs })
+      if (task.failure === '429' && attempt === 1)
+        throw new RateLimitError('429', { retryAfterMs: task.retryAfterMs, scope: task.scope })
       if (task.failure === 'throw' || task.failure === '429') {
         this.failures.set(m.id, (this.failures.get(m.id) ?? 0) + 1)
         throw new RetryableError('boom')
@@ -222,6 +230,7 @@ class Run {
       latency: spec.latency,
       failure: spec.failure,
       retryAfterMs: spec.retryAfterMs,
+      scope: spec.scope,
     }
     const controller = new AbortController()
     const options = {
