@@ -137,16 +137,17 @@ export class BusyClock implements Clock {
 }
 
 /**
- * The first window of `perMs` (a span shorter than `perMs`) holding more than `max` of `times`, as a
- * sentence; undefined when there is none.
+ * The first window of `perMs` (a span shorter than `perMs`, less `tolerance`) holding more than `max`
+ * of `times`, as a sentence; undefined when there is none.
  */
-export function overWindow(times: readonly number[], max: number, perMs: number): string | undefined {
+export function overWindow(times: readonly number[], max: number, perMs: number, tolerance = 0): string | undefined {
   const sorted = [...times].sort((a, b) => a - b)
   for (let i = 0; i + max < sorted.length; i++) {
     const a = sorted[i] as number
     const b = sorted[i + max] as number
-    if (b - a < perMs)
+    if (b - a < perMs - tolerance) {
       return `${max + 1} entries within ${b - a} ms < ${perMs}: ${sorted.slice(i, i + max + 1).join(',')}`
+    }
   }
   return undefined
 }

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { createLoop, type Message, type RateLimit } from '../src/index.js'
+import { overWindow } from './fixtures.js'
 
 interface Work {
   'by-type': number
@@ -23,16 +24,6 @@ const ROUTE: RateLimit = { max: 4, perMs: PER_MS, per: 'route' }
 const KEY: RateLimit = { max: 2, perMs: PER_MS, per: 'key' }
 const GROUP: RateLimit = { max: 3, perMs: PER_MS }
 const EACH = 100 // messages per type: 400 in all, about two seconds at the loop's 12 per 50 ms
-
-// The first span shorter than `perMs` holding more than `max` of `times`; float rounding aside.
-function over(times: readonly number[], max: number, perMs: number): string | undefined {
-  const t = [...times].sort((a, b) => a - b)
-  for (let i = 0; i + max < t.length; i++) {
-    const span = (t[i + max] as number) - (t[i] as number)
-    if (span < perMs - 1e-9) return `${max + 1} entries within ${span.toFixed(3)} ms < ${perMs}`
-  }
-  return undefined
-}
 
 const busyWait = (ms: number) => {
   const end = performance.now() + ms
@@ -96,7 +87,7 @@ describe('Loop', () => {
       for (const [budget, limit] of Object.entries(limits)) {
         const times = entries.get(budget) ?? []
         expect(times.length, budget).toBeGreaterThan(0)
-        expect(over(times, limit.max, limit.perMs), budget).toBeUndefined()
+        expect(overWindow(times, limit.max, limit.perMs, 1e-9), budget).toBeUndefined()
       }
     })
   })

@@ -17,7 +17,7 @@ import {
   type RetryAfterScope,
   RetryableError,
 } from '../../src/index.js'
-import { BusyClock } from '../fixtures.js'
+import { BusyClock, overWindow } from '../fixtures.js'
 import type { ValueOf } from './harness.js'
 
 type Failure = 'none' | 'throw' | 'reject' | '429'
@@ -94,17 +94,6 @@ type Config = ValueOf<typeof configArb>
 // Whether `p` settled by the next real turn (the virtual clock ran dry: nothing is left to wait for).
 const settles = (p: Promise<unknown>): Promise<boolean> =>
   Promise.race([p.then(() => true), new Promise<boolean>((resolve) => setImmediate(() => resolve(false)))])
-
-/** At most `max` of `times` (sorted) in any window of `perMs`: the (i + max)-th start is `perMs` after the i-th. */
-function overWindow(times: readonly number[], max: number, perMs: number): string | undefined {
-  for (let i = 0; i + max < times.length; i++) {
-    const a = times[i] as number
-    const b = times[i + max] as number
-    if (b - a < perMs)
-      return `${max + 1} starts within ${b - a} ms < ${perMs}: ${times.slice(i, i + max + 1).join(',')}`
-  }
-  return undefined
-}
 
 class Run {
   readonly clock = new BusyClock()
