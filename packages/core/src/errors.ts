@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeValue, FlowingError, isFlowingError } from '@flowing/errors'
+import { closestName, describeValue, FlowingError, isFlowingError } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
 /** The base class of every Flowing error, of every package (see `@flowing/errors`). */
@@ -81,6 +81,34 @@ export class InvalidArgumentError extends FlowingError {
     this.argument = argument
     this.rule = rule
     this.value = value
+  }
+}
+
+/**
+ * Rejects keys of `obj` outside `known`: a typo such as `capasity` must not be silently ignored. The
+ * error names `<path>.<key>`, lists the known keys and, for a key within two edits of one of them,
+ * suggests it. Here, beside the error it throws, so error constructors can check their own options;
+ * `internal/validate.ts` re-exports it as `checkKnownKeys`.
+ *
+ * @param owner - whose options they are, for the rule (`one of <owner> options (…)`); `the known` by default
+ * @throws InvalidArgumentError naming the first unknown key
+ * @internal
+ */
+export function refuseUnknownKeys(
+  path: string,
+  obj: Record<string, unknown>,
+  known: readonly string[],
+  owner = 'the known',
+): void {
+  for (const key of Object.keys(obj)) {
+    if (known.includes(key)) continue
+    const near = closestName(key, known)
+    throw new InvalidArgumentError(
+      `${path}.${key}`,
+      `one of ${owner} options (${known.join(', ')})`,
+      obj[key],
+      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
+    )
   }
 }
 
@@ -595,13 +623,54 @@ export class StoreError extends FlowingError {
 }
 
 /**
+ * Whose messages a downstream's "too many requests" holds back (`RateLimitError`'s `scope`):
+ *
+ * - `route`: every message of the route (type and route key) — one quota for everyone;
+ * - `key`: only the messages with the refused message's key, on that route — a quota per tenant,
+ *   per account (a keyless message holds its route back);
+ * - `group`: only the messages of the refused message's key group, on that route (a message without
+ *   a group holds its route back).
+ *
+ * @group Flow control
+ * @category Rate limits
+ */
+export type RetryAfterScope = 'route' | 'key' | 'group'
+
+/**
+ * The options of {@link RateLimitError}; each checked when the error is made.
+ *
+ * @group Errors
+ */
+export interface RateLimitErrorOptions extends ErrorOptions {
+  /**
+   * How long the held-back messages wait before they run again (ms): a finite number, 0 or more —
+   * take it from the `Retry-After` header.
+   * @defaultValue 1000
+   */
+  readonly retryAfterMs?: number
+  /**
+   * Whose messages wait: the route's, or only the refused message's key's or group's on that route.
+   * @defaultValue `'route'`
+   */
+  readonly scope?: RetryAfterScope
+}
+
+const RATE_LIMIT_ERROR_KEYS = ['retryAfterMs', 'scope', 'cause'] as const
+const RETRY_AFTER_SCOPES: readonly RetryAfterScope[] = ['route', 'key', 'group']
+
+/**
  * Throw this from a handler when a downstream says "too many requests" (an HTTP 429, a quota): the
  * message waits `retryAfterMs` and runs again **without consuming an attempt**, first in line, and
- * its whole route (type and route key) pauses for as long — the other messages of the route wait
- * too, without holding workers, and every other route flows on. Then the route is throttled: one
- * start a second at first, doubling every 250 ms while messages wait, cut by 30 % at a further 429
- * (at most once a second), gone after 10 s with nothing waiting. Counted in `retryAfters` and `rateLimited`, reported by
- * the `rate-limited` event.
+ * the messages of its `scope` pause for as long — by default its whole route (type and route key);
+ * with `scope: 'key'` (`'group'`) only the messages of its key (key group) on that route — without
+ * holding workers, while everything else flows on. Then they are throttled: one start a second at
+ * first, doubling every 250 ms while messages wait, cut by 30 % at a further 429 (at most once a
+ * second), gone after 10 s with nothing waiting. Counted in `retryAfters` and `rateLimited`, reported
+ * by the `rate-limited` event (its `retryAfterScope` says which scope).
+ *
+ * The options are checked here: an unknown key (a typo such as `retryAfter`) or a wrong type throws
+ * `InvalidArgumentError` instead — from a handler, the attempt then fails with that error, whose
+ * message names the key and what it should be.
  *
  * @example
  * ```ts
@@ -611,27 +680,70 @@ export class StoreError extends FlowingError {
  * })
  * ```
  *
+ * @example
+ * ```ts
+ * // A quota per tenant: a 429 for one tenant slows only that tenant's messages (their key).
+ * loop.on('report.render', async (msg) => {
+ *   const res = await fetch(`${api}/tenants/${msg.key}/render`, { method: 'POST' })
+ *   if (res.status === 429) {
+ *     throw new RateLimitError('tenant quota', { retryAfterMs: 30_000, scope: 'key' })
+ *   }
+ * })
+ * ```
+ *
  * @group Errors
  */
 export class RateLimitError extends FlowingError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_RATE_LIMITED'
-  /** How long the route waits before its messages run again (ms). */
+  /** How long the held-back messages wait before they run again (ms). */
   readonly retryAfterMs: number
+  /** Whose messages wait: the route's, or the refused message's key's or group's on that route. */
+  readonly scope: RetryAfterScope
 
   /**
    * @param message - what the downstream said
-   * @param options - `retryAfterMs` (a finite number ≥ 0; default 1000) and the standard `cause`
-   * @throws InvalidArgumentError for a bad `retryAfterMs`
+   * @param options - `retryAfterMs`, `scope` and the standard `cause`
+   * @throws InvalidArgumentError for an unknown option, a bad `retryAfterMs` or `scope`
    */
-  constructor(message: string, options?: ErrorOptions & { readonly retryAfterMs?: number }) {
-    super('ERR_FLOWING_RATE_LIMITED', message, options)
-    const after = options?.retryAfterMs ?? 1000
+  constructor(message: string, options?: RateLimitErrorOptions) {
+    const o = rateLimitOptions(options)
+    super('ERR_FLOWING_RATE_LIMITED', message, 'cause' in o ? { cause: o['cause'] } : undefined)
+    const after = o['retryAfterMs'] ?? 1000
     if (typeof after !== 'number' || !(after >= 0) || !Number.isFinite(after)) {
       throw new InvalidArgumentError('options.retryAfterMs', 'a finite number of ms, 0 or more', after)
     }
+    const scope = o['scope'] ?? 'route'
+    if (!(RETRY_AFTER_SCOPES as readonly unknown[]).includes(scope)) {
+      throw new InvalidArgumentError('options.scope', "one of 'route', 'key', 'group'", scope)
+    }
     this.retryAfterMs = after
+    this.scope = scope as RetryAfterScope
   }
+}
+
+// RateLimitError's options, read once: an object with known keys only (a getter that throws is a bad option).
+function rateLimitOptions(options: unknown): Record<string, unknown> {
+  if (options === undefined) return {}
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError('options', 'an object', options)
+  }
+  const o: Record<string, unknown> = {}
+  let key = ''
+  try {
+    for (key of Object.keys(options)) o[key] = (options as Record<string, unknown>)[key]
+  } catch (error) {
+    throw new InvalidArgumentError(
+      `options${key === '' ? '' : `.${key}`}`,
+      'a readable option (reading it threw)',
+      error,
+      {
+        cause: error,
+      },
+    )
+  }
+  refuseUnknownKeys('options', o, RATE_LIMIT_ERROR_KEYS, "RateLimitError's")
+  return o
 }
 
 /**

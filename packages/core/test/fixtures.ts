@@ -1,9 +1,11 @@
 import {
+  type Clock,
   createLoop,
   type IdempotencyStore,
   type LedgerEntry,
   type LoopOptions,
   type MetricsSnapshot,
+  type TimerHandle,
   VirtualClock,
 } from '../src/index.js'
 
@@ -85,4 +87,67 @@ export function asyncLedger(
       entries.delete(key)
     },
   }
+}
+
+/**
+ * A virtual clock on which synchronous work takes time: {@link BusyClock.burn} moves `now()` forward
+ * at once, as a busy listener or a GC pause does on a real clock, and timers fire late by as much,
+ * never early. `advance()` and `run()` drive its timers as {@link VirtualClock}'s do.
+ */
+export class BusyClock implements Clock {
+  readonly virtual = new VirtualClock()
+  #burnt = 0
+
+  now(): number {
+    return this.virtual.now() + this.#burnt
+  }
+
+  wallNow(): number {
+    return this.virtual.wallNow() + this.#burnt
+  }
+
+  /** Spends `ms` of the clock's time at once (a busy-wait). */
+  burn(ms: number): void {
+    this.#burnt += ms
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    return this.virtual.setTimeout(fn, ms)
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    this.virtual.clearTimeout(handle)
+  }
+
+  setImmediate(fn: () => void): void {
+    this.virtual.setImmediate(fn)
+  }
+
+  sleep(ms: number): Promise<void> {
+    return this.virtual.sleep(ms)
+  }
+
+  advance(ms: number): Promise<void> {
+    return this.virtual.advance(ms)
+  }
+
+  run(): Promise<number> {
+    return this.virtual.run()
+  }
+}
+
+/**
+ * The first window of `perMs` (a span shorter than `perMs`, less `tolerance`) holding more than `max`
+ * of `times`, as a sentence; undefined when there is none.
+ */
+export function overWindow(times: readonly number[], max: number, perMs: number, tolerance = 0): string | undefined {
+  const sorted = [...times].sort((a, b) => a - b)
+  for (let i = 0; i + max < sorted.length; i++) {
+    const a = sorted[i] as number
+    const b = sorted[i + max] as number
+    if (b - a < perMs - tolerance) {
+      return `${max + 1} entries within ${b - a} ms < ${perMs}: ${sorted.slice(i, i + max + 1).join(',')}`
+    }
+  }
+  return undefined
 }

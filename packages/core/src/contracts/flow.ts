@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { RetryAfterScope } from '../errors.js'
 import type { LoopSnapshot } from './snapshot.js'
 
 /**
@@ -202,15 +203,26 @@ export interface RateRule {
  * @category Rate limits
  */
 export interface RateLimitHold {
-  /** The budget: `type:…`, `route:…/…`, `key:…`, `group:…`, or `retry-after:…` for a paused route. */
+  /**
+   * The budget: `type:…`, `route:…/…`, `key:…`, `group:…`, or for a pause `retry-after:<route>`,
+   * `retry-after:<route>/key:<key>`, `retry-after:<route>/group:<group>`.
+   */
   readonly limit: string
-  /** The budget's scope; `retry-after` for a route a handler's `RateLimitError` paused. */
+  /** The budget's scope; `retry-after` for a pause a handler's `RateLimitError` put on its messages. */
   readonly scope: RateLimitScope | 'retry-after'
-  /** Clock time (ms) from which the budget has room again (the message may then start). */
+  /**
+   * Clock time (ms) from which the budget has room again (the message may then start) — at the
+   * earliest, when starts whose handlers have not been entered yet fill it.
+   */
   readonly until: number
   /**
-   * For a route a `RateLimitError` slowed (scope `retry-after`): the starts per second its throttle
-   * allows now, once the pause is over.
+   * For a pause (scope `retry-after`): the starts per second its throttle allows now, once the
+   * pause is over.
    */
   readonly perSecond?: number
+  /**
+   * For a pause (scope `retry-after`): whose messages it holds — the route's, or one key's or one
+   * group's of that route (the `scope` of the `RateLimitError` that made it).
+   */
+  readonly retryAfterScope?: RetryAfterScope
 }

@@ -136,16 +136,24 @@ export class Registry<M extends MessageMap> {
     return this.#lookup(type).router
   }
 
-  /** Runs the middleware chain and the handler for one message; returns what the chain returns. */
-  invoke(message: Envelope, ctx: HandlerContext<M>): unknown {
+  /**
+   * Runs the middleware chain and the handler for one message; returns what the chain returns.
+   * @param entered - told once the handler itself was called (after middleware, once its synchronous
+   *   part returned or threw): a clock reading taken there is never earlier than the handler's first
+   *   statement (rate limits count a start from it)
+   */
+  invoke(message: Envelope, ctx: HandlerContext<M>, entered?: Entered<M>): unknown {
     const entry = this.#lookup(message.type)
     const handler = (entry.router === undefined
       ? entry.handler
       : entry.router.handlerFor(message.routeKey as string)) as unknown as Handler<M, MessageType<M>>
     const msg = message as unknown as Message<M, MessageType<M>>
-    if (this.#middleware.length === 0) return handler(msg, ctx) // the fast path: no chain to build
+    if (this.#middleware.length === 0) {
+      // The fast path: no chain to build.
+      return entered === undefined ? handler(msg, ctx) : callEntering(handler, msg, ctx, entered)
+    }
     // The chain settles with the handler's value (what `request()` resolves with), not a middleware's.
-    const result = { value: undefined as unknown }
+    const result = { value: undefined as unknown, entered }
     return Promise.resolve(this.#chain(0, handler, msg, ctx, result)).then(() => result.value)
   }
 
@@ -154,10 +162,12 @@ export class Registry<M extends MessageMap> {
     handler: Handler<M, MessageType<M>>,
     msg: Message<M, MessageType<M>>,
     ctx: HandlerContext<M>,
-    result: { value: unknown },
+    result: { value: unknown; readonly entered: Entered<M> | undefined },
   ): unknown {
     const middleware = this.#middleware[index]
-    if (middleware === undefined) return handler(msg, ctx)
+    if (middleware === undefined) {
+      return result.entered === undefined ? handler(msg, ctx) : callEntering(handler, msg, ctx, result.entered)
+    }
     let called = false
     return middleware(msg, ctx, async () => {
       if (called) throw new Error(`next() called more than once by middleware #${index}`)
@@ -188,6 +198,23 @@ export class Registry<M extends MessageMap> {
 
   #claim(type: string, options: RegisterOptions | undefined): void {
     if (this.#entries.has(type) && options?.replace !== true) throw new DuplicateHandlerError(`\`${type}\``)
+  }
+}
+
+/** Told once a handler was called (see {@link Registry.invoke}). */
+export type Entered<M extends MessageMap> = (ctx: HandlerContext<M>) => void
+
+// Calls the handler, then tells `entered` — also when it throws: it was entered all the same.
+function callEntering<M extends MessageMap>(
+  handler: Handler<M, MessageType<M>>,
+  msg: Message<M, MessageType<M>>,
+  ctx: HandlerContext<M>,
+  entered: Entered<M>,
+): unknown {
+  try {
+    return handler(msg, ctx)
+  } finally {
+    entered(ctx)
   }
 }
 

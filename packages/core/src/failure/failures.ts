@@ -20,7 +20,7 @@ import type { CircuitPolicy, DeadLetter, ErrorInfo, FailureExitReport, RetrySche
 import type { Message, MessageMap } from '../contracts/message.js'
 import type { FailureExitOptions, ResolvedLoopOptions } from '../contracts/options.js'
 import type { Registry } from '../dispatcher/registry.js'
-import { describeValue } from '../errors.js'
+import { describeValue, type RetryAfterScope } from '../errors.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
 import type { PostExtras } from '../internal/post-extras.js'
@@ -176,9 +176,9 @@ export class Failures<M extends MessageMap> {
    * so a listener that stops the loop finds it there.
    */
   failed(m: Envelope, attempt: number, startedAt: number, error: unknown, now: number): void {
-    const retryAfterMs = retryAfterOf(error)
-    if (retryAfterMs !== undefined && !this.#h.lifecycle.cut) {
-      this.#rateLimited(m, attempt, startedAt, retryAfterMs, now)
+    const retryAfter = retryAfterOf(error)
+    if (retryAfter !== undefined && !this.#h.lifecycle.cut) {
+      this.#rateLimited(m, attempt, startedAt, retryAfter, now)
       return
     }
     const { metrics, events } = this.#h
@@ -224,14 +224,15 @@ export class Failures<M extends MessageMap> {
     this.#checkExit(now)
   }
 
-  // A downstream said "too many requests": `m` waits for its route's pause, no attempt consumed.
-  #rateLimited(m: Envelope, attempt: number, startedAt: number, retryAfterMs: number, now: number): void {
+  // A downstream said "too many requests": `m` waits for its scope's pause, no attempt consumed.
+  #rateLimited(m: Envelope, attempt: number, startedAt: number, retryAfter: RetryAfter, now: number): void {
     const fresh = this.traces.of(m) === undefined
     const t = this.traces.open(m)
     if (fresh) t.note('running', startedAt, attempt)
-    t.note('rate-limited', now, attempt, `retry after ${Math.round(retryAfterMs)} ms`)
+    const scope = retryAfter.scope === 'route' ? '' : ` (${retryAfter.scope})`
+    t.note('rate-limited', now, attempt, `retry after ${Math.round(retryAfter.ms)} ms${scope}`)
     this.#h.metrics.retryAfters++
-    this.#h.limits.backOff(m, retryAfterMs, now)
+    this.#h.limits.backOff(m, retryAfter.ms, now, retryAfter.scope)
   }
 
   #scheduleRetry(m: Envelope, t: Trace, policy: RetryPolicy, attempt: number, now: number): RetryScheduled {
@@ -351,14 +352,22 @@ function endReason(info: ErrorInfo): 'non-retryable' | 'exhausted' {
   return info.errorClass === 'non-retryable' ? 'non-retryable' : 'exhausted'
 }
 
-// The retry-after of a `RateLimitError` of any installed copy (read by its code, not its class).
-function retryAfterOf(error: unknown): number | undefined {
+interface RetryAfter {
+  readonly ms: number
+  readonly scope: RetryAfterScope
+}
+
+// The retry-after and scope of a `RateLimitError` of any installed copy (read by its code, not its
+// class; a copy without `scope` holds its route back).
+function retryAfterOf(error: unknown): RetryAfter | undefined {
   if (error === null || typeof error !== 'object') return undefined
   try {
-    const e = error as { code?: unknown; retryAfterMs?: unknown }
+    const e = error as { code?: unknown; retryAfterMs?: unknown; scope?: unknown }
     if (e.code !== 'ERR_FLOWING_RATE_LIMITED') return undefined
-    const after = e.retryAfterMs
-    return typeof after === 'number' && after >= 0 && Number.isFinite(after) ? after : undefined
+    const ms = e.retryAfterMs
+    if (typeof ms !== 'number' || !(ms >= 0) || !Number.isFinite(ms)) return undefined
+    const scope = e.scope === 'key' || e.scope === 'group' ? e.scope : 'route'
+    return { ms, scope }
   } catch {
     return undefined // a throwing getter: an ordinary failure
   }

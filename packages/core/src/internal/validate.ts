@@ -1,6 +1,6 @@
 import { closestName, type Rename, renameOptions } from '@flowing/errors'
 import { MAX_PRIORITY, MIN_PRIORITY } from '../contracts/priority.js'
-import { InvalidArgumentError, isFlowingError } from '../errors.js'
+import { InvalidArgumentError, isFlowingError, refuseUnknownKeys } from '../errors.js'
 
 /**
  * `options` (an object read once, see {@link snapshotOptions}) with its deprecated names moved to
@@ -74,24 +74,15 @@ export function plainObject(name: string, value: unknown): Record<string, unknow
 /**
  * Rejects keys outside `known`: a typo such as `capasity` must not be silently ignored. The error names
  * `<path>.<key>`, lists the known keys and, for a key within two edits of one of them, suggests it.
+ * (Kept beside `InvalidArgumentError` in `errors.ts`, so error constructors can use it too.)
  *
  * @param path - the option object's name, e.g. `options` or `options.retry`
  * @param obj - the options (own enumerable keys are checked)
  * @param known - the keys it may have
  * @throws InvalidArgumentError naming the first unknown key
  */
-export function checkKnownKeys(path: string, obj: Record<string, unknown>, known: readonly string[]): void {
-  for (const key of Object.keys(obj)) {
-    if (known.includes(key)) continue
-    const near = closestName(key, known)
-    throw new InvalidArgumentError(
-      `${path}.${key}`,
-      `one of the known options (${known.join(', ')})`,
-      obj[key],
-      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
-    )
-  }
-}
+export const checkKnownKeys: (path: string, obj: Record<string, unknown>, known: readonly string[]) => void =
+  refuseUnknownKeys
 
 /** The former name of {@link checkKnownKeys}. */
 export const knownKeys = checkKnownKeys

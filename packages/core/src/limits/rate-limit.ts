@@ -35,9 +35,19 @@ function checkRateLimit(name: string, value: unknown, scopes: readonly RateLimit
 }
 
 /**
- * One budget: the start times of the last `max` starts (a ring that grows up to `max`), and a pause
- * (a downstream's retry-after). A start is allowed at `now` when fewer than `max` started in
- * `(now − perMs, now]` and no pause runs.
+ * One budget: the handler entries of its last `max` starts (a ring that grows up to `max`), the
+ * starts booked but not entered yet, and a pause (a downstream's retry-after). A start is allowed at
+ * `now` when fewer than `max` entered in `(now − perMs, now]` or are still booked, and no pause runs.
+ *
+ * @remarks Why a booked start counts until it is entered, and counts from its entry on: a window
+ * measured at the handlers' entries must hold, whatever runs between the take and the call (a
+ * `started` listener, an async ledger claim, middleware, a GC pause). Let entries `e` be readings
+ * taken once the handler was entered (its first statement ran), each `e ≥` the reading `t` at which
+ * its start was allowed. Suppose `max + 1` entries fall within less than `perMs`: `e_0 ≤ … ≤ e_max`,
+ * `e_max − e_0 < perMs`. Take the last of them to be allowed, L, at `t_L ≤ e_L ≤ e_max`. Each of the
+ * other `max` was allowed before it, so at `t_L` it was booked (counted) or entered at
+ * `e_j ≥ e_0 > e_max − perMs ≥ t_L − perMs` (counted): `max` counted, so L was refused — a
+ * contradiction. No window of `perMs`, wherever it starts, holds more than `max` entries.
  */
 export class SlidingWindow {
   #max: number
@@ -45,6 +55,9 @@ export class SlidingWindow {
   #starts: number[] = []
   // The oldest start's index once the ring is full.
   #head = 0
+  // Starts allowed and booked whose handlers have not been entered yet: each fills a slot that has not
+  // begun to age.
+  #booked = 0
   /** No start before this time (a retry-after). */
   pausedUntil = Number.NEGATIVE_INFINITY
 
@@ -53,25 +66,45 @@ export class SlidingWindow {
     this.#perMs = perMs
   }
 
-  /** The earliest time from `now` on at which a start is allowed. */
+  /** The window (ms). */
+  get perMs(): number {
+    return this.#perMs
+  }
+
+  /** Starts booked whose handlers have not been entered yet. */
+  get booked(): number {
+    return this.#booked
+  }
+
+  /**
+   * The earliest time from `now` on at which a start is allowed; `Infinity` while booked starts alone
+   * fill the budget (the first of them to be entered tells when).
+   */
   nextAt(now: number): number {
+    const n = this.#starts.length
+    // Of the recorded entries, this many must have aged out before one more start fits.
+    const over = n + this.#booked - this.#max
     const free =
-      this.#starts.length < this.#max ? now : Math.max(now, (this.#starts[this.#head] as number) + this.#perMs)
+      over < 0
+        ? now
+        : over >= n
+          ? Number.POSITIVE_INFINITY
+          : Math.max(now, (this.#starts[(this.#head + over) % n] as number) + this.#perMs)
     return Math.max(free, this.pausedUntil)
   }
 
   /** Starts allowed at `now` (0 while paused or full). */
   free(now: number): number {
     if (this.pausedUntil > now) return 0
-    let n = this.#max - this.#starts.length
+    let n = this.#max - this.#starts.length - this.#booked
     const s = this.#starts
     for (let i = 0; i < s.length && (s[(this.#head + i) % s.length] as number) + this.#perMs <= now; i++) n++
-    return n
+    return Math.max(0, n)
   }
 
   /**
    * When the next start is allowed once every start free at `now` is taken (as many as
-   * {@link SlidingWindow.free} said): the oldest start still counting, a window later.
+   * {@link SlidingWindow.free} said): the oldest entry still counting, a window later.
    */
   nextWhenFull(now: number): number {
     const s = this.#starts
@@ -82,7 +115,18 @@ export class SlidingWindow {
     return Math.max(now + this.#perMs, this.pausedUntil)
   }
 
-  /** Records a start at `now` (call only when {@link SlidingWindow.nextAt} is `now`). */
+  /** Books a start (call only when {@link SlidingWindow.nextAt} is `now`): it counts until it is entered. */
+  book(): void {
+    this.#booked++
+  }
+
+  /** A booked start's handler was entered at `now` (or will never be): it counts from `now` on. */
+  enter(now: number): void {
+    this.#booked--
+    this.record(now)
+  }
+
+  /** Records a start entered at `now` (call only when {@link SlidingWindow.nextAt} is `now`). */
   record(now: number): void {
     if (this.#starts.length < this.#max) this.#starts.push(now)
     else {
@@ -100,9 +144,9 @@ export class SlidingWindow {
     this.#max = max
   }
 
-  /** Nothing recorded still counts at `now`, and no pause runs: the window can be forgotten. */
+  /** Nothing booked or recorded still counts at `now`, and no pause runs: the window can be forgotten. */
   idle(now: number): boolean {
-    if (this.pausedUntil > now) return false
+    if (this.pausedUntil > now || this.#booked > 0) return false
     const s = this.#starts
     if (s.length === 0) return true
     const newest = s.length < this.#max ? s[s.length - 1] : s[(this.#head + this.#max - 1) % this.#max]

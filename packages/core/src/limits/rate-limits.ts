@@ -1,14 +1,21 @@
 /**
  * The rate-limit stage: budgets per loop, type, route, key and group, and the pauses a downstream's
- * retry-after (`RateLimitError`) puts on a route. A message over a budget waits in its budget's lane
- * — counted in the queue, its key kept claimed so its key's order holds, no worker held — and other
- * work flows past it; the lane's head is woken on the timing wheel when the budget frees.
+ * retry-after (`RateLimitError`) puts on a route, a key or a group (`./pauses.ts`). A message over a
+ * budget waits in its budget's lane — counted in the queue, its key kept claimed so its key's order
+ * holds, no worker held — and other work flows past it; the lane's head is woken on the timing wheel
+ * when the budget frees.
  *
  * ```
  *  take ─▶ loop budgets open? ─no─▶ nothing starts; the wheel wakes the pump when one frees
  *           └─yes─▶ every budget of the message has room? ─no─▶ its lane (Limited) ─(wheel)─▶ queue
- *                    └─yes─▶ recorded in each budget ─▶ runs
+ *                    └─yes─▶ booked in each budget ─▶ begin ─▶ handler called ─▶ entered: counts from now
  * ```
+ *
+ * A start counts from its handler's entry, not from its take: a slot is booked when the message is
+ * taken (it counts from then on, so nothing else takes it) and stamped with a reading taken once the
+ * handler was called (`entered`), so a `started` listener, an async ledger claim, middleware or a GC
+ * pause in between cannot let `max + 1` handler entries into one window (the proof is on
+ * `SlidingWindow`). A start whose handler is never called counts from its attempt's end.
  *
  * @module
  */
@@ -16,8 +23,13 @@ import type { DeadlineScheduler } from '@flowing/watchdog'
 import { Heap } from 'heap-js'
 import type { RateLimitHold, RateLimitScope, RateRule } from '../contracts/flow.js'
 import type { MessageKey } from '../contracts/message.js'
+import type { RetryAfterScope } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
+import { Budgets } from './budgets.js'
+import { Limiter, type Order } from './limiter.js'
+import { Pauses } from './pauses.js'
 import { SlidingWindow } from './rate-limit.js'
+import type { Booking, Bookings } from './rate-limit-hold.js'
 import { THROTTLE_WINDOW_MS, Throttle } from './throttle.js'
 
 /** What the stage asks of the loop. */
@@ -39,72 +51,23 @@ export interface LimitHost {
   groupRules(group: string): readonly RateRule[]
 }
 
-/** One budget: its window, its waiting messages, its wake-up on the wheel. */
-export class Limiter {
-  readonly name: string
-  readonly scope: RateLimitScope | 'retry-after'
-  readonly window: SlidingWindow
-  // A route slowed by a `RateLimitError`: what sets the window's allowance.
-  readonly throttle: Throttle | undefined
-  timer = -1
-  wakeAt = Number.POSITIVE_INFINITY
-  // The messages waiting for it, by urgency: made at the first wait (most budgets never fill).
-  #lane: Heap<Envelope> | undefined = undefined
-  readonly #compare: Order
-
-  /** @param rule - the budget's rule; none for a route's throttle (made at its first 429, at `now`) */
-  constructor(
-    name: string,
-    scope: RateLimitScope | 'retry-after',
-    rule: RateRule | undefined,
-    compare: Order,
-    now = 0,
-  ) {
-    this.name = name
-    this.scope = scope
-    this.window = new SlidingWindow(rule?.max ?? 1, rule?.perMs ?? THROTTLE_WINDOW_MS)
-    this.throttle = rule === undefined ? new Throttle(this.window, now) : undefined
-    this.#compare = compare
-  }
-
-  /** Messages waiting for it. */
-  get waiting(): number {
-    return this.#lane?.length ?? 0
-  }
-
-  /** Its waiting messages (made on first use). */
-  get lane(): Heap<Envelope> {
-    this.#lane ??= new Heap<Envelope>(this.#compare)
-    return this.#lane
-  }
-
-  /** Nothing waits, no wake-up is armed, nothing recorded still counts: it can be forgotten. */
-  idle(now: number): boolean {
-    return this.waiting === 0 && this.timer === -1 && this.window.idle(now)
-  }
-}
-
-// A rule's budgets by what they are per (a type, a route, a key, a group).
-type Table = Map<unknown, Limiter>
-
-type Order = (a: Envelope, b: Envelope) => number
-
 /** The budgets of one loop. */
-export class RateLimits {
+export class RateLimits implements Bookings {
   readonly #host: LimitHost
   readonly #wheel: DeadlineScheduler<Limiter>
-  readonly #compare: Order
   readonly #loop: Limiter[]
-  // Each rule's budgets, by rule id; the routes a `RateLimitError` paused.
-  readonly #tables = new Map<number, Table>()
-  readonly #pauses = new Map<string, Limiter>()
-  #size = 0
+  // The rules' budgets; the pauses a `RateLimitError` made.
+  readonly #budgets: Budgets
+  readonly #pauses: Pauses
   readonly #heldBy = new Map<Envelope, Limiter>()
   // Forget idle budgets (per key, per group) once the table doubles.
   #sweepAt = 1024
   #holds = 0
   // Scratch: the budgets of the message being checked (reused, never kept).
   readonly #scratch: Limiter[] = []
+  // The booking of the start just taken, until the attempt that begins it claims it.
+  #bookedFor: Envelope | undefined = undefined
+  #booking: Booking | undefined = undefined
 
   /**
    * @param loopRules - the loop-wide budgets (`per: 'loop'`)
@@ -112,7 +75,8 @@ export class RateLimits {
   constructor(host: LimitHost, wheel: DeadlineScheduler<Limiter>, compare: Order, loopRules: readonly RateRule[]) {
     this.#host = host
     this.#wheel = wheel
-    this.#compare = compare
+    this.#budgets = new Budgets(compare)
+    this.#pauses = new Pauses(compare)
     this.#loop = loopRules.map((r) => new Limiter(`loop:${r.max}/${r.perMs}ms`, 'loop', r, compare))
   }
 
@@ -145,7 +109,7 @@ export class RateLimits {
 
   /**
    * `m` would start at `now`: true when one of its budgets is full (it now waits in that budget's
-   * lane); otherwise the start is recorded in every budget it has and false.
+   * lane); otherwise the start is booked in every budget it has (see {@link RateLimits.claim}) and false.
    */
   mustHold(m: Envelope, now: number): boolean {
     const budgets = this.#budgetsOf(m, now)
@@ -153,31 +117,54 @@ export class RateLimits {
       const at = l.window.nextAt(now)
       if (at > now) {
         budgets.length = 0
-        this.#wait(m, l, at)
+        this.#wait(m, l, at, now)
         return true
       }
     }
-    for (const l of budgets) l.window.record(now)
-    for (const l of this.#loop) l.window.record(now)
+    for (const l of budgets) l.window.book()
+    for (const l of this.#loop) l.window.book()
+    this.#bookedFor = m
+    this.#booking = budgets.length === 0 ? this.#loop : [...budgets, ...this.#loop]
     budgets.length = 0
     return false
   }
 
   /**
-   * A handler of `m` threw a `RateLimitError`: its route pauses until `now + retryAfterMs` and is
-   * throttled from then on (see `./throttle.ts`), and `m` waits first in line for the pause to end
-   * (no attempt consumed).
+   * The booking of `m`'s start, taken just now (none when it booked nothing): the attempt that begins
+   * it keeps it and hands it to {@link RateLimits.entered} once the handler was called.
    */
-  backOff(m: Envelope, retryAfterMs: number, now: number): void {
+  claim(m: Envelope): Booking | undefined {
+    if (this.#bookedFor !== m) return undefined
+    const booking = this.#booking
+    this.#bookedFor = undefined
+    this.#booking = undefined
+    return booking
+  }
+
+  /**
+   * The handler of a booked start was entered before `now` (or never will be: its attempt ended): its
+   * starts count from `now` on in each budget, and a budget its booked starts alone filled gets its
+   * wake-up.
+   */
+  entered(booking: Booking, now: number): void {
+    for (const l of booking) {
+      l.window.enter(now)
+      if (!l.stalled) continue
+      l.stalled = false
+      this.#arm(l, l.window.nextAt(now))
+    }
+  }
+
+  /**
+   * A handler of `m` threw a `RateLimitError` of `scope`: the route — or `m`'s key, or its group, on
+   * that route — pauses until `now + retryAfterMs` and is throttled from then on (see
+   * `./throttle.ts`), and `m` waits first in line for the pause to end (no attempt consumed).
+   */
+  backOff(m: Envelope, retryAfterMs: number, now: number, scope: RetryAfterScope = 'route'): void {
     this.#host.enable()
-    const route = this.#routeOf(m)
-    let l = this.#pauses.get(route)
-    if (l === undefined) {
-      l = new Limiter(`retry-after:${route}`, 'retry-after', undefined, this.#compare, now)
-      this.#pauses.set(route, l)
-    } else l.throttle?.refused(now)
+    const l = this.#pauses.refused(this.#routeOf(m), scope, m.key, this.#host.groupOf(m), now)
     l.window.pausedUntil = Math.max(l.window.pausedUntil, now + retryAfterMs)
-    this.#wait(m, l, l.window.pausedUntil)
+    this.#wait(m, l, l.window.pausedUntil, now)
   }
 
   /** A budget's wake-up is due (from the wheel): as many waiting messages as it has room for go back. */
@@ -212,8 +199,7 @@ export class RateLimits {
     const held: Envelope[] = []
     for (const m of this.#heldBy.keys()) held.push(m)
     this.#heldBy.clear()
-    const all = [...this.#pauses.values(), ...this.#loop]
-    for (const table of this.#tables.values()) for (const l of table.values()) all.push(l)
+    const all = [...this.#pauses.all(), ...this.#budgets.all(), ...this.#loop]
     for (const l of all) {
       if (l.waiting > 0) l.lane.clear()
       if (l.timer !== -1) this.#wheel.remove(l.timer)
@@ -222,17 +208,20 @@ export class RateLimits {
     return held
   }
 
-  #wait(m: Envelope, l: Limiter, until: number): void {
+  #wait(m: Envelope, l: Limiter, at: number, now: number): void {
     l.lane.add(m)
     this.#heldBy.set(m, l)
     this.#holds++
     this.#host.hold(m) // first: a listener may call back into the loop
-    this.#arm(l, until)
+    this.#arm(l, at)
+    // Booked starts alone fill it: they count for a window from their entries, at `now` at the earliest.
+    const until = at === Number.POSITIVE_INFINITY ? now + l.window.perMs : at
     const t = l.throttle
     if (t === undefined) this.#host.limited(m, { limit: l.name, scope: l.scope, until })
     else {
       t.waited()
-      this.#host.limited(m, { limit: l.name, scope: l.scope, until, perSecond: t.allowance })
+      const retryAfterScope = l.retryAfterScope ?? 'route'
+      this.#host.limited(m, { limit: l.name, scope: l.scope, until, perSecond: t.allowance, retryAfterScope })
     }
   }
 
@@ -245,6 +234,10 @@ export class RateLimits {
     // A throttle's allowance may grow at its next step: its waiting messages are looked at then.
     const step = l.throttle?.nextStep ?? time
     const at = step < time && step > l.window.pausedUntil ? step : time
+    if (at === Number.POSITIVE_INFINITY) {
+      l.stalled = true // armed by the first of its booked starts to be entered
+      return
+    }
     if (l.timer !== -1) {
       if (l.wakeAt <= at) return
       this.#wheel.remove(l.timer)
@@ -255,60 +248,26 @@ export class RateLimits {
 
   // The budgets a message is under (the scratch array: emptied by the caller).
   #budgetsOf(m: Envelope, now: number): Limiter[] {
-    if (this.#size >= this.#sweepAt) this.#sweep(now) // first: a budget in `out` must stay
+    if (this.#budgets.size + this.#pauses.size >= this.#sweepAt) this.#sweep(now) // first: a budget in `out` must stay
     const out = this.#scratch
-    if (this.#pauses.size > 0) {
-      const route = this.#routeOf(m)
-      const pause = this.#pauses.get(route)
-      if (pause !== undefined && !this.#retired(route, pause, now)) out.push(pause)
-    }
+    const group = this.#host.groupOf(m)
+    if (this.#pauses.size > 0) this.#pauses.collect(this.#routeOf(m), m.key, group, now, out)
     for (const rule of this.#host.rulesOf(m.type)) {
       const of = rule.per === 'type' ? m.type : rule.per === 'route' ? this.#routeOf(m) : m.key
-      if (of !== undefined) out.push(this.#limiter(rule, of))
+      if (of !== undefined) out.push(this.#budgets.of(rule, of))
     }
-    const group = this.#host.groupOf(m)
-    if (group !== undefined) for (const rule of this.#host.groupRules(group)) out.push(this.#limiter(rule, group))
+    if (group !== undefined) for (const rule of this.#host.groupRules(group)) out.push(this.#budgets.of(rule, group))
     return out
-  }
-
-  // A throttle that nothing waited for for a while goes (true): its route flows freely again.
-  #retired(route: string, l: Limiter, now: number): boolean {
-    if (!(l.throttle as Throttle).step(now, l.waiting) || l.waiting > 0 || l.timer !== -1) return false
-    this.#pauses.delete(route)
-    return true
   }
 
   #routeOf(m: Envelope): string {
     return m.routeKey === undefined ? m.type : `${m.type}/${m.routeKey}`
   }
 
-  // The budget of `rule` for what it is per (`of`: a type, a route, a key, a group).
-  #limiter(rule: RateRule, of: unknown): Limiter {
-    let table = this.#tables.get(rule.id)
-    if (table === undefined) {
-      table = new Map()
-      this.#tables.set(rule.id, table)
-    }
-    let l = table.get(of)
-    if (l === undefined) {
-      const name = `${rule.per}:${typeof of === 'number' ? `#${of}` : String(of)}`
-      l = new Limiter(name, rule.per, rule, this.#compare)
-      table.set(of, l)
-      this.#size++
-    }
-    return l
-  }
-
-  // Budgets with nothing waiting, no wake-up and nothing recorded that still counts go.
+  // Budgets with nothing waiting, no wake-up and nothing booked or recorded that still counts go.
   #sweep(now: number): void {
-    for (const table of this.#tables.values()) {
-      for (const [of, l] of table) {
-        if (!l.idle(now)) continue
-        table.delete(of)
-        this.#size--
-      }
-    }
-    for (const [route, l] of this.#pauses) this.#retired(route, l, now)
-    this.#sweepAt = Math.max(1024, 2 * this.#size)
+    this.#budgets.sweep(now)
+    this.#pauses.sweep(now)
+    this.#sweepAt = Math.max(1024, 2 * (this.#budgets.size + this.#pauses.size))
   }
 }

@@ -3,6 +3,7 @@ import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '
 import type { HandlerContext } from '../dispatcher/handler.js'
 import { LoopAbortedError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
+import type { Booking } from '../limits/rate-limit-hold.js'
 
 /** The part of the loop an attempt needs: follow-ups and commit points. */
 export interface FollowUpPoster<M extends MessageMap> {
@@ -37,6 +38,8 @@ export class AttemptContext<M extends MessageMap> implements HandlerContext<M> {
   #fenced: 'aborted' | 'ended' | undefined
   /** The watchdog's guard when a timeout applies: its signal and its fence replace ours. */
   readonly guard: Attempt | undefined
+  /** The rate-limit budgets its start booked, until its handler is entered (or the attempt ends). */
+  booking: Booking | undefined = undefined
 
   constructor(loop: FollowUpPoster<M>, envelope: Envelope, attempt: number, startedAt: number, guard?: Attempt) {
     this.#loop = loop

@@ -18,6 +18,7 @@ import type { Pacing } from '../admission/pacing.js'
 import type { Clock } from '../contracts/clock.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../contracts/message.js'
 import type { ResolvedLoopOptions } from '../contracts/options.js'
+import type { HandlerContext } from '../dispatcher/handler.js'
 import type { Registry } from '../dispatcher/registry.js'
 import { HopLimitError, LoopAbortedError } from '../errors.js'
 import type { Failures } from '../failure/failures.js'
@@ -29,6 +30,7 @@ import { isInstance } from '../internal/total.js'
 import { Journal } from '../journal/journal.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { DispatchGate } from '../limits/dispatch-gate.js'
+import type { Bookings } from '../limits/rate-limit-hold.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { Outcomes } from '../outcomes/outcomes.js'
 import type { RunQueue } from '../queue/run-queue.js'
@@ -60,6 +62,8 @@ export interface AttemptParts<M extends MessageMap> {
   readonly journal: Journal<M> | undefined
   /** What may hold every start back: the resource gate, the loop-wide rate limits. */
   readonly gate: DispatchGate | undefined
+  /** The rate-limit budgets a start booked: counted from its handler's entry. */
+  readonly limits: Bookings
 }
 
 /** Begins, runs and ends attempts for the worker pool; also `ctx.post` and `ctx.commit`. */
@@ -70,6 +74,8 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   // and can lag real time only by loop code, never by user code.
   #lastReading = 0
   #lastReadingValid = false
+  // The registry's `entered` callback: one closure per loop, never per message.
+  readonly #entered = (ctx: HandlerContext<M>): void => this.#enter(ctx as AttemptContext<M>)
 
   /** @param parts - the stages an attempt touches */
   constructor(parts: AttemptParts<M>) {
@@ -100,14 +106,31 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     const attempt = p.failures.attemptOf(m)
     p.failures.started(m, attempt, now)
     const timeoutMs = this.timeoutFor(m)
-    if (timeoutMs === Number.POSITIVE_INFINITY) return new AttemptContext<M>(this, m, attempt, now)
-    const heartbeatMs = p.registry.heartbeatFor(m.type)
-    const guard = p.watchdog.guard(
+    const ctx =
+      timeoutMs === Number.POSITIVE_INFINITY
+        ? new AttemptContext<M>(this, m, attempt, now)
+        : new AttemptContext<M>(this, m, attempt, now, this.#guard(m, timeoutMs, now))
+    const booking = p.limits.claim(m)
+    if (booking !== undefined) ctx.booking = booking
+    return ctx
+  }
+
+  #guard(m: Envelope, timeoutMs: number, now: number): Attempt {
+    const heartbeatMs = this.#p.registry.heartbeatFor(m.type)
+    return this.#p.watchdog.guard(
       heartbeatMs === undefined
         ? { timeoutMs, label: m, now, queued: true }
         : { timeoutMs, heartbeatMs, label: m, now },
     )
-    return new AttemptContext<M>(this, m, attempt, now, guard)
+  }
+
+  // The handler of `ctx`'s attempt was called (or the attempt ended without it): its booked start counts
+  // from a reading taken now, never earlier than the handler's first statement.
+  #enter(ctx: AttemptContext<M>): void {
+    const booking = ctx.booking
+    if (booking === undefined) return // entered already, or the attempt ended first (a zombie's late call)
+    ctx.booking = undefined
+    this.#p.limits.entered(booking, this.#p.clock.now())
   }
 
   started(m: Envelope): void {
@@ -117,17 +140,19 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
 
   invoke(m: Envelope, ctx: AttemptContext<M>): unknown {
     const { ledger, registry } = this.#p
+    const entered = ctx.booking === undefined ? undefined : this.#entered
     const claim = ledger.current?.awaitClaim(m) // an async idempotency store: claimed before the first attempt
-    if (claim === undefined) return registry.invoke(m, ctx)
+    if (claim === undefined) return registry.invoke(m, ctx, entered)
     return Promise.resolve(claim).then((entry) => {
       if (entry !== undefined) throw new DuplicateSkip(entry)
       if (ctx.signal.aborted) throw ctx.signal.reason // timed out or handed back while it waited
-      return registry.invoke(m, ctx)
+      return registry.invoke(m, ctx, entered)
     })
   }
 
   end(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
     ctx.end() // from here its effects through ctx are fenced
+    if (ctx.booking !== undefined) this.#enter(ctx) // its handler was never called: counted from now
     const p = this.#p
     if (p.queue.groups !== undefined) p.queue.attemptEnded(m) // its group's slot is free
     if (ok && ctx.guard === undefined && p.stall === undefined) {

@@ -74,6 +74,22 @@ export class KeyGroups {
     const running = (this.#running.get(group) ?? 1) - 1
     if (running === 0) this.#running.delete(group)
     else this.#running.set(group, running)
+    return this.#next(group, running)
+  }
+
+  /**
+   * `m` will not run (cancelled) and never took a slot — it may be the message {@link KeyGroups.release}
+   * handed out, which the lane was waiting for. Returns the group's next waiting message if the group
+   * has room, so a lane never waits on a slot that nothing holds. At worst this hands out one message
+   * too many: it finds the group full when it reaches the front and waits in the lane again.
+   */
+  vacated(m: Envelope): Envelope | undefined {
+    const group = this.#source.of(m)
+    return group === undefined ? undefined : this.#next(group, this.#running.get(group) ?? 0)
+  }
+
+  // The lane's head, taken out, when `group` (with `running` attempts) has room for it.
+  #next(group: string, running: number): Envelope | undefined {
     const lane = this.#lanes.get(group)
     if (lane === undefined || running >= this.#source.limit(group)) return undefined
     const next = lane.pop() as Envelope

@@ -191,6 +191,15 @@ export class RunQueue {
   }
 
   /**
+   * `m` will not run (cancelled) and never took its group's slot: if its group has room, the group's
+   * next waiting message competes by urgency again (it may be the one its group released for it).
+   */
+  vacated(m: Envelope): void {
+    const next = this.groups?.vacated(m)
+    if (next !== undefined) this.resume(next)
+  }
+
+  /**
    * Removes a message waiting in the queue — ready, parked, unparked or waiting for its group — that
    * will not run (cancelled); its key moves on. False when it is not in one of those.
    */
@@ -208,6 +217,10 @@ export class RunQueue {
       }
       case Where.Unparked:
         this.#unparked.remove(m)
+        // A lane's head that its key's release sent here: the key is free and the rest of its lane
+        // waited for this one, so the next moves up (at worst a second message of the key competes
+        // and parks again behind the first).
+        if (m.key !== undefined && !this.#busy.has(m.key)) this.release(m.key)
         break
       case Where.Grouped:
         this.groups?.remove(m)

@@ -68,6 +68,8 @@ export class Cancels<M extends MessageMap> {
       return p.delayed.cancelMessage(m) ? 'cancelled' : 'unknown'
     }
     if (!this.#takeOut(m)) return 'unknown'
+    // Before the outcome, which forgets the message's group: its group's lane must not wait for it.
+    p.queue.vacated(m)
     p.outcomes.cancelled(m)
     p.roomFreed()
     p.outcomes.idleCheck()

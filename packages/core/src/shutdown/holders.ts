@@ -12,7 +12,7 @@
 
 import type { SnapshotState } from '../contracts/snapshot.js'
 import type { Circuits } from '../failure/circuits.js'
-import type { Envelope } from '../internal/envelope.js'
+import { type Envelope, Where } from '../internal/envelope.js'
 import type { RateLimits } from '../limits/rate-limits.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
@@ -32,6 +32,18 @@ export interface Holder {
   readonly size: number
   /** Takes every message out (none is left to act on), in no particular order. */
   takeAll(): HeldMessage[]
+}
+
+/**
+ * Takes every message out of every holder, each marked handed over before any gets its outcome: an
+ * outcome's listener that cancels another of them finds it gone (`'unknown'`), instead of ending it a
+ * second time.
+ */
+export function handOverAll(holders: readonly Holder[]): HeldMessage[] {
+  const all: HeldMessage[] = []
+  for (const holder of holders) for (const h of holder.takeAll()) all.push(h)
+  for (const h of all) h.m.where = Where.HandedOver
+  return all
 }
 
 /** The ready, parked and unparked messages of the run queue. */

@@ -31,7 +31,7 @@ import { HANDED_BACK } from '../pool/attempts.js'
 import type { WorkerPool } from '../pool/worker-pool.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
 import type { HandBack } from './hand-back.js'
-import type { Holder } from './holders.js'
+import { type Holder, handOverAll } from './holders.js'
 
 const STOP_KEYS = ['drain', 'deadlineMs', 'signal'] as const
 
@@ -166,7 +166,7 @@ export class Stopper<M extends MessageMap> {
   cutOff(): void {
     const { lifecycle, holders, outcomes, pool } = this.#p
     lifecycle.cutOff()
-    for (const holder of holders) for (const h of holder.takeAll()) outcomes.snapshotted(h.m, h.state, h.dueAt)
+    for (const h of handOverAll(holders)) outcomes.snapshotted(h.m, h.state, h.dueAt)
     for (const ctx of pool.attempts()) {
       ctx.abort(true)
       pool.detach((a) => a === ctx, HANDED_BACK, false)
@@ -189,7 +189,7 @@ export class Stopper<M extends MessageMap> {
   #escalate(): void {
     const { lifecycle, holders, outcomes, pool } = this.#p
     lifecycle.escalate()
-    for (const holder of holders) for (const h of holder.takeAll()) outcomes.cancelled(h.m)
+    for (const h of handOverAll(holders)) outcomes.cancelled(h.m)
     for (const ctx of pool.attempts()) ctx.abort()
     outcomes.idleCheck()
   }

@@ -1,6 +1,7 @@
 /**
  * A refused route's throttle as properties: the sliding window against a reference model across
- * resizes (no start allowed that the model refuses, none refused that it allows), and the throttle's
+ * resizes (no start allowed that the model refuses, none refused that it allows), the window with
+ * starts booked before their entries (never more than `max` entries in any window), and the throttle's
  * allowance rules (within bounds, cut at most once a second and only by a 429, grown only by a busy
  * step, gone only after 10 s calm).
  */
@@ -45,6 +46,47 @@ describe('Throttle', () => {
             model.push(now)
             if (model.length > max) model.shift()
           }
+        }
+      }),
+    )
+  })
+
+  it('holds at entries: a booked start counts until it is entered, then from its entry on', () => {
+    const step = fc.record({
+      dt: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 60 })),
+      what: fc.constantFrom('start' as const, 'start' as const, 'enter' as const, 'resize' as const),
+      pick: fc.nat(),
+      n: fc.integer({ min: 1, max: 5 }),
+    })
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 300 }), fc.integer({ min: 1, max: 100 }), (list, perMs) => {
+        const w = new SlidingWindow(3, perMs)
+        let max = 3
+        let epoch = 0 // resizes so far: a throttle's cut binds the starts booked after it
+        const booked: number[] = [] // the epoch each booked start was booked in
+        let now = 0
+        const entries: { at: number; epoch: number }[] = []
+        for (const op of list) {
+          now += op.dt
+          if (op.what === 'resize') {
+            w.resize(op.n)
+            max = op.n
+            epoch++
+          } else if (op.what === 'enter') {
+            if (booked.length === 0) continue
+            const [bookedIn] = booked.splice(op.pick % booked.length, 1) as [number]
+            w.enter(now)
+            entries.push({ at: now, epoch: bookedIn === epoch ? epoch : -1 })
+          } else if (w.nextAt(now) === now) {
+            expect(w.free(now)).toBeGreaterThan(0)
+            w.book()
+            booked.push(epoch)
+          } else expect(w.free(now)).toBe(0)
+          expect(w.booked).toBe(booked.length)
+          // Within the last epoch, no span shorter than perMs holds more than max entries.
+          const last = entries.filter((e) => e.epoch === epoch).map((e) => e.at)
+          const i = last.length - 1 - max
+          if (i >= 0) expect((last.at(-1) as number) - (last[i] as number)).toBeGreaterThanOrEqual(perMs)
         }
       }),
     )

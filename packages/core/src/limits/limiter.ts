@@ -1,0 +1,72 @@
+/**
+ * One budget of the rate-limit stage: its sliding window, the messages waiting for it (by urgency),
+ * and its wake-up on the timing wheel.
+ *
+ * @module
+ */
+import { Heap } from 'heap-js'
+import type { RateLimitScope, RateRule } from '../contracts/flow.js'
+import type { RetryAfterScope } from '../errors.js'
+import type { Envelope } from '../internal/envelope.js'
+import { SlidingWindow } from './rate-limit.js'
+import { THROTTLE_WINDOW_MS, Throttle } from './throttle.js'
+
+/** The urgency order of waiting messages. */
+export type Order = (a: Envelope, b: Envelope) => number
+
+/** One budget: its window, its waiting messages, its wake-up on the wheel. */
+export class Limiter {
+  readonly name: string
+  readonly scope: RateLimitScope | 'retry-after'
+  readonly window: SlidingWindow
+  // A route (or a key's or group's share of it) slowed by a `RateLimitError`: what sets the window's allowance.
+  readonly throttle: Throttle | undefined
+  /** For a pause: whose messages it holds (the `RateLimitError`'s scope). */
+  readonly retryAfterScope: RetryAfterScope | undefined
+  timer = -1
+  wakeAt = Number.POSITIVE_INFINITY
+  /**
+   * Booked starts alone fill it, so no time is known at which it frees: the first of them to be
+   * entered arms the wake-up (instead of a timer now).
+   */
+  stalled = false
+  // The messages waiting for it, by urgency: made at the first wait (most budgets never fill).
+  #lane: Heap<Envelope> | undefined = undefined
+  readonly #compare: Order
+
+  /**
+   * @param rule - the budget's rule; none for a pause and its throttle (made at its first 429, at `now`)
+   * @param retryAfterScope - for a pause: whose messages it holds
+   */
+  constructor(
+    name: string,
+    scope: RateLimitScope | 'retry-after',
+    rule: RateRule | undefined,
+    compare: Order,
+    now = 0,
+    retryAfterScope?: RetryAfterScope,
+  ) {
+    this.name = name
+    this.scope = scope
+    this.retryAfterScope = retryAfterScope
+    this.window = new SlidingWindow(rule?.max ?? 1, rule?.perMs ?? THROTTLE_WINDOW_MS)
+    this.throttle = rule === undefined ? new Throttle(this.window, now) : undefined
+    this.#compare = compare
+  }
+
+  /** Messages waiting for it. */
+  get waiting(): number {
+    return this.#lane?.length ?? 0
+  }
+
+  /** Its waiting messages (made on first use). */
+  get lane(): Heap<Envelope> {
+    this.#lane ??= new Heap<Envelope>(this.#compare)
+    return this.#lane
+  }
+
+  /** Nothing waits, no wake-up is armed, nothing booked or recorded still counts: it can be forgotten. */
+  idle(now: number): boolean {
+    return this.waiting === 0 && this.timer === -1 && this.window.idle(now)
+  }
+}
