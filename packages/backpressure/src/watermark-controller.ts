@@ -16,8 +16,8 @@ import {
   checkPositive,
   FILL_RULE,
   PRIORITY_RULE,
-  parseWatermarks,
 } from './internal/validate.js'
+import { parseWatermarks } from './internal/watermarks.js'
 import { PRESSURE_LEVELS, type PressureLevel, type Watermark, type Watermarks } from './levels.js'
 import type { LevelStats, PressureTransition, WatermarkStats } from './stats.js'
 

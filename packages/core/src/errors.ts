@@ -5,12 +5,13 @@
  *
  * @module
  */
-import { describeValue, FlowingError, isFlowingError } from '@flowing/errors'
+import { ArgumentError, type ArgumentErrorOptions, describeValue, FlowingError, isFlowingError } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
 /** The base class of every Flowing error, of every package (see `@flowing/errors`). */
 /** Whether a value is a Flowing error of any package and any installed copy (never throws). */
-export { describeValue, FlowingError, isFlowingError }
+/** The base of every package's argument error: `argument`, `rule`, `value`, `hint` (see `@flowing/errors`). */
+export { ArgumentError, describeValue, FlowingError, isFlowingError }
 
 /**
  * The stable codes of `@flowing/core`'s errors, one per error class.
@@ -41,7 +42,8 @@ export type FlowingErrorCode =
   | 'ERR_FLOWING_REQUEST_FAILED'
 
 /**
- * An argument or option broke its rule. Thrown synchronously, before anything changed.
+ * An argument or option broke its rule. Thrown synchronously, before anything changed. An
+ * {@link ArgumentError}: `argument`, `rule`, `value` and `hint` are fields.
  *
  * @example
  * ```
@@ -51,30 +53,19 @@ export type FlowingErrorCode =
  *
  * @group Errors
  */
-export class InvalidArgumentError extends FlowingError {
+export class InvalidArgumentError extends ArgumentError {
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_INVALID_ARGUMENT'
-  /** The argument or option name, e.g. `capacity` or `options.priority`. */
-  readonly argument: string
-  /** The rejected value. */
-  readonly value: unknown
 
   /**
-   * @param argument - the argument or option name
+   * @param argument - the argument or option name, e.g. `capacity` or `options.priority`
    * @param rule - what it must be, e.g. "a positive integer"
    * @param value - the value received
    * @param options - `cause` (e.g. what a throwing getter threw) and `hint`, a sentence appended to the
    *   message (e.g. "did you mean `capacity`?")
    */
-  constructor(argument: string, rule: string, value: unknown, options?: ErrorOptions & { readonly hint?: string }) {
-    const hint = options?.hint === undefined ? '' : `; ${options.hint}`
-    super(
-      'ERR_FLOWING_INVALID_ARGUMENT',
-      `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}${hint}`,
-      options !== undefined && 'cause' in options ? { cause: options.cause } : undefined,
-    )
-    this.argument = argument
-    this.value = value
+  constructor(argument: string, rule: string, value: unknown, options?: ArgumentErrorOptions) {
+    super('ERR_FLOWING_INVALID_ARGUMENT', argument, rule, value, options)
   }
 }
 

@@ -28,6 +28,7 @@ export type { Router } from './dispatcher/router.js'
 export type { CancelResult } from './engine/cancels.js'
 export type { FinishedSummary, MessageLogger, MessageLogLine, Outcome } from './engine/finished.js'
 export {
+  ArgumentError,
   BackpressureError,
   type BackpressureState,
   CircuitOpenError,

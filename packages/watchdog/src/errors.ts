@@ -5,7 +5,13 @@
  *
  * @module
  */
-import { describeValue, FlowingError } from '@flowing/errors'
+import {
+  ArgumentError,
+  type ArgumentErrorOptions,
+  describeValue,
+  FlowingError,
+  flowingErrorFamilies,
+} from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
 export { describeValue }
@@ -48,6 +54,10 @@ export class WatchdogError extends FlowingError {
  * An argument or option broke its rule. Thrown synchronously, before anything changed: no attempt
  * armed, no counter incremented.
  *
+ * @remarks An {@link ArgumentError} (`argument`, `rule`, `value` and `hint` are fields, the message has
+ * the one shape of every Flowing argument error) and, through its family, a {@link WatchdogError}:
+ * `instanceof WatchdogError` holds.
+ *
  * @example
  * ```text
  * Expected `timeoutMs` to be a finite number > 0, got `NaN` (number)
@@ -55,21 +65,20 @@ export class WatchdogError extends FlowingError {
  *
  * @group Errors
  */
-export class WatchdogArgumentError extends WatchdogError {
-  /** The argument or option name, e.g. `timeoutMs`. */
-  readonly argument: string
-  /** The rejected value. */
-  readonly value: unknown
+export class WatchdogArgumentError extends ArgumentError {
+  /** Also a {@link WatchdogError}: one `catch` covers every error of the package. */
+  static readonly [flowingErrorFamilies] = [WatchdogError]
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_WATCHDOG_INVALID_ARGUMENT'
 
   /**
-   * @param argument - the argument or option name
+   * @param argument - the argument or option name, e.g. `timeoutMs`
    * @param rule - what it must be, e.g. "a finite number > 0"
    * @param value - the value received
+   * @param options - `cause`, and `hint` (a sentence appended to the message)
    */
-  constructor(argument: string, rule: string, value: unknown) {
-    super('ERR_WATCHDOG_INVALID_ARGUMENT', `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}`)
-    this.argument = argument
-    this.value = value
+  constructor(argument: string, rule: string, value: unknown, options?: ArgumentErrorOptions) {
+    super('ERR_WATCHDOG_INVALID_ARGUMENT', argument, rule, value, options)
   }
 }
 
