@@ -58,7 +58,7 @@ export class ArgumentError extends FlowingError {
   /** The rejected value, as given. */
   readonly value: unknown
   /** The sentence after the rule, e.g. ``did you mean `capacity`?``, if any. */
-  readonly hint?: string
+  declare readonly hint?: string
 
   /**
    * @param code - the stable code of the subclass, e.g. `ERR_FLOWING_INVALID_ARGUMENT`
