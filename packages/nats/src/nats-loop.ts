@@ -93,8 +93,7 @@ async function openLedger(nc: NatsConnection, bucket: string, ttlMs: number): Pr
     return await KvIdempotencyStore.open(nc, { bucket, ttlMs })
   } catch (error) {
     if (!(error instanceof InvalidArgumentError) || error.argument !== 'options.ttlMs') throw error
-    const rule = error.message.replace(/^Expected `options\.ttlMs` to be (.*), got .*$/s, '$1')
-    throw new InvalidArgumentError('options.idempotency.ttlMs', rule, ttlMs, { cause: error })
+    throw new InvalidArgumentError('options.idempotency.ttlMs', error.rule, ttlMs, { cause: error })
   }
 }
 
