@@ -29,6 +29,7 @@ describe('hostile options', () => {
       } catch (thrown) {
         return thrown
       }
+      return undefined
     })()
     expect(error).toBeInstanceOf(WheelArgumentError)
     expect(error).toBeInstanceOf(TimingWheelError)
