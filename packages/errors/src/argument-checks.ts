@@ -20,6 +20,9 @@ export type UnknownKeyWording = (
   near: string | undefined,
 ) => { readonly rule: string; readonly hint?: string | undefined }
 
+const didYouMean = (near: string | undefined): string | undefined =>
+  near === undefined ? undefined : `did you mean \`${near}\`?`
+
 /**
  * The wording of an unknown option throughout Flowing: ``one of the known options (a, b, c)``, and
  * ``did you mean `b`?`` for a near miss.
@@ -28,7 +31,7 @@ export type UnknownKeyWording = (
  */
 export const knownOptionsWording: UnknownKeyWording = (known, near) => ({
   rule: `one of the known options (${known.join(', ')})`,
-  hint: near === undefined ? undefined : `did you mean \`${near}\`?`,
+  hint: didYouMean(near),
 })
 
 /**
@@ -117,11 +120,11 @@ export function argumentChecks(
   wording: UnknownKeyWording = knownOptionsWording,
 ): ArgumentChecks {
   return {
-    integer(argument, value, range = {}) {
+    integer(argument, value, range = ANY) {
       if (!isIntegerIn(value, range)) throw new error(argument, integerRule(range), value)
       return value
     },
-    number(argument, value, range = {}) {
+    number(argument, value, range = ANY) {
       if (!isNumberIn(value, range)) throw new error(argument, numberRule(range), value)
       return value
     },
@@ -148,11 +151,11 @@ export function argumentChecks(
       if (typeof value !== 'boolean') throw new error(argument, 'a boolean', value)
       return value
     },
-    oneOf<T extends string>(argument: string, value: unknown, allowed: readonly T[], words: OneOfWording = {}): T {
+    oneOf<T extends string>(argument: string, value: unknown, allowed: readonly T[], words?: OneOfWording): T {
       if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T
-      const near = words.suggest && typeof value === 'string' ? closestName(value, allowed) : undefined
-      const rule = words.rule ?? `one of ${allowed.map((a) => `'${a}'`).join(', ')}`
-      throw new error(argument, rule, value, { hint: near === undefined ? undefined : `did you mean \`${near}\`?` })
+      const near = words?.suggest && typeof value === 'string' ? closestName(value, allowed) : undefined
+      const rule = words?.rule ?? `one of ${allowed.map((a) => `'${a}'`).join(', ')}`
+      throw new error(argument, rule, value, { hint: didYouMean(near) })
     },
     snapshot: (argument, value) => snapshot(error, argument, value),
     readably(argument, validate, value) {
@@ -165,5 +168,8 @@ export function argumentChecks(
     typed: (argument, thrown, value) => typed(error, argument, thrown, value),
   }
 }
+
+// The range of a check given none (one object, not one per call).
+const ANY = Object.freeze({})
 
 type OneOfWording = { readonly rule?: string | undefined; readonly suggest?: boolean | undefined }

@@ -25,29 +25,30 @@ export const {
 /** The former name of {@link checkKnownKeys}. */
 export const knownKeys = checkKnownKeys
 
+// Core's words for its ranges, built once: some checks run per post.
+const NON_NEGATIVE_INTEGER = { min: 0, rule: 'a non-negative integer' }
+const FINITE_NON_NEGATIVE = { min: 0, rule: 'a finite non-negative number' }
+const NON_NEGATIVE_OR_INFINITY = { min: 0, finite: false, rule: 'a non-negative number or Infinity' }
+const PRIORITY = {
+  min: MIN_PRIORITY,
+  max: MAX_PRIORITY,
+  rule: `an integer from ${MIN_PRIORITY} (most urgent) to ${MAX_PRIORITY}`,
+}
+
 /** A safe integer from 1 to `max`: "a positive integer" (or "an integer from 1 to `max`"). */
 export const positiveInteger = (name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number =>
   check.integer(name, value, { min: 1, max, rule: max === Number.MAX_SAFE_INTEGER ? 'a positive integer' : undefined })
 
 /** A safe integer ≥ 0: "a non-negative integer". */
 export const nonNegativeInteger = (name: string, value: unknown): number =>
-  check.integer(name, value, { min: 0, rule: 'a non-negative integer' })
+  check.integer(name, value, NON_NEGATIVE_INTEGER)
 
 /** A number ≥ 0, `Infinity` too when `allowInfinity`. */
 export const nonNegativeNumber = (name: string, value: unknown, allowInfinity: boolean): number =>
-  check.number(name, value, {
-    min: 0,
-    finite: !allowInfinity,
-    rule: allowInfinity ? 'a non-negative number or Infinity' : 'a finite non-negative number',
-  })
+  check.number(name, value, allowInfinity ? NON_NEGATIVE_OR_INFINITY : FINITE_NON_NEGATIVE)
 
 /** A priority level: an integer from 0 (most urgent) to 9. */
-export const priority = (name: string, value: unknown): number =>
-  check.integer(name, value, {
-    min: MIN_PRIORITY,
-    max: MAX_PRIORITY,
-    rule: `an integer from ${MIN_PRIORITY} (most urgent) to ${MAX_PRIORITY}`,
-  })
+export const priority = (name: string, value: unknown): number => check.integer(name, value, PRIORITY)
 
 /**
  * `options` (an object read once, see {@link snapshotOptions}) with its deprecated names moved to
