@@ -5,13 +5,7 @@
  *
  * @module
  */
-import {
-  ArgumentError,
-  type ArgumentErrorOptions,
-  describeValue,
-  FlowingError,
-  flowingErrorFamilies,
-} from '@flowing/errors'
+import { ArgumentError, describeValue, FlowingError, flowingErrorFamilies } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `NaN` (number) `` (shared by every Flowing package). */
 export { describeValue }
@@ -67,16 +61,8 @@ export class BackpressurePolicyError extends FlowingError {
 export class BackpressureArgumentError extends ArgumentError {
   /** Also a {@link BackpressurePolicyError}: one `catch` covers every error of the package. */
   static readonly [flowingErrorFamilies] = [BackpressurePolicyError]
+  /** The `code` of every `BackpressureArgumentError`. */
+  static override readonly code = 'ERR_BACKPRESSURE_INVALID_ARGUMENT'
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_BACKPRESSURE_INVALID_ARGUMENT'
-
-  /**
-   * @param argument - the argument or option name, e.g. `fill` or `shed.enter`
-   * @param rule - what it must be, e.g. "a number in (0, 1]"
-   * @param value - the value received
-   * @param options - `cause`, and `hint` (a sentence appended to the message)
-   */
-  constructor(argument: string, rule: string, value: unknown, options?: ArgumentErrorOptions) {
-    super('ERR_BACKPRESSURE_INVALID_ARGUMENT', argument, rule, value, options)
-  }
 }

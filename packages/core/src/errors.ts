@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ArgumentError, type ArgumentErrorOptions, describeValue, FlowingError, isFlowingError } from '@flowing/errors'
+import { ArgumentError, describeValue, FlowingError, isFlowingError } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
 /** The base class of every Flowing error, of every package (see `@flowing/errors`). */
@@ -54,19 +54,10 @@ export type FlowingErrorCode =
  * @group Errors
  */
 export class InvalidArgumentError extends ArgumentError {
+  /** The `code` of every `InvalidArgumentError`. */
+  static override readonly code = 'ERR_FLOWING_INVALID_ARGUMENT'
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_INVALID_ARGUMENT'
-
-  /**
-   * @param argument - the argument or option name, e.g. `capacity` or `options.priority`
-   * @param rule - what it must be, e.g. "a positive integer"
-   * @param value - the value received
-   * @param options - `cause` (e.g. what a throwing getter threw) and `hint`, a sentence appended to the
-   *   message (e.g. "did you mean `capacity`?")
-   */
-  constructor(argument: string, rule: string, value: unknown, options?: ArgumentErrorOptions) {
-    super('ERR_FLOWING_INVALID_ARGUMENT', argument, rule, value, options)
-  }
 }
 
 /**

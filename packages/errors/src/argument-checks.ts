@@ -97,9 +97,7 @@ export interface ArgumentChecks {
  * import { ArgumentError, argumentChecks } from '@flowing/errors'
  *
  * class PoolArgumentError extends ArgumentError {
- *   constructor(argument: string, rule: string, value: unknown, options?: { hint?: string }) {
- *     super('ERR_POOL_INVALID_ARGUMENT', argument, rule, value, options)
- *   }
+ *   static override readonly code = 'ERR_POOL_INVALID_ARGUMENT'
  * }
  * const check = argumentChecks(PoolArgumentError)
  *

@@ -34,23 +34,28 @@ export interface ArgumentErrorOptions extends ErrorOptions {
  * **Thrown before anything changed.** Every Flowing check throws it synchronously, before a counter
  * moves or an option applies.
  *
+ * **One class per package, differing only by code.** A subclass sets its static
+ * {@link ArgumentError.code} (and narrows the instance's `code` type); the constructor is inherited.
+ *
  * @example
  * ```ts
  * import { ArgumentError } from '@flowing/errors'
  *
  * class QuotaArgumentError extends ArgumentError {
- *   constructor(argument: string, rule: string, value: unknown) {
- *     super('ERR_APP_INVALID_ARGUMENT', argument, rule, value)
- *   }
+ *   static override readonly code = 'ERR_APP_INVALID_ARGUMENT'
+ *   declare readonly code: 'ERR_APP_INVALID_ARGUMENT'
  * }
  * const error = new QuotaArgumentError('options.limit', 'a positive integer', 0)
  * console.log(error.message) // Expected `options.limit` to be a positive integer, got `0` (number)
- * console.log(error instanceof ArgumentError, error.rule) // true a positive integer
+ * console.log(error.code, error instanceof ArgumentError, error.rule) // ERR_APP_INVALID_ARGUMENT true a positive integer
  * ```
  *
  * @group Arguments
  */
 export class ArgumentError extends FlowingError {
+  /** The `code` of this class's errors: each subclass sets its own. */
+  static readonly code: string = 'ERR_INVALID_ARGUMENT'
+
   /** The argument or option, as a path from the call: `capacity`, `options.retry.maxAttempts`. */
   readonly argument: string
   /** What it must be, e.g. `a positive integer`: the words after "to be" in the message. */
@@ -61,16 +66,15 @@ export class ArgumentError extends FlowingError {
   declare readonly hint?: string
 
   /**
-   * @param code - the stable code of the subclass, e.g. `ERR_FLOWING_INVALID_ARGUMENT`
    * @param argument - the argument or option name
    * @param rule - what it must be, e.g. "a positive integer"
    * @param value - the value received
    * @param options - `cause` (e.g. what a throwing getter threw) and `hint`
    */
-  constructor(code: string, argument: string, rule: string, value: unknown, options?: ArgumentErrorOptions) {
+  constructor(argument: string, rule: string, value: unknown, options?: ArgumentErrorOptions) {
     const hint = options?.hint
     super(
-      code,
+      new.target.code,
       `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}${hint === undefined ? '' : `; ${hint}`}`,
       options !== undefined && 'cause' in options ? { cause: options.cause } : undefined,
     )
@@ -83,7 +87,7 @@ export class ArgumentError extends FlowingError {
 
 /**
  * A package's argument error class: `new (argument, rule, value, options?)`, its `code` fixed by the
- * class. What {@link argumentChecks} throws.
+ * class — {@link ArgumentError} or a subclass. What {@link argumentChecks} throws.
  *
  * @group Arguments
  */

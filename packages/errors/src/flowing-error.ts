@@ -36,9 +36,7 @@ export const flowingErrorBrand: unique symbol = Symbol.for('flowing.error')
  * class QueueError extends FlowingError {}
  * class QueueArgumentError extends ArgumentError {
  *   static readonly [flowingErrorFamilies] = [QueueError]
- *   constructor(argument: string, rule: string, value: unknown) {
- *     super('ERR_QUEUE_INVALID_ARGUMENT', argument, rule, value)
- *   }
+ *   static override readonly code = 'ERR_QUEUE_INVALID_ARGUMENT'
  * }
  * const error = new QueueArgumentError('capacity', 'an integer ≥ 1', 0)
  * console.log(error instanceof QueueError, error instanceof ArgumentError) // true true

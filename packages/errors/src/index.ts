@@ -11,9 +11,7 @@
  * import { ArgumentError, argumentChecks, isFlowingError } from '@flowing/errors'
  *
  * class LimitArgumentError extends ArgumentError {
- *   constructor(argument: string, rule: string, value: unknown) {
- *     super('ERR_APP_INVALID_ARGUMENT', argument, rule, value)
- *   }
+ *   static override readonly code = 'ERR_APP_INVALID_ARGUMENT'
  * }
  * const check = argumentChecks(LimitArgumentError)
  * try {

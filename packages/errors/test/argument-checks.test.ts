@@ -1,19 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  ArgumentError,
-  type ArgumentErrorOptions,
-  argumentChecks,
-  FlowingError,
-  integerRule,
-  numberRule,
-} from '../src/index.js'
+import { ArgumentError, argumentChecks, FlowingError, integerRule, numberRule } from '../src/index.js'
 import { anyValue, hostileValues } from './hostile-values.js'
 
 class KitError extends ArgumentError {
-  constructor(argument: string, rule: string, value: unknown, options?: ArgumentErrorOptions) {
-    super('ERR_KIT_INVALID_ARGUMENT', argument, rule, value, options)
-  }
+  static override readonly code = 'ERR_KIT_INVALID_ARGUMENT'
 }
 const check = argumentChecks(KitError)
 

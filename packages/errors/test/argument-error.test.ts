@@ -1,21 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  ArgumentError,
-  type ArgumentErrorOptions,
-  FlowingError,
-  flowingErrorBrand,
-  flowingErrorFamilies,
-  isFlowingError,
-} from '../src/index.js'
+import { ArgumentError, FlowingError, flowingErrorBrand, flowingErrorFamilies, isFlowingError } from '../src/index.js'
 import { anyValue, hostileValues } from './hostile-values.js'
 
 class PoolError extends FlowingError {}
 class PoolArgumentError extends ArgumentError {
   static readonly [flowingErrorFamilies] = [PoolError]
-  constructor(argument: string, rule: string, value: unknown, options?: ArgumentErrorOptions) {
-    super('ERR_POOL_INVALID_ARGUMENT', argument, rule, value, options)
-  }
+  static override readonly code = 'ERR_POOL_INVALID_ARGUMENT'
 }
 class SizeArgumentError extends PoolArgumentError {}
 
@@ -36,6 +27,12 @@ describe('ArgumentError', () => {
         undefined,
       ])
       expect('hint' in error).toBe(false)
+    })
+
+    it('takes its code from the class: the static code of the class or of its nearest parent', () => {
+      expect(new ArgumentError('x', 'r', 1).code).toBe('ERR_INVALID_ARGUMENT')
+      expect(new SizeArgumentError('x', 'r', 1).code).toBe('ERR_POOL_INVALID_ARGUMENT')
+      expect(new SizeArgumentError('x', 'r', 1).name).toBe('SizeArgumentError')
     })
 
     it('appends a hint after a semicolon and keeps the cause', () => {
@@ -101,7 +98,7 @@ describe('ArgumentError', () => {
       class Odd extends ArgumentError {
         static readonly [flowingErrorFamilies] = 'PoolError'
       }
-      const error = new Odd('ERR_ODD', 'x', 'r', 1)
+      const error = new Odd('x', 'r', 1)
       expect(error instanceof PoolError).toBe(false)
       expect((error as unknown as Record<symbol, unknown>)[flowingErrorBrand]).toEqual([
         'Odd',

@@ -5,13 +5,7 @@
  *
  * @module
  */
-import {
-  ArgumentError,
-  type ArgumentErrorOptions,
-  describeValue,
-  FlowingError,
-  flowingErrorFamilies,
-} from '@flowing/errors'
+import { ArgumentError, describeValue, FlowingError, flowingErrorFamilies } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `NaN` (number) `` (shared by every Flowing package). */
 export { describeValue }
@@ -64,18 +58,10 @@ export class TimingWheelError extends FlowingError {
 export class WheelArgumentError extends ArgumentError {
   /** Also a {@link TimingWheelError}: one `catch` covers every error of the package. */
   static readonly [flowingErrorFamilies] = [TimingWheelError]
+  /** The `code` of every `WheelArgumentError`. */
+  static override readonly code = 'ERR_TIMING_WHEEL_INVALID_ARGUMENT'
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_TIMING_WHEEL_INVALID_ARGUMENT'
-
-  /**
-   * @param argument - the argument or option name, e.g. `delayMs` or `options.tickMs`
-   * @param rule - what it must be, e.g. "a positive integer"
-   * @param value - the value received
-   * @param options - `cause`, and `hint` (a sentence appended to the message)
-   */
-  constructor(argument: string, rule: string, value: unknown, options?: ArgumentErrorOptions) {
-    super('ERR_TIMING_WHEEL_INVALID_ARGUMENT', argument, rule, value, options)
-  }
 }
 
 /**

@@ -5,13 +5,7 @@
  *
  * @module
  */
-import {
-  ArgumentError,
-  type ArgumentErrorOptions,
-  describeValue,
-  FlowingError,
-  flowingErrorFamilies,
-} from '@flowing/errors'
+import { ArgumentError, describeValue, FlowingError, flowingErrorFamilies } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
 export { describeValue }
@@ -68,18 +62,10 @@ export class WatchdogError extends FlowingError {
 export class WatchdogArgumentError extends ArgumentError {
   /** Also a {@link WatchdogError}: one `catch` covers every error of the package. */
   static readonly [flowingErrorFamilies] = [WatchdogError]
+  /** The `code` of every `WatchdogArgumentError`. */
+  static override readonly code = 'ERR_WATCHDOG_INVALID_ARGUMENT'
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_WATCHDOG_INVALID_ARGUMENT'
-
-  /**
-   * @param argument - the argument or option name, e.g. `timeoutMs`
-   * @param rule - what it must be, e.g. "a finite number > 0"
-   * @param value - the value received
-   * @param options - `cause`, and `hint` (a sentence appended to the message)
-   */
-  constructor(argument: string, rule: string, value: unknown, options?: ArgumentErrorOptions) {
-    super('ERR_WATCHDOG_INVALID_ARGUMENT', argument, rule, value, options)
-  }
 }
 
 /**
