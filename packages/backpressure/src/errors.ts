@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeValue, FlowingError } from '@flowing/errors'
+import { ArgumentError, describeValue, FlowingError, flowingErrorFamilies } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `NaN` (number) `` (shared by every Flowing package). */
 export { describeValue }
@@ -46,6 +46,10 @@ export class BackpressurePolicyError extends FlowingError {
  * An argument or option broke its rule. Thrown synchronously, before anything changed: no option
  * applied, no level moved, no counter incremented.
  *
+ * @remarks An {@link ArgumentError} (`argument`, `rule`, `value` and `hint` are fields, the message has
+ * the one shape of every Flowing argument error) and, through its family, a {@link BackpressurePolicyError}:
+ * `instanceof BackpressurePolicyError` holds.
+ *
  * @example
  * ```text
  * Expected `warn.exit` to be below `warn.enter` (0.6), got `0.7` (number)
@@ -54,20 +58,11 @@ export class BackpressurePolicyError extends FlowingError {
  *
  * @group Errors
  */
-export class BackpressureArgumentError extends BackpressurePolicyError {
-  /** The argument or option name, e.g. `fill` or `shed.enter`. */
-  readonly argument: string
-  /** The rejected value. */
-  readonly value: unknown
-
-  /**
-   * @param argument - the argument or option name
-   * @param rule - what it must be, e.g. "a number in (0, 1]"
-   * @param value - the value received
-   */
-  constructor(argument: string, rule: string, value: unknown) {
-    super('ERR_BACKPRESSURE_INVALID_ARGUMENT', `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}`)
-    this.argument = argument
-    this.value = value
-  }
+export class BackpressureArgumentError extends ArgumentError {
+  /** Also a {@link BackpressurePolicyError}: one `catch` covers every error of the package. */
+  static readonly [flowingErrorFamilies] = [BackpressurePolicyError]
+  /** The `code` of every `BackpressureArgumentError`. */
+  static override readonly code = 'ERR_BACKPRESSURE_INVALID_ARGUMENT'
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_BACKPRESSURE_INVALID_ARGUMENT'
 }

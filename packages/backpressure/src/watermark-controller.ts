@@ -9,6 +9,7 @@ import { AdmissionBreaker, type AdmissionBreakerOptions } from './admission-brea
 import { type Decision, Decisions } from './decision.js'
 import { BackpressureArgumentError } from './errors.js'
 import {
+  check,
   checkFunction,
   checkKnownKeys,
   checkNonNegative,
@@ -16,8 +17,8 @@ import {
   checkPositive,
   FILL_RULE,
   PRIORITY_RULE,
-  parseWatermarks,
 } from './internal/validate.js'
+import { parseWatermarks } from './internal/watermarks.js'
 import { PRESSURE_LEVELS, type PressureLevel, type Watermark, type Watermarks } from './levels.js'
 import type { LevelStats, PressureTransition, WatermarkStats } from './stats.js'
 
@@ -152,7 +153,13 @@ export class WatermarkController {
    */
   constructor(given: WatermarkControllerOptions = {}) {
     checkOptions('options', given)
-    const options: WatermarkControllerOptions = renameOptions('', { ...given }, CONTROLLER_RENAMES, fail)
+    // One read of each option, so a throwing getter or Proxy trap is refused as a typed error.
+    const options: WatermarkControllerOptions = renameOptions(
+      '',
+      check.snapshot('options', given),
+      CONTROLLER_RENAMES,
+      fail,
+    )
     checkKnownKeys('options', options, KNOWN)
     const o = options as Readonly<Record<string, unknown>>
     this.watermarks = parseWatermarks(o)

@@ -5,12 +5,13 @@
  *
  * @module
  */
-import { closestName, describeValue, FlowingError, isFlowingError } from '@flowing/errors'
+import { ArgumentError, argumentChecks, describeValue, FlowingError, isFlowingError } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
 /** The base class of every Flowing error, of every package (see `@flowing/errors`). */
 /** Whether a value is a Flowing error of any package and any installed copy (never throws). */
-export { describeValue, FlowingError, isFlowingError }
+/** The base of every package's argument error: `argument`, `rule`, `value`, `hint` (see `@flowing/errors`). */
+export { ArgumentError, describeValue, FlowingError, isFlowingError }
 
 /**
  * The stable codes of `@flowing/core`'s errors, one per error class.
@@ -41,7 +42,8 @@ export type FlowingErrorCode =
   | 'ERR_FLOWING_REQUEST_FAILED'
 
 /**
- * An argument or option broke its rule. Thrown synchronously, before anything changed.
+ * An argument or option broke its rule. Thrown synchronously, before anything changed. An
+ * {@link ArgumentError}: `argument`, `rule`, `value` and `hint` are fields.
  *
  * @example
  * ```
@@ -51,37 +53,11 @@ export type FlowingErrorCode =
  *
  * @group Errors
  */
-export class InvalidArgumentError extends FlowingError {
+export class InvalidArgumentError extends ArgumentError {
+  /** The `code` of every `InvalidArgumentError`. */
+  static override readonly code = 'ERR_FLOWING_INVALID_ARGUMENT'
   /** Stable machine-readable code. */
   declare readonly code: 'ERR_FLOWING_INVALID_ARGUMENT'
-  /** The argument or option name, e.g. `capacity` or `options.priority`. */
-  readonly argument: string
-  /**
-   * The rule it broke, as the message words it: what it must be, e.g. `a positive integer` — for code
-   * that re-reports the error under another name (read it here, never parse the message).
-   */
-  readonly rule: string
-  /** The rejected value. */
-  readonly value: unknown
-
-  /**
-   * @param argument - the argument or option name
-   * @param rule - what it must be, e.g. "a positive integer"
-   * @param value - the value received
-   * @param options - `cause` (e.g. what a throwing getter threw) and `hint`, a sentence appended to the
-   *   message (e.g. "did you mean `capacity`?")
-   */
-  constructor(argument: string, rule: string, value: unknown, options?: ErrorOptions & { readonly hint?: string }) {
-    const hint = options?.hint === undefined ? '' : `; ${options.hint}`
-    super(
-      'ERR_FLOWING_INVALID_ARGUMENT',
-      `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}${hint}`,
-      options !== undefined && 'cause' in options ? { cause: options.cause } : undefined,
-    )
-    this.argument = argument
-    this.rule = rule
-    this.value = value
-  }
 }
 
 /**
@@ -100,16 +76,11 @@ export function refuseUnknownKeys(
   known: readonly string[],
   owner = 'the known',
 ): void {
-  for (const key of Object.keys(obj)) {
-    if (known.includes(key)) continue
-    const near = closestName(key, known)
-    throw new InvalidArgumentError(
-      `${path}.${key}`,
-      `one of ${owner} options (${known.join(', ')})`,
-      obj[key],
-      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
-    )
-  }
+  const wording = (names: readonly string[], near: string | undefined) => ({
+    rule: `one of ${owner} options (${names.join(', ')})`,
+    hint: near === undefined ? undefined : `did you mean \`${near}\`?`,
+  })
+  argumentChecks(InvalidArgumentError, wording).knownKeys(path, obj, known)
 }
 
 /**

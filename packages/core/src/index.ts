@@ -99,6 +99,7 @@ export type {
 export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
 export type { Router } from './dispatcher/router.js'
 export {
+  ArgumentError,
   BackpressureError,
   type BackpressureState,
   CircuitOpenError,

@@ -10,13 +10,48 @@
  * symbol in every installed copy of every Flowing package (and in every realm).
  *
  * @remarks The brand's value is the frozen list of class names from the instance's own class up to
- * `FlowingError`, e.g. `['HandlerTimeoutError', 'WatchdogError', 'FlowingError']`. It is what makes
+ * `FlowingError`, e.g. `['HandlerTimeoutError', 'WatchdogError', 'FlowingError']`, with the lines of
+ * the classes a class joins through {@link flowingErrorFamilies} after its own name. It is what makes
  * `instanceof` hold across copies (see {@link FlowingError}); an object of your own that must pass for
  * a Flowing error of another copy can carry it too (non-enumerable, as the constructor defines it).
  *
  * @group Errors
  */
 export const flowingErrorBrand: unique symbol = Symbol.for('flowing.error')
+
+/**
+ * The key of a static property by which a class of the family joins other classes besides its own
+ * line: `static readonly [flowingErrorFamilies] = [TimingWheelError]` makes every instance an
+ * `instanceof TimingWheelError` too, although the class extends another one.
+ *
+ * @remarks JavaScript classes have one parent. A package's argument error extends
+ * {@link ArgumentError} (its fields and message) and still belongs to its package's family (one
+ * `catch` for every error of the package): the names of the listed classes' lines join the instance's
+ * brand (see {@link flowingErrorBrand}), and `instanceof` reads the brand.
+ *
+ * @example
+ * ```ts
+ * import { ArgumentError, FlowingError, flowingErrorFamilies } from '@flowing/errors'
+ *
+ * class QueueError extends FlowingError {}
+ * class QueueArgumentError extends ArgumentError {
+ *   static readonly [flowingErrorFamilies] = [QueueError]
+ *   static override readonly code = 'ERR_QUEUE_INVALID_ARGUMENT'
+ * }
+ * const error = new QueueArgumentError('capacity', 'an integer ≥ 1', 0)
+ * console.log(error instanceof QueueError, error instanceof ArgumentError) // true true
+ * ```
+ *
+ * @group Errors
+ */
+export const flowingErrorFamilies: unique symbol = Symbol.for('flowing.error.families')
+
+/**
+ * A class that {@link flowingErrorFamilies} can name: any class of the family.
+ *
+ * @group Errors
+ */
+export type FlowingErrorClass = abstract new (...args: never[]) => FlowingError
 
 // Lineages per concrete class, computed once: constructing an error under overload stays a map lookup.
 const lineages = new WeakMap<object, readonly string[]>()
@@ -125,13 +160,26 @@ function lineageOf(target: abstract new (...args: never[]) => unknown): readonly
   if (names === undefined) {
     const list: string[] = []
     for (let c: unknown = target; typeof c === 'function'; c = Object.getPrototypeOf(c)) {
-      list.push(c.name)
+      if (!list.includes(c.name)) list.push(c.name)
       if (c === FlowingError) break
+      for (const name of familyNames(c)) if (!list.includes(name)) list.push(name)
     }
     names = Object.freeze(list)
     lineages.set(target, names)
   }
   return names
+}
+
+// The names of the lines of the classes `c` joins (its own static [flowingErrorFamilies]), FlowingError
+// left for the end of the lineage.
+function familyNames(c: object): string[] {
+  const families: unknown = Object.hasOwn(c, flowingErrorFamilies)
+    ? (c as { readonly [flowingErrorFamilies]: unknown })[flowingErrorFamilies]
+    : undefined
+  if (!Array.isArray(families)) return []
+  return families
+    .filter((f): f is FlowingErrorClass => typeof f === 'function' && f !== FlowingError)
+    .flatMap((f) => lineageOf(f).filter((name) => name !== 'FlowingError'))
 }
 
 // Whether `value`'s brand names the class `name`; false for anything unbranded or hostile.

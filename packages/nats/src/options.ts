@@ -7,7 +7,7 @@
 
 import { WatermarkController } from '@flowing/backpressure'
 import { type Clock, InvalidArgumentError, type LoopOptions, systemClock } from '@flowing/core'
-import { closestName } from '@flowing/errors'
+import { argumentChecks } from '@flowing/errors'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { StreamBackpressureOptions } from './internal/stream-pressure.js'
 
@@ -159,10 +159,12 @@ const KNOWN = [
   'clock',
 ] as const
 
+const check = argumentChecks(InvalidArgumentError)
+
 /** Checks every option and fills in the defaults. */
 export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options)
-  checkKnown(options)
+  check.knownKeys('options', options, KNOWN)
   if ((options.servers === undefined) === (options.connection === undefined)) {
     throw new InvalidArgumentError(
       'options.servers',
@@ -200,17 +202,6 @@ export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
   }
 }
 
-function checkKnown(options: object): void {
-  for (const name of Object.keys(options)) {
-    if ((KNOWN as readonly string[]).includes(name)) continue
-    const near = closestName(name, KNOWN)
-    const value = (options as Record<string, unknown>)[name]
-    throw new InvalidArgumentError(`options.${name}`, `one of the known options (${KNOWN.join(', ')})`, value, {
-      ...(near === undefined ? {} : { hint: `did you mean \`${near}\`?` }),
-    })
-  }
-}
-
 function checkServers(servers: unknown): void {
   const list = Array.isArray(servers) ? servers : [servers]
   if (list.length === 0 || !list.every((s) => typeof s === 'string' && s !== '')) {
@@ -219,11 +210,7 @@ function checkServers(servers: unknown): void {
 }
 
 function int(name: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(`options.${name}`, `an integer from ${min} to ${max}`, value)
-  }
-  return value
+  return value === undefined ? fallback : check.integer(`options.${name}`, value, { min, max })
 }
 
 function idempotencyTtl(value: NatsLoopOptions['idempotency']): number | undefined {
@@ -231,12 +218,7 @@ function idempotencyTtl(value: NatsLoopOptions['idempotency']): number | undefin
   if (value !== undefined && (typeof value !== 'object' || value === null)) {
     throw new InvalidArgumentError('options.idempotency', '`false` or an object `{ ttlMs }`', value)
   }
-  for (const key of Object.keys(value ?? {})) {
-    if (key !== 'ttlMs') {
-      const rejected = (value as Record<string, unknown>)[key]
-      throw new InvalidArgumentError(`options.idempotency.${key}`, 'a known option (ttlMs)', rejected)
-    }
-  }
+  check.knownKeys('options.idempotency', value ?? {}, ['ttlMs'])
   return int('idempotency.ttlMs', value?.ttlMs, 86_400_000, 1000)
 }
 

@@ -243,7 +243,7 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     const ttl = await createNatsLoop({ servers: url, idempotency: { ttl: 5_000 } as never }).catch((e: unknown) => e)
     expect(ttl).toMatchObject({ argument: 'options.idempotency.ttl', value: 5_000 })
     expect((ttl as Error).message).toBe(
-      'Expected `options.idempotency.ttl` to be a known option (ttlMs), got `5000` (number)',
+      'Expected `options.idempotency.ttl` to be one of the known options (ttlMs), got `5000` (number); did you mean `ttlMs`?',
     )
     const loop = await make()
     const post = await loop.post('step', { key: 'a', n: 0 }, { prority: 3 } as never).catch((e: unknown) => e)

@@ -11,6 +11,7 @@ import {
   type MessageMap,
   type Middleware,
 } from '@flowing/core'
+import { argumentChecks } from '@flowing/errors'
 import {
   type Attributes,
   type Context,
@@ -77,6 +78,7 @@ export interface InstrumentHandle {
 }
 
 const KNOWN = ['tracerProvider', 'propagator', 'meterProvider'] as const
+const check = argumentChecks(InvalidArgumentError)
 const getter = {
   get: (h: Record<string, string>, k: string) => h[k],
   keys: (h: Record<string, string>) => Object.keys(h),
@@ -127,17 +129,7 @@ function metered(loop: Pick<OtelLoop, 'events' | 'metrics'>): MeteredLoop | unde
 }
 
 function checkOptions(options: InstrumentOptions): void {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options)
-  for (const key of Object.keys(options)) {
-    if ((KNOWN as readonly string[]).includes(key)) continue
-    const near = KNOWN.find((k) => k.toLowerCase().slice(0, 5) === key.toLowerCase().slice(0, 5))
-    throw new InvalidArgumentError(
-      `options.${key}`,
-      `one of the known options (${KNOWN.join(', ')})`,
-      (options as Record<string, unknown>)[key],
-      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
-    )
-  }
+  check.knownKeys('options', check.plainObject('options', options), KNOWN)
 }
 
 function stamp(propagator: TextMapPropagator, state: { failures: number }): Record<string, string> | undefined {

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { InvalidArgumentError } from '@flowing/core'
-import { closestName } from '@flowing/errors'
+import { argumentChecks } from '@flowing/errors'
 import type pg from 'pg'
 
 /**
@@ -92,6 +92,7 @@ export interface ResolvedPostgresOptions {
 }
 
 const KNOWN = ['connectionString', 'pool', 'schema', 'journal', 'owner', 'leaseMs', 'renewEveryMs', 'wallNow'] as const
+const check = argumentChecks(InvalidArgumentError)
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/
 const MIN_LEASE_MS = 10
 const MAX_NAME = 200
@@ -106,11 +107,8 @@ const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
  */
 export function resolveOptions(options: unknown): ResolvedPostgresOptions {
   if (options === undefined) options = {}
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidArgumentError('options', 'an object', options)
-  }
-  const o = options as Partial<Record<(typeof KNOWN)[number], unknown>>
-  refuseUnknown(options)
+  const o: Partial<Record<(typeof KNOWN)[number], unknown>> = check.plainObject('options', options)
+  check.knownKeys('options', o, KNOWN)
   if (o.connectionString !== undefined && o.pool !== undefined) {
     throw new InvalidArgumentError('options.pool', 'absent when `connectionString` is given (one or the other)', o.pool)
   }
@@ -128,19 +126,6 @@ export function resolveOptions(options: unknown): ResolvedPostgresOptions {
     leaseMs,
     renewEveryMs,
     wallNow: wallNow(o.wallNow),
-  }
-}
-
-function refuseUnknown(options: object): void {
-  for (const key of Object.keys(options)) {
-    if ((KNOWN as readonly string[]).includes(key)) continue
-    const near = closestName(key, KNOWN)
-    throw new InvalidArgumentError(
-      `options.${key}`,
-      `one of the known options (${KNOWN.join(', ')})`,
-      (options as Record<string, unknown>)[key],
-      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
-    )
   }
 }
 
@@ -183,17 +168,11 @@ function name(option: string, value: unknown): string | undefined {
 }
 
 function integer(option: string, value: unknown, min: number, fallback: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new InvalidArgumentError(option, `an integer ≥ ${min}`, value)
-  }
-  return value
+  return value === undefined ? fallback : check.integer(option, value, { min })
 }
 
 function wallNow(value: unknown): () => number {
-  if (value === undefined) return Date.now
-  if (typeof value !== 'function') throw new InvalidArgumentError('options.wallNow', 'a function', value)
-  return value as () => number
+  return value === undefined ? Date.now : check.fn<() => number>('options.wallNow', value)
 }
 
 function defaultOwner(): string {

@@ -5,7 +5,7 @@
  * @module
  */
 import { InvalidArgumentError } from '@flowing/core'
-import { closestName } from '@flowing/errors'
+import { argumentChecks } from '@flowing/errors'
 import { type Registry, register } from 'prom-client'
 
 /**
@@ -58,6 +58,7 @@ export interface ResolvedOptions {
 }
 
 const KNOWN = ['registry', 'prefix', 'labels', 'buckets'] as const
+const check = argumentChecks(InvalidArgumentError)
 /**
  * Label names the exporter sets itself (and `le`, `quantile`, which Prometheus reserves).
  *
@@ -82,20 +83,8 @@ const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/
 export function resolveOptions(options: unknown): ResolvedOptions {
   if (options === undefined)
     return { registry: register, prefix: 'flowing_', labels: { loop: 'default' }, buckets: DEFAULT_BUCKETS }
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidArgumentError('options', 'an object', options)
-  }
-  const o = options as Partial<Record<(typeof KNOWN)[number], unknown>> & Record<string, unknown>
-  for (const key of Object.keys(o)) {
-    if ((KNOWN as readonly string[]).includes(key)) continue
-    const near = closestName(key, KNOWN)
-    throw new InvalidArgumentError(
-      `options.${key}`,
-      `one of the known options (${KNOWN.join(', ')})`,
-      o[key],
-      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
-    )
-  }
+  const o: Partial<Record<(typeof KNOWN)[number], unknown>> = check.plainObject('options', options)
+  check.knownKeys('options', o, KNOWN)
   return {
     registry: o.registry === undefined ? register : registryOption(o.registry),
     prefix: o.prefix === undefined ? 'flowing_' : prefixOption(o.prefix),

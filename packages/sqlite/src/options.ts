@@ -7,7 +7,7 @@
  */
 
 import { InvalidArgumentError } from '@flowing/core'
-import { closestName } from '@flowing/errors'
+import { argumentChecks } from '@flowing/errors'
 
 /**
  * How hard a commit waits for the disk (SQLite's `PRAGMA synchronous`, in WAL mode):
@@ -83,6 +83,7 @@ export interface ResolvedSqliteOptions {
 }
 
 const KNOWN = ['path', 'synchronous', 'busyTimeoutMs', 'maxBytes', 'wallNow'] as const
+const check = argumentChecks(InvalidArgumentError)
 const MIN_MAX_BYTES = 65_536
 
 /**
@@ -92,21 +93,12 @@ const MIN_MAX_BYTES = 65_536
  *   with a suggestion for a near miss such as `synchronus`)
  */
 export function resolveOptions(options: unknown): ResolvedSqliteOptions {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidArgumentError('options', 'an object with a `path`', options)
-  }
-  const o = options as Partial<Record<(typeof KNOWN)[number], unknown>>
-  for (const key of Object.keys(options)) {
-    if ((KNOWN as readonly string[]).includes(key)) continue
-    const near = closestName(key, KNOWN)
-    const hint = near === undefined ? undefined : { hint: `did you mean \`${near}\`?` }
-    throw new InvalidArgumentError(
-      `options.${key}`,
-      `one of the known options (${KNOWN.join(', ')})`,
-      (options as Record<string, unknown>)[key],
-      hint,
-    )
-  }
+  const o: Partial<Record<(typeof KNOWN)[number], unknown>> = check.plainObject(
+    'options',
+    options,
+    'an object with a `path`',
+  )
+  check.knownKeys('options', o, KNOWN)
   if (typeof o.path !== 'string' || o.path.trim() === '' || o.path.includes('\0')) {
     throw new InvalidArgumentError('options.path', 'a non-empty file path', o.path)
   }
@@ -123,23 +115,13 @@ export function resolveOptions(options: unknown): ResolvedSqliteOptions {
 }
 
 function synchronous(value: unknown): SynchronousMode {
-  if (value === undefined) return 'normal'
-  if (typeof value === 'string' && (SYNCHRONOUS_MODES as readonly string[]).includes(value)) {
-    return value as SynchronousMode
-  }
-  throw new InvalidArgumentError('options.synchronous', "one of 'normal', 'full'", value)
+  return value === undefined ? 'normal' : check.oneOf('options.synchronous', value, SYNCHRONOUS_MODES)
 }
 
 function integer(name: string, value: unknown, min: number, fallback: number): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new InvalidArgumentError(name, `an integer ≥ ${min}`, value)
-  }
-  return value
+  return value === undefined ? fallback : check.integer(name, value, { min })
 }
 
 function wallNow(value: unknown): () => number {
-  if (value === undefined) return Date.now
-  if (typeof value !== 'function') throw new InvalidArgumentError('options.wallNow', 'a function', value)
-  return value as () => number
+  return value === undefined ? Date.now : check.fn<() => number>('options.wallNow', value)
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeValue, FlowingError } from '@flowing/errors'
+import { ArgumentError, describeValue, FlowingError, flowingErrorFamilies } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `NaN` (number) `` (shared by every Flowing package). */
 export { describeValue }
@@ -44,6 +44,10 @@ export class TimingWheelError extends FlowingError {
  * An argument or option broke its rule. Thrown synchronously, before anything changed: no timer was
  * scheduled, no option applied.
  *
+ * @remarks An {@link ArgumentError} (`argument`, `rule`, `value` and `hint` are fields, the message has
+ * the one shape of every Flowing argument error) and, through its family, a {@link TimingWheelError}:
+ * `instanceof TimingWheelError` holds.
+ *
  * @example
  * ```text
  * Expected `delayMs` to be a number from 0 to 9007199254740991, got `NaN` (number)
@@ -51,22 +55,13 @@ export class TimingWheelError extends FlowingError {
  *
  * @group Errors
  */
-export class WheelArgumentError extends TimingWheelError {
-  /** The argument or option name, e.g. `delayMs` or `options.tickMs`. */
-  readonly argument: string
-  /** The rejected value. */
-  readonly value: unknown
-
-  /**
-   * @param argument - the argument or option name
-   * @param rule - what it must be, e.g. "a positive integer"
-   * @param value - the value received
-   */
-  constructor(argument: string, rule: string, value: unknown) {
-    super('ERR_TIMING_WHEEL_INVALID_ARGUMENT', `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}`)
-    this.argument = argument
-    this.value = value
-  }
+export class WheelArgumentError extends ArgumentError {
+  /** Also a {@link TimingWheelError}: one `catch` covers every error of the package. */
+  static readonly [flowingErrorFamilies] = [TimingWheelError]
+  /** The `code` of every `WheelArgumentError`. */
+  static override readonly code = 'ERR_TIMING_WHEEL_INVALID_ARGUMENT'
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_TIMING_WHEEL_INVALID_ARGUMENT'
 }
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ExitCode, TuneError } from './errors.js'
+import { TuneError } from './errors.js'
 
 /**
  * Everything one sweep needs. Durations in ms, rates in messages per second.
@@ -66,7 +66,10 @@ export function resolveTuneOptions(input: TuneInput): TuneOptions {
   }
   parseWorkers(options.workers.join(','))
   if (!(options.durationMs > 0 && options.warmupMs >= 0 && options.p99Ms > 0)) {
-    throw new TuneError('Expected durationMs and p99Ms to be positive and warmupMs not negative', ExitCode.usage)
+    throw new TuneError(
+      'ERR_FLOWING_TUNE_USAGE',
+      'Expected durationMs and p99Ms to be positive and warmupMs not negative',
+    )
   }
   parseInteger('trials', String(options.trials), 1, 100)
   return { ...options, workers: [...new Set(options.workers)].sort((a, b) => a - b) }
@@ -105,7 +108,7 @@ The module's default export: { register(loop) { loop.on(...) }, sample(i) { retu
 .ts modules are loaded through tsx; see the @flowing/tune README.`
 
 const flag = (name: string, rule: string, got: string): TuneError =>
-  new TuneError(`Expected \`--${name}\` to be ${rule}, got \`${got}\``, ExitCode.usage)
+  new TuneError('ERR_FLOWING_TUNE_USAGE', `Expected \`--${name}\` to be ${rule}, got \`${got}\``)
 
 /**
  * Parses `250ms`, `2s`, `1.5s`, `1m` or a bare number of ms.
@@ -179,7 +182,8 @@ export function parseArgs(argv: readonly string[]): Command {
     else if (arg.startsWith('--')) {
       const eq = arg.indexOf('=')
       const name = arg.slice(2, eq === -1 ? undefined : eq)
-      if (!VALUE_FLAGS.has(name)) throw new TuneError(`Unknown option \`${arg}\` (see --help)`, ExitCode.usage)
+      if (!VALUE_FLAGS.has(name))
+        throw new TuneError('ERR_FLOWING_TUNE_USAGE', `Unknown option \`${arg}\` (see --help)`)
       const value = eq === -1 ? argv[++i] : arg.slice(eq + 1)
       if (value === undefined || value === '' || (eq === -1 && value.startsWith('--'))) {
         throw flag(name, 'followed by a value', value ?? '')
@@ -189,15 +193,15 @@ export function parseArgs(argv: readonly string[]): Command {
   }
   if (smoke) {
     if (positional.length > 1)
-      throw new TuneError(`--smoke takes at most one module, got ${positional.join(' ')}`, ExitCode.usage)
+      throw new TuneError('ERR_FLOWING_TUNE_USAGE', `--smoke takes at most one module, got ${positional.join(' ')}`)
     return { kind: 'smoke', module: positional[0] }
   }
   if (positional.length !== 1) {
     throw new TuneError(
+      'ERR_FLOWING_TUNE_USAGE',
       positional.length === 0
         ? 'Missing the handler module: flowing-tune ./my-handlers.js'
         : `Expected one module, got ${positional.length}: ${positional.join(' ')}`,
-      ExitCode.usage,
     )
   }
   const get = (name: string): string | undefined => values.get(name)

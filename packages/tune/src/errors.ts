@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { FlowingError } from '@flowing/errors'
 
 /**
  * Exit codes of `flowing-tune`.
@@ -21,18 +22,51 @@ export const ExitCode = {
 } as const
 
 /**
- * A user-facing failure: `message` is printed as one line after `✗ flowing-tune:`.
+ * The stable codes of `@flowing/tune`'s errors, one per kind of failure.
+ *
+ * - `ERR_FLOWING_TUNE_USAGE` — a bad command line or `tune()` options: a flag's value out of range,
+ *   an unknown flag, no module (exit code 2).
+ * - `ERR_FLOWING_TUNE_MODULE` — the module is missing, needs tsx, or its default export has the wrong
+ *   shape.
+ * - `ERR_FLOWING_TUNE_MODULE_LOAD` — importing the module threw ({@link ModuleLoadError}).
+ * - `ERR_FLOWING_TUNE_LOOP_OPTIONS` — the module's `loopOptions` cannot build a loop
+ *   ({@link InvalidLoopOptionsError}).
+ * - `ERR_FLOWING_TUNE_SAMPLE` — `sample(i)` threw, returned no message, or its message was refused.
+ * - `ERR_FLOWING_TUNE_HANDLERS` — the handlers cannot be measured: `register(loop)` threw, every
+ *   message failed, none finished, a handler never settles or left a rejection unhandled.
+ * - `ERR_FLOWING_TUNE_NO_RECOMMENDATION` — the sweep ran, and no worker count meets the target.
  *
  * @group Errors
  */
-export class TuneError extends Error {
-  override readonly name: string = 'TuneError'
-  /** The process exit code this failure maps to. */
+export type TuneErrorCode =
+  | 'ERR_FLOWING_TUNE_USAGE'
+  | 'ERR_FLOWING_TUNE_MODULE'
+  | 'ERR_FLOWING_TUNE_MODULE_LOAD'
+  | 'ERR_FLOWING_TUNE_LOOP_OPTIONS'
+  | 'ERR_FLOWING_TUNE_SAMPLE'
+  | 'ERR_FLOWING_TUNE_HANDLERS'
+  | 'ERR_FLOWING_TUNE_NO_RECOMMENDATION'
+
+/**
+ * A user-facing failure: `message` is printed as one line after `✗ flowing-tune:`. A
+ * {@link FlowingError} with a stable {@link TuneError.code} per kind of failure.
+ *
+ * @group Errors
+ */
+export class TuneError extends FlowingError {
+  /** Stable machine-readable code: what kind of failure (see {@link TuneErrorCode}). */
+  declare readonly code: TuneErrorCode
+  /** The process exit code this failure maps to: {@link ExitCode}`.usage` for a bad command line, else `failed`. */
   readonly exitCode: number
 
-  constructor(message: string, exitCode: number = ExitCode.failed, options?: ErrorOptions) {
-    super(message, options)
-    this.exitCode = exitCode
+  /**
+   * @param code - the kind of failure
+   * @param message - one line: what is wrong and what to do
+   * @param options - `cause`: what was thrown underneath
+   */
+  constructor(code: TuneErrorCode, message: string, options?: ErrorOptions) {
+    super(code, message, options)
+    this.exitCode = code === 'ERR_FLOWING_TUNE_USAGE' ? ExitCode.usage : ExitCode.failed
   }
 }
 
@@ -44,7 +78,7 @@ export class TuneError extends Error {
  * @group Errors
  */
 export class InvalidLoopOptionsError extends TuneError {
-  override readonly name: string = 'InvalidLoopOptionsError'
+  declare readonly code: 'ERR_FLOWING_TUNE_LOOP_OPTIONS'
   /** The option at fault, as a path from the export: `loopOptions.retry.maxAttempts`, `loopOptions()`. */
   readonly option: string
 
@@ -54,7 +88,7 @@ export class InvalidLoopOptionsError extends TuneError {
    * @param options - `cause`: what `createLoop()` or the factory threw
    */
   constructor(option: string, message: string, options?: ErrorOptions) {
-    super(message, ExitCode.failed, options)
+    super('ERR_FLOWING_TUNE_LOOP_OPTIONS', message, options)
     this.option = option
   }
 }
@@ -66,7 +100,7 @@ export class InvalidLoopOptionsError extends TuneError {
  * @group Errors
  */
 export class ModuleLoadError extends TuneError {
-  override readonly name: string = 'ModuleLoadError'
+  declare readonly code: 'ERR_FLOWING_TUNE_MODULE_LOAD'
   /** The module as given. */
   readonly file: string
 
@@ -76,7 +110,7 @@ export class ModuleLoadError extends TuneError {
    * @param options - `cause`: what the import threw
    */
   constructor(file: string, message: string, options?: ErrorOptions) {
-    super(message, ExitCode.failed, options)
+    super('ERR_FLOWING_TUNE_MODULE_LOAD', message, options)
     this.file = file
   }
 }

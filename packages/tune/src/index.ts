@@ -22,7 +22,14 @@
  */
 export { type Command, parseArgs, resolveTuneOptions, type TuneInput, type TuneOptions, USAGE } from './args.js'
 export { type ChartSpec, renderAsciiChart, renderChart } from './chart.js'
-export { ExitCode, fullCause, InvalidLoopOptionsError, ModuleLoadError, TuneError } from './errors.js'
+export {
+  ExitCode,
+  fullCause,
+  InvalidLoopOptionsError,
+  ModuleLoadError,
+  TuneError,
+  type TuneErrorCode,
+} from './errors.js'
 export { ms, perSecond, seconds, workerCount } from './format.js'
 export {
   classify,

@@ -100,9 +100,8 @@ export async function checkLoopOptions(mod: TunerModule, workers: number, capaci
   } catch (error) {
     if (!(error instanceof InvalidArgumentError)) throw error
     const option = error.argument.replace(/^options/, 'loopOptions')
-    throw new InvalidLoopOptionsError(option, error.message.replace(/`options(?=[.`])/, '`loopOptions'), {
-      cause: error,
-    })
+    const named = new InvalidArgumentError(option, error.rule, error.value, { hint: error.hint })
+    throw new InvalidLoopOptionsError(option, named.message, { cause: error })
   }
   await loop.stop({ drain: false })
 }

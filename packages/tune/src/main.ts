@@ -53,7 +53,11 @@ if (process.env['npm_lifecycle_event'] === 'tune' && process.env['INIT_CWD']) pr
 
 // A handler's stray rejection would otherwise end the process with a stack dump.
 process.on('unhandledRejection', (reason) => {
-  process.exit(fail(new TuneError(`a handler left a promise rejection unhandled: ${oneLine(reason)}`)))
+  process.exit(
+    fail(
+      new TuneError('ERR_FLOWING_TUNE_HANDLERS', `a handler left a promise rejection unhandled: ${oneLine(reason)}`),
+    ),
+  )
 })
 main(process.argv.slice(2)).then(
   // Exit explicitly: the user's module may hold timers or sockets open.

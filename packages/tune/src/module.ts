@@ -78,7 +78,8 @@ const SHAPE = 'export default { register(loop) { loop.on(...) }, sample(i) { ret
  */
 export async function loadModule(file: string): Promise<TunerModule> {
   const absolute = path.resolve(file)
-  if (!existsSync(absolute)) throw new TuneError(`Module not found: ${file} (resolved to ${absolute})`)
+  if (!existsSync(absolute))
+    throw new TuneError('ERR_FLOWING_TUNE_MODULE', `Module not found: ${file} (resolved to ${absolute})`)
   let namespace: Record<string, unknown>
   try {
     namespace = await importFile(absolute)
@@ -97,7 +98,10 @@ async function importFile(absolute: string): Promise<Record<string, unknown>> {
   try {
     tsx = (await import('tsx/esm/api')) as typeof tsx
   } catch {
-    throw new TuneError(`Loading ${path.basename(absolute)} needs tsx (npm i -D tsx), or pass the compiled .js file`)
+    throw new TuneError(
+      'ERR_FLOWING_TUNE_MODULE',
+      `Loading ${path.basename(absolute)} needs tsx (npm i -D tsx), or pass the compiled .js file`,
+    )
   }
   return (await tsx.tsImport(url, import.meta.url)) as Record<string, unknown>
 }
@@ -114,12 +118,13 @@ export function validateShape(file: string, namespace: Record<string, unknown>):
     candidate = candidate['default']
   }
   if (!isObject(candidate)) {
-    throw new TuneError(`${file} has no default export object; expected ${SHAPE}`)
+    throw new TuneError('ERR_FLOWING_TUNE_MODULE', `${file} has no default export object; expected ${SHAPE}`)
   }
   for (const name of ['register', 'sample'] as const) {
     const value = candidate[name]
     if (typeof value !== 'function') {
       throw new TuneError(
+        'ERR_FLOWING_TUNE_MODULE',
         `${file}: expected the default export's \`${name}\` to be a function, got ${describe(value)}; expected ${SHAPE}`,
       )
     }
@@ -127,6 +132,7 @@ export function validateShape(file: string, namespace: Record<string, unknown>):
   const options = candidate['loopOptions']
   if (options !== undefined && typeof options !== 'function' && (typeof options !== 'object' || options === null)) {
     throw new TuneError(
+      'ERR_FLOWING_TUNE_MODULE',
       `${file}: expected the default export's \`loopOptions\` to be createLoop() options or a function returning them, got ${describe(options)}`,
     )
   }
@@ -144,10 +150,13 @@ export function checkedSample(mod: TunerModule, i: number): SampleMessage {
   try {
     message = mod.sample(i)
   } catch (error) {
-    throw new TuneError(`sample(${i}) threw: ${oneLine(error)}`, undefined, { cause: error })
+    throw new TuneError('ERR_FLOWING_TUNE_SAMPLE', `sample(${i}) threw: ${oneLine(error)}`, { cause: error })
   }
   if (!isObject(message) || typeof message['type'] !== 'string' || !('payload' in message)) {
-    throw new TuneError(`sample(${i}) must return { type: string, payload, key?, priority? }, got ${describe(message)}`)
+    throw new TuneError(
+      'ERR_FLOWING_TUNE_SAMPLE',
+      `sample(${i}) must return { type: string, payload, key?, priority? }, got ${describe(message)}`,
+    )
   }
   return message as unknown as SampleMessage
 }

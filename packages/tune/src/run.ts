@@ -53,7 +53,8 @@ export async function tune(
   print(report.text)
   const files = options.out === undefined ? [] : await writeReport(options.out, report, points, options)
   if (files.length > 0) print(`\nWrote ${files.join(', ')}`)
-  if (report.knee.workers === undefined) throw new TuneError(report.knee.reason ?? 'no recommendation')
+  if (report.knee.workers === undefined)
+    throw new TuneError('ERR_FLOWING_TUNE_NO_RECOMMENDATION', report.knee.reason ?? 'no recommendation')
   return { points, report, files }
 }
 

@@ -145,7 +145,9 @@ function offerer(mod: TunerModule, loop: Loop<Record<string, unknown>>, state: T
       for (let k = 0; k < count && state.fault === undefined; k++) offer()
     } catch (error) {
       state.fault =
-        error instanceof TuneError ? error : new TuneError(`sample(${state.next - 1}) was refused: ${oneLine(error)}`)
+        error instanceof TuneError
+          ? error
+          : new TuneError('ERR_FLOWING_TUNE_SAMPLE', `sample(${state.next - 1}) was refused: ${oneLine(error)}`)
     }
   }
 }
@@ -183,11 +185,13 @@ function judge(state: TrialState, load: TrialLoad): void {
   const done = state.succeeded + state.failed
   if (done === 0 && load.warmup !== true) {
     throw new TuneError(
+      'ERR_FLOWING_TUNE_HANDLERS',
       `no message finished within ${seconds(load.durationMs)} at ${workerCount(load.workers)}: a handler hangs or is slower than the trial (raise --duration)`,
     )
   }
   if (state.succeeded === 0 && done > 0) {
     throw new TuneError(
+      'ERR_FLOWING_TUNE_HANDLERS',
       `every message failed (${done} of ${done}) at ${workerCount(load.workers)}; first error: ${oneLine(state.firstFailure)}`,
     )
   }
@@ -197,7 +201,7 @@ async function register(mod: TunerModule, loop: Loop<Record<string, unknown>>): 
   try {
     await mod.register(loop)
   } catch (error) {
-    throw new TuneError(`register(loop) threw: ${oneLine(error)}`, undefined, { cause: error })
+    throw new TuneError('ERR_FLOWING_TUNE_HANDLERS', `register(loop) threw: ${oneLine(error)}`, { cause: error })
   }
 }
 
@@ -229,6 +233,7 @@ async function settle(loop: Loop<Record<string, unknown>>, workers: number): Pro
       () =>
         reject(
           new TuneError(
+            'ERR_FLOWING_TUNE_HANDLERS',
             `handlers were still running ${SETTLE_MS / 1000} s after the trial at ${workerCount(workers)} ended (running: ${loop.metrics().gauges.running}); a handler never settles`,
           ),
         ),

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeValue, FlowingError } from '@flowing/errors'
+import { ArgumentError, describeValue, FlowingError, flowingErrorFamilies } from '@flowing/errors'
 
 /** Renders a value the way argument errors quote it: `` `0` (number) `` (shared by every Flowing package). */
 export { describeValue }
@@ -48,6 +48,10 @@ export class WatchdogError extends FlowingError {
  * An argument or option broke its rule. Thrown synchronously, before anything changed: no attempt
  * armed, no counter incremented.
  *
+ * @remarks An {@link ArgumentError} (`argument`, `rule`, `value` and `hint` are fields, the message has
+ * the one shape of every Flowing argument error) and, through its family, a {@link WatchdogError}:
+ * `instanceof WatchdogError` holds.
+ *
  * @example
  * ```text
  * Expected `timeoutMs` to be a finite number > 0, got `NaN` (number)
@@ -55,22 +59,13 @@ export class WatchdogError extends FlowingError {
  *
  * @group Errors
  */
-export class WatchdogArgumentError extends WatchdogError {
-  /** The argument or option name, e.g. `timeoutMs`. */
-  readonly argument: string
-  /** The rejected value. */
-  readonly value: unknown
-
-  /**
-   * @param argument - the argument or option name
-   * @param rule - what it must be, e.g. "a finite number > 0"
-   * @param value - the value received
-   */
-  constructor(argument: string, rule: string, value: unknown) {
-    super('ERR_WATCHDOG_INVALID_ARGUMENT', `Expected \`${argument}\` to be ${rule}, got ${describeValue(value)}`)
-    this.argument = argument
-    this.value = value
-  }
+export class WatchdogArgumentError extends ArgumentError {
+  /** Also a {@link WatchdogError}: one `catch` covers every error of the package. */
+  static readonly [flowingErrorFamilies] = [WatchdogError]
+  /** The `code` of every `WatchdogArgumentError`. */
+  static override readonly code = 'ERR_WATCHDOG_INVALID_ARGUMENT'
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_WATCHDOG_INVALID_ARGUMENT'
 }
 
 /**

@@ -1,6 +1,54 @@
-import { closestName, type Rename, renameOptions } from '@flowing/errors'
+/**
+ * Core's argument checks: the kit of `@flowing/errors` bound to {@link InvalidArgumentError}, under the
+ * names core's stages call, with core's words for its rules.
+ *
+ * @module
+ */
+import { argumentChecks, type Rename, renameOptions } from '@flowing/errors'
 import { MAX_PRIORITY, MIN_PRIORITY } from '../contracts/priority.js'
-import { InvalidArgumentError, isFlowingError, refuseUnknownKeys } from '../errors.js'
+import { InvalidArgumentError } from '../errors.js'
+
+const check = argumentChecks(InvalidArgumentError)
+
+/** `plainObject`, `fn`, `boolean`, `oneOf`, `snapshotOptions`, `readably`, `typedError`: see `ArgumentChecks`. */
+export const {
+  plainObject,
+  fn,
+  boolean,
+  oneOf,
+  snapshot: snapshotOptions,
+  readably,
+  typed: typedError,
+  knownKeys: checkKnownKeys,
+} = check
+
+/** The former name of {@link checkKnownKeys}. */
+export const knownKeys = checkKnownKeys
+
+// Core's words for its ranges, built once: some checks run per post.
+const NON_NEGATIVE_INTEGER = { min: 0, rule: 'a non-negative integer' }
+const FINITE_NON_NEGATIVE = { min: 0, rule: 'a finite non-negative number' }
+const NON_NEGATIVE_OR_INFINITY = { min: 0, finite: false, rule: 'a non-negative number or Infinity' }
+const PRIORITY = {
+  min: MIN_PRIORITY,
+  max: MAX_PRIORITY,
+  rule: `an integer from ${MIN_PRIORITY} (most urgent) to ${MAX_PRIORITY}`,
+}
+
+/** A safe integer from 1 to `max`: "a positive integer" (or "an integer from 1 to `max`"). */
+export const positiveInteger = (name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number =>
+  check.integer(name, value, { min: 1, max, rule: max === Number.MAX_SAFE_INTEGER ? 'a positive integer' : undefined })
+
+/** A safe integer ≥ 0: "a non-negative integer". */
+export const nonNegativeInteger = (name: string, value: unknown): number =>
+  check.integer(name, value, NON_NEGATIVE_INTEGER)
+
+/** A number ≥ 0, `Infinity` too when `allowInfinity`. */
+export const nonNegativeNumber = (name: string, value: unknown, allowInfinity: boolean): number =>
+  check.number(name, value, allowInfinity ? NON_NEGATIVE_OR_INFINITY : FINITE_NON_NEGATIVE)
+
+/** A priority level: an integer from 0 (most urgent) to 9. */
+export const priority = (name: string, value: unknown): number => check.integer(name, value, PRIORITY)
 
 /**
  * `options` (an object read once, see {@link snapshotOptions}) with its deprecated names moved to
@@ -13,108 +61,6 @@ export function renamed(
   renames: readonly Rename[],
 ): Record<string, unknown> {
   return renameOptions(path, options, renames, (name, rule, value) => new InvalidArgumentError(name, rule, value))
-}
-
-/** Argument checks that throw `InvalidArgumentError` in the one fixed shape. */
-export function positiveInteger(name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new InvalidArgumentError(
-      name,
-      max === Number.MAX_SAFE_INTEGER ? 'a positive integer' : `an integer from 1 to ${max}`,
-      value,
-    )
-  }
-  return value
-}
-
-export function nonNegativeInteger(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw new InvalidArgumentError(name, 'a non-negative integer', value)
-  }
-  return value
-}
-
-export function nonNegativeNumber(name: string, value: unknown, allowInfinity: boolean): number {
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (!allowInfinity && !Number.isFinite(value))) {
-    throw new InvalidArgumentError(
-      name,
-      allowInfinity ? 'a non-negative number or Infinity' : 'a finite non-negative number',
-      value,
-    )
-  }
-  return value
-}
-
-export function priority(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_PRIORITY || value > MAX_PRIORITY) {
-    throw new InvalidArgumentError(name, `an integer from ${MIN_PRIORITY} (most urgent) to ${MAX_PRIORITY}`, value)
-  }
-  return value
-}
-
-export function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[]): T {
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    throw new InvalidArgumentError(name, `one of ${allowed.map((a) => `'${a}'`).join(', ')}`, value)
-  }
-  return value as T
-}
-
-export function boolean(name: string, value: unknown): boolean {
-  if (typeof value !== 'boolean') throw new InvalidArgumentError(name, 'a boolean', value)
-  return value
-}
-
-export function plainObject(name: string, value: unknown): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || isArray(value)) {
-    throw new InvalidArgumentError(name, 'an object', value)
-  }
-  return value as Record<string, unknown>
-}
-
-/**
- * Rejects keys outside `known`: a typo such as `capasity` must not be silently ignored. The error names
- * `<path>.<key>`, lists the known keys and, for a key within two edits of one of them, suggests it.
- * (Kept beside `InvalidArgumentError` in `errors.ts`, so error constructors can use it too.)
- *
- * @param path - the option object's name, e.g. `options` or `options.retry`
- * @param obj - the options (own enumerable keys are checked)
- * @param known - the keys it may have
- * @throws InvalidArgumentError naming the first unknown key
- */
-export const checkKnownKeys: (path: string, obj: Record<string, unknown>, known: readonly string[]) => void =
-  refuseUnknownKeys
-
-/** The former name of {@link checkKnownKeys}. */
-export const knownKeys = checkKnownKeys
-
-/**
- * Copies the own enumerable properties of an options object into a plain object, reading each once:
- * what follows validates the copy, so a getter or a `Proxy` trap runs here and nowhere else, and one
- * that throws becomes a typed error instead of escaping untyped.
- *
- * @param name - the options' name, e.g. `options`
- * @param value - what the caller passed
- * @throws InvalidArgumentError for a non-object (rule "an object"), or naming the option whose read
- *   threw (rule "a readable option", `cause` and `value` set to what was thrown)
- */
-export function snapshotOptions(name: string, value: unknown): Record<string, unknown> {
-  let keys: string[]
-  try {
-    plainObject(name, value)
-    keys = Object.keys(value as object)
-  } catch (error) {
-    if (error instanceof InvalidArgumentError) throw error
-    throw unreadable(name, error) // a Proxy whose ownKeys / getOwnPropertyDescriptor trap throws
-  }
-  const copy: Record<string, unknown> = {}
-  for (const key of keys) {
-    try {
-      copy[key] = (value as Record<string, unknown>)[key]
-    } catch (error) {
-      throw unreadable(`${name}.${key}`, error)
-    }
-  }
-  return copy
 }
 
 /**
@@ -130,10 +76,8 @@ export function optionGroup(
   supplied: Readonly<Record<string, string>>,
   renames?: readonly Rename[],
 ): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidArgumentError(name, 'a boolean or an options object', value)
-  }
-  const o = renames === undefined ? (value as Record<string, unknown>) : renamed(name, { ...value }, renames)
+  const given = plainObject(name, value, 'a boolean or an options object')
+  const o = renames === undefined ? given : renamed(name, { ...given }, renames)
   for (const key of Object.keys(o)) {
     const rule = supplied[key]
     if (rule !== undefined) throw new InvalidArgumentError(`${name}.${key}`, rule, o[key])
@@ -141,70 +85,3 @@ export function optionGroup(
   checkKnownKeys(name, o, known)
   return o
 }
-
-/**
- * Runs a validation of user options; anything it throws that is not a Flowing error — a throwing
- * getter, a Proxy trap — becomes an `InvalidArgumentError` naming `name`, or the path under `value`
- * whose read throws (its `cause` the thrown value).
- */
-export function readably<T>(name: string, validate: () => T, value?: unknown): T {
-  try {
-    return validate()
-  } catch (error) {
-    throw typedError(name, error, value)
-  }
-}
-
-/**
- * `error` if it is a Flowing error, else an `InvalidArgumentError` that it caused, naming the key of
- * `value` whose read throws (probed only here, on the error path), or `name` itself.
- */
-export function typedError(name: string, error: unknown, value?: unknown): Error {
-  if (isFlowingError(error)) return error as Error
-  return unreadable(throwingKey(name, value) ?? name, error)
-}
-
-// The path of the first thing under `value` (down to `depth` levels) whose listing or reading throws:
-// `name` itself, `name.key`, `name.key.inner`; undefined when nothing does.
-function throwingKey(name: string, value: unknown, depth = 3): string | undefined {
-  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined
-  let keys: string[]
-  try {
-    keys = Object.keys(value)
-  } catch {
-    return name
-  }
-  for (const key of keys) {
-    let inner: unknown
-    try {
-      inner = (value as Record<string, unknown>)[key]
-    } catch {
-      return `${name}.${key}`
-    }
-    const deeper = depth > 1 ? throwingKey(`${name}.${key}`, inner, depth - 1) : undefined
-    if (deeper !== undefined) return deeper
-  }
-  return undefined
-}
-
-function unreadable(name: string, thrown: unknown): InvalidArgumentError {
-  return new InvalidArgumentError(name, 'a readable option (reading it threw)', thrown, { cause: thrown })
-}
-
-/** A function. */
-export function fn(name: string, value: unknown): (...args: never[]) => unknown {
-  if (typeof value !== 'function') throw new InvalidArgumentError(name, 'a function', value)
-  return value as (...args: never[]) => unknown
-}
-
-// Array.isArray, except that a revoked Proxy is no array instead of an exception.
-function isArray(value: unknown): boolean {
-  try {
-    return Array.isArray(value)
-  } catch {
-    return false
-  }
-}
-
-/** The entry of `candidates` within two edits of `word`, if any (`closestName` of `@flowing/errors`). */
-export const closest = closestName

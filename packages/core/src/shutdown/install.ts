@@ -293,15 +293,9 @@ function checkSignals(given: unknown): readonly ProcessSignal[] {
   if (!Array.isArray(given) || given.length === 0) {
     throw new InvalidArgumentError('options.signals', 'a non-empty array of signal names', given)
   }
-  given.forEach((signal: unknown, i) => {
-    if (typeof signal === 'string' && SIGNALS.includes(signal)) return
-    const near = typeof signal === 'string' ? check.closest(signal, SIGNALS) : undefined
-    throw new InvalidArgumentError(
-      `options.signals[${i}]`,
-      'a signal name of os.constants.signals (e.g. SIGTERM, SIGINT, SIGHUP)',
-      signal,
-      near === undefined ? undefined : { hint: `did you mean \`${near}\`?` },
-    )
-  })
+  const rule = 'a signal name of os.constants.signals (e.g. SIGTERM, SIGINT, SIGHUP)'
+  for (const [i, signal] of (given as unknown[]).entries()) {
+    check.oneOf(`options.signals[${i}]`, signal, SIGNALS, { rule, suggest: true })
+  }
   return given as readonly ProcessSignal[]
 }

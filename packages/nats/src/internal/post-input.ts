@@ -12,7 +12,7 @@ import {
   type PriorityLevel,
   type RetryOptions,
 } from '@flowing/core'
-import { closestName } from '@flowing/errors'
+import { argumentChecks } from '@flowing/errors'
 
 /**
  * The options of a post to a distributed loop.
@@ -41,40 +41,28 @@ export interface NatsPostOptions {
 }
 
 const KNOWN = ['key', 'priority', 'idempotencyKey', 'retry', 'handlerTimeoutMs', 'headers'] as const
+const check = argumentChecks(InvalidArgumentError)
 
 /** Checks a post's type and options. */
 export function checkPost(type: unknown, options: NatsPostOptions | undefined): void {
   if (typeof type !== 'string' || type === '') throw new InvalidArgumentError('type', 'a non-empty string', type)
   if (options === undefined) return
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options)
-  for (const name of Object.keys(options)) {
-    if ((KNOWN as readonly string[]).includes(name)) continue
-    const near = closestName(name, KNOWN)
-    const value = (options as Record<string, unknown>)[name]
-    throw new InvalidArgumentError(`options.${name}`, `one of ${KNOWN.join(', ')}`, value, {
-      ...(near === undefined ? {} : { hint: `did you mean \`${near}\`?` }),
-    })
-  }
+  check.knownKeys('options', options, KNOWN)
   const { key, priority, idempotencyKey, handlerTimeoutMs } = options
   if (key !== undefined && typeof key !== 'string' && !(typeof key === 'number' && Number.isFinite(key))) {
     throw new InvalidArgumentError('options.key', 'a string or a finite number', key)
   }
-  if (priority !== undefined && !(Number.isInteger(priority) && priority >= 0 && priority <= 9)) {
-    throw new InvalidArgumentError('options.priority', 'an integer from 0 to 9', priority)
-  }
+  if (priority !== undefined) check.integer('options.priority', priority, { min: 0, max: 9 })
   if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey === '')) {
     throw new InvalidArgumentError('options.idempotencyKey', 'a non-empty string', idempotencyKey)
   }
-  if (handlerTimeoutMs !== undefined && !(typeof handlerTimeoutMs === 'number' && handlerTimeoutMs > 0)) {
-    throw new InvalidArgumentError('options.handlerTimeoutMs', 'a number > 0', handlerTimeoutMs)
-  }
+  if (handlerTimeoutMs !== undefined)
+    check.number('options.handlerTimeoutMs', handlerTimeoutMs, { above: 0, finite: false })
   if (options.headers !== undefined) checkHeaders('options.headers', options.headers)
 }
 
 /** Checks a delay (ms). */
 export function checkDelay(delayMs: unknown): number {
-  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) {
-    throw new InvalidArgumentError('delayMs', 'a finite number ≥ 0', delayMs)
-  }
-  return delayMs
+  return check.number('delayMs', delayMs, { min: 0 })
 }

@@ -1,16 +1,20 @@
 /**
- * Argument checks shared by the wheel and the driver. Each throws a {@link WheelArgumentError} naming
- * the argument, the rule and the value, before anything changed.
+ * The wheel's argument checks: the kit of `@flowing/errors` bound to {@link WheelArgumentError}, and
+ * the rules of delays and times the hot paths test inline.
  *
  * @internal
  * @module
  */
+import { argumentChecks, numberRule } from '@flowing/errors'
 import { WheelArgumentError } from '../errors.js'
 
-/** The rule a delay breaks, as the error message states it. */
-export const DELAY_RULE = `a number from 0 to ${Number.MAX_SAFE_INTEGER}`
-/** The rule an absolute time breaks. */
-export const TIME_RULE = 'a finite number ≥ 0'
+const DELAY = { min: 0, max: Number.MAX_SAFE_INTEGER } as const
+const TIME = { min: 0 } as const
+
+/** The rule a delay breaks, as the error message states it: a number from 0 to `Number.MAX_SAFE_INTEGER`. */
+export const DELAY_RULE = numberRule(DELAY)
+/** The rule an absolute time breaks: a finite number ≥ 0. */
+export const TIME_RULE = numberRule(TIME)
 /** Upper bound of `maxPending`: node indices have 24 bits, and the slot sentinels take some. */
 export const MAX_PENDING_LIMIT = 16_000_000
 
@@ -24,56 +28,22 @@ export function isTime(value: unknown): value is number {
   return typeof value === 'number' && value >= 0 && value <= Number.MAX_VALUE
 }
 
-/** Throws unless `value` is an absolute time; returns it. */
-export function checkTime(argument: string, value: unknown): number {
-  if (!isTime(value)) throw new WheelArgumentError(argument, TIME_RULE, value)
-  return value
-}
+// The wheel's options once spoke of an unknown one in these words, and its users' tests may match them.
+const check = argumentChecks(WheelArgumentError, (known) => ({
+  rule: `absent (unknown option; known: ${known.map((k) => `\`${k}\``).join(', ')})`,
+}))
 
-/** Throws unless `value` is a finite number > 0. */
-export function checkPositive(argument: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value > 0 && value <= Number.MAX_VALUE)) {
-    throw new WheelArgumentError(argument, 'a finite number > 0', value)
-  }
-  return value
-}
+export const { knownKeys: checkKnownKeys, optionsObject: checkOptions, fn: checkFunction } = check
 
-/** Throws unless `value` is an integer from 1 to `max`. */
-export function checkCount(argument: string, value: unknown, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new WheelArgumentError(argument, `an integer from 1 to ${max}`, value)
-  }
-  return value
-}
+/** An absolute time; returns it. */
+export const checkTime = (argument: string, value: unknown): number => check.number(argument, value, TIME)
 
-/** Throws unless `value` is a positive integer or `Infinity` (an unlimited budget). */
-export function checkLimit(argument: string, value: unknown): number {
-  if (value === Number.POSITIVE_INFINITY) return value
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new WheelArgumentError(argument, 'a positive integer or Infinity', value)
-  }
-  return value
-}
+/** An integer from 1 to `max`. */
+export const checkCount = (argument: string, value: unknown, max: number): number =>
+  check.integer(argument, value, { min: 1, max })
 
-/** Throws unless `value` is a function. */
-export function checkFunction<F extends (...args: never[]) => unknown>(argument: string, value: unknown): F {
-  if (typeof value !== 'function') throw new WheelArgumentError(argument, 'a function', value)
-  return value as F
-}
-
-/** Throws unless `value` is `undefined` or a plain options object. */
-export function checkOptions(argument: string, value: unknown): void {
-  if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) {
-    throw new WheelArgumentError(argument, 'an options object', value)
-  }
-}
-
-/** Throws when `options` has a key not in `known` (a typo such as `tickMS` is not silently ignored). */
-export function checkKnownKeys(argument: string, options: object, known: readonly string[]): void {
-  for (const [key, value] of Object.entries(options)) {
-    if (!known.includes(key)) {
-      const list = known.map((k) => `\`${k}\``).join(', ')
-      throw new WheelArgumentError(`${argument}.${key}`, `absent (unknown option; known: ${list})`, value)
-    }
-  }
-}
+/** A positive integer or `Infinity` (an unlimited budget). */
+export const checkLimit = (argument: string, value: unknown): number =>
+  value === Number.POSITIVE_INFINITY
+    ? value
+    : check.integer(argument, value, { min: 1, rule: 'a positive integer or Infinity' })

@@ -1,34 +1,28 @@
-/** Argument checks shared by the watchdog and the stall detector; each throws a WatchdogArgumentError. */
+/**
+ * The watchdog's argument checks: the kit of `@flowing/errors` bound to {@link WatchdogArgumentError}.
+ *
+ * @internal
+ * @module
+ */
+import { argumentChecks, numberRule } from '@flowing/errors'
 import { WatchdogArgumentError } from '../errors.js'
 
-export const POSITIVE_RULE = 'a finite number > 0'
+/** The rule of a duration: a finite number > 0 (`guard()` tests it inline). */
+export const POSITIVE_RULE = numberRule({ above: 0 })
 
-export function checkOptions(name: string, options: unknown): void {
-  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
-    throw new WatchdogArgumentError(name, 'an options object', options)
-  }
-}
+// The watchdog's options once spoke of an unknown one in these words, and its users' tests may match them.
+const check = argumentChecks(WatchdogArgumentError, (known) => ({ rule: `a known option (${known.join(', ')})` }))
 
-export function checkKnownKeys(name: string, options: object, known: readonly string[]): void {
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      throw new WatchdogArgumentError(`${name}.${key}`, `a known option (${known.join(', ')})`, (options as never)[key])
-    }
-  }
-}
+export const { knownKeys: checkKnownKeys, optionsObject: checkOptions } = check
 
-export function checkPositive(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) {
-    throw new WatchdogArgumentError(name, POSITIVE_RULE, value)
-  }
-  return value
-}
+/** A finite number > 0. */
+export const checkPositive = (name: string, value: unknown): number => check.number(name, value, { above: 0 })
 
-export function checkOptionalFunction<F>(name: string, value: unknown): F | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new WatchdogArgumentError(name, 'a function', value)
-  return value as F | undefined
-}
+/** `undefined` or a function. */
+export const checkOptionalFunction = <F>(name: string, value: unknown): F | undefined =>
+  value === undefined ? undefined : check.fn<F & ((...args: never[]) => unknown)>(name, value)
 
+/** Whether `value` is an object with a function under each of `names`. */
 export function hasMethods(value: unknown, names: readonly string[]): boolean {
   if (typeof value !== 'object' || value === null) return false
   return names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
