@@ -157,6 +157,7 @@ export type {
   PostQueued,
   PostRefused,
   PostResult,
+  RequestOptions,
   SendOptions,
 } from './message.js'
 export { Histogram, type HistogramSnapshot } from './metrics/histogram.js'

@@ -149,7 +149,7 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   workers: [change: WorkersChange]
 }
 
-/** Whether the per-message events have listeners (see {@link LoopEmitter.hears}). */
+/** @internal Whether the per-message events have listeners (`LoopEmitter.hears`). */
 export interface PerMessageListening {
   /** `posted` has listeners. */
   readonly posted: boolean
@@ -234,6 +234,7 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
   /**
    * {@link LoopEmitter.heard} of the per-message events, as plain fields kept up to date by every
    * subscription change: one property read per message instead of a dictionary lookup.
+   * @internal The loop's stages read it; use {@link LoopEmitter.heard}.
    */
   readonly hears: PerMessageListening = { posted: false, started: false, succeeded: false, finished: false }
 
