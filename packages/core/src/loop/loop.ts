@@ -62,7 +62,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   readonly #e: Engine<M>
 
   /**
-   * @param options - see {@link LoopOptions}
+   * @internal Use {@link createLoop} (`options`: {@link LoopOptions}).
    * @throws InvalidArgumentError for a bad option
    */
   constructor(options?: LoopOptions) {
@@ -332,7 +332,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Re-admits one message handed over from elsewhere — another process's snapshot, or a broker's
+   * @internal Re-admits one message handed over from elsewhere — another process's snapshot, or a broker's
    * delivery in a transport such as `@flowing/nats` — exactly as {@link Loop.restore} would, and
    * returns it: its trace id, hops, attempts, checkpoint, policies and idempotency key continue; its
    * idempotency key takes over a `processing` or `committed` entry in the ledger.
@@ -412,7 +412,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Per-message side-table entries alive: the rare per-post settings (`handlerTimeoutMs`, `retry`,
+   * @internal Per-message side-table entries alive: the rare per-post settings (`handlerTimeoutMs`, `retry`,
    * `idempotencyKey`, a checkpoint) of messages in flight. Zero at rest: every outcome frees its entry.
    */
   get sideTableSize(): number {
