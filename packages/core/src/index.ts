@@ -133,6 +133,7 @@ export type {
 } from './limits/flow-options.js'
 export type { RateLimit, RateLimitScope } from './limits/rate-limit.js'
 export type { RateLimitHold } from './limits/rate-limits.js'
+export { createLoop } from './loop/create-loop.js'
 export {
   type DropReason,
   LoopEmitter,
@@ -141,7 +142,7 @@ export {
   type TimeLimitReport,
   type ZombieSummary,
 } from './loop/events.js'
-export { createLoop, Loop, type StopOptions } from './loop/loop.js'
+export { Loop } from './loop/loop.js'
 export { type LoopOptions, OVERFLOW_POLICIES } from './loop/options.js'
 export type { StallOptions } from './loop/stall-option.js'
 export type {
@@ -151,6 +152,7 @@ export type {
   MessageKey,
   MessageMap,
   MessageType,
+  NoResults,
   OverflowPolicy,
   PostDropped,
   PostOptions,
@@ -158,6 +160,8 @@ export type {
   PostRefused,
   PostResult,
   RequestOptions,
+  ResultMap,
+  ResultOf,
   SendOptions,
 } from './message.js'
 export { Histogram, type HistogramSnapshot } from './metrics/histogram.js'
@@ -181,4 +185,5 @@ export {
   type SnapshotMessage,
   type SnapshotState,
 } from './shutdown/snapshot.js'
+export type { StopOptions } from './shutdown/stopper.js'
 export type { DelayedMessage } from './timers/delayed-posts.js'

@@ -19,9 +19,12 @@ import type {
   Message,
   MessageMap,
   MessageType,
+  NoResults,
   PostOptions,
   PostResult,
   RequestOptions,
+  ResultMap,
+  ResultOf,
   SendOptions,
 } from '../message.js'
 import type { MetricsSnapshot } from '../metrics/loop-metrics.js'
@@ -32,12 +35,11 @@ import type { DelayedMessage } from '../timers/delayed-posts.js'
 import { LoopEmitter, type LoopState, type ZombieSummary } from './events.js'
 import type { LoopOptions } from './options.js'
 
-export type { StopOptions } from '../shutdown/stopper.js'
-
 /**
  * An in-process message loop. Create one with {@link createLoop}.
  *
  * @typeParam M - the message map: type → payload
+ * @typeParam Results - what handlers return, by type (see {@link ResultMap}): types `request()`
  *
  * @remarks
  * Guarantees:
@@ -55,7 +57,7 @@ export type { StopOptions } from '../shutdown/stopper.js'
  * when a key is busy, k = messages parked on it).
  * @group Loop
  */
-export class Loop<M extends MessageMap = MessageMap> {
+export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M> = NoResults> {
   /** Typed lifecycle and message events (eventemitter3). */
   readonly events = new LoopEmitter<M>()
   // Every stage of this loop; the front only delegates.
@@ -75,7 +77,11 @@ export class Loop<M extends MessageMap = MessageMap> {
    * Registers the handler of a message type.
    * @throws DuplicateHandlerError if the type has one (unless `replace`); InvalidArgumentError
    */
-  on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): this {
+  on<T extends MessageType<M>>(
+    type: T,
+    handler: Handler<M, T, ResultOf<Results, T>>,
+    options?: RegisterOptions<M, T>,
+  ): this {
     this.#e.checkRegistration(options)
     this.#e.registry.on(type, handler, options)
     this.#e.registered(type)
@@ -89,8 +95,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   route<T extends MessageType<M>, R extends string>(
     type: T,
     selector: (message: Message<M, T>) => R,
-    options?: RegisterOptions,
-  ): Router<M, T, R> {
+    options?: RegisterOptions<M, T>,
+  ): Router<M, T, R, ResultOf<Results, T>> {
     this.#e.checkRegistration(options)
     const router = this.#e.registry.route(type, selector, options)
     this.#e.registered(type)
@@ -162,7 +168,11 @@ export class Loop<M extends MessageMap = MessageMap> {
    * const total = await loop.request('cart.total', { cartId }, { waitTimeoutMs: 2_000 })
    * ```
    */
-  request<T extends MessageType<M>, R = unknown>(type: T, payload: M[T], options?: RequestOptions): Promise<R> {
+  request<T extends MessageType<M>, R = ResultOf<Results, T>>(
+    type: T,
+    payload: M[T],
+    options?: RequestOptions,
+  ): Promise<R> {
     this.#e.metrics.posted++
     return this.#e.request<R>(options, (post) => this.#e.admission.post(type, payload, post, true))
   }
@@ -427,24 +437,4 @@ export class Loop<M extends MessageMap = MessageMap> {
     const refusal = asPost ? this.#e.journal?.refusal : undefined
     if (refusal !== undefined) throw refusal
   }
-}
-
-/**
- * Creates a message loop.
- *
- * @typeParam M - your message map (type → payload); makes `post` and handlers type-checked
- * @throws InvalidArgumentError for a bad option
- *
- * @example
- * ```ts
- * interface Messages { 'order.paid': { orderId: string; amount: number } }
- * const loop = createLoop<Messages>({ capacity: 10_000, workers: 8 })
- * loop.on('order.paid', async (msg) => { await charge(msg.payload) })
- * loop.post('order.paid', { orderId: 'o-1', amount: 42 }, { key: 'o-1', priority: 1 })
- * await loop.stop()
- * ```
- * @group Loop
- */
-export function createLoop<M extends MessageMap = MessageMap>(options?: LoopOptions): Loop<M> {
-  return new Loop<M>(options)
 }
