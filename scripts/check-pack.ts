@@ -300,7 +300,7 @@ async function main(): Promise<void> {
     const seconds = ((Date.now() - started) / 1000).toFixed(0)
     console.log(`check:pack: ${packages.length} packages packed, installed with npm, imported (ESM, CommonJS) and`)
     console.log(
-      `type-checked (node16, bundler; skipLibCheck false) in ${seconds} s: ${packages.map((p) => p.name).join(', ')}`,
+      `type-checked (node16, bundler; CommonJS under node20, nodenext; skipLibCheck false) in ${seconds} s: ${packages.map((p) => p.name).join(', ')}`,
     )
   } finally {
     if (!process.argv.includes('--keep')) rmSync(resolve(dir, '..'), { recursive: true, force: true })
