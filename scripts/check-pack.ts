@@ -5,15 +5,20 @@
  * TypeScript compile with `skipLibCheck: false` under `node16` and `bundler` resolution against them;
  * then publint and arethetypeswrong on every tarball, and a compile of the packages whose types need no
  * Node.js types without `@types/node` (docs/release.md); then the installed `flowing-tune` bin on a
- * small handler module. Needs a build first (`tsc -b`). Run: `pnpm run check:pack`; `--keep` leaves the app for a look.
+ * small handler module. Before all that, every source map a tarball's files name must resolve inside
+ * it, sources included (scripts/pack/source-maps.ts). Needs a build first (`tsc -b`). Run:
+ * `pnpm run check:pack`; `--keep` leaves the app for a look.
  *
  * @module
  */
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { promisify } from 'node:util'
+import { checkConsumers, checkTuneBin } from './pack/consumers.js'
+import { run } from './pack/run.js'
+import { checkSourceMaps } from './pack/source-maps.js'
 
 const root = resolve(import.meta.dirname, '..')
 
@@ -38,18 +43,6 @@ export function publicPackages(): PublicPackage[] {
       return manifest.private === true ? [] : [{ name: manifest.name, dir: pkgDir }]
     })
     .sort((a, b) => a.name.localeCompare(b.name))
-}
-
-// Runs a command; on failure, throws with the step's name and the command's whole output.
-function run(step: string, command: string, args: string[], cwd: string): string {
-  try {
-    return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-  } catch (error) {
-    const e = error as { stdout?: string; stderr?: string; message: string }
-    throw new Error(
-      `check:pack — ${step} failed: ${command} ${args.join(' ')}\n${e.stdout ?? ''}${e.stderr ?? e.message}`,
-    )
-  }
 }
 
 // pnpm as the test run found it (`npm_execpath` under `pnpm run`), else the pinned version through npx.
@@ -156,6 +149,7 @@ export function checkApp(dir: string, packages: readonly PublicPackage[]): void 
     writeFileSync(join(dir, `tsconfig.${resolution}.json`), tsconfig(module, resolution))
     run(`the TypeScript compile (${resolution})`, process.execPath, [tsc, '-p', `tsconfig.${resolution}.json`], dir)
   }
+  checkConsumers(dir, tsc)
 }
 
 /**
@@ -210,13 +204,21 @@ async function pooled(jobs: readonly (() => Promise<unknown>)[], width: number):
  */
 export const ATTW_IGNORED_RULES = ['cjs-resolves-to-esm'] as const
 
+/** The tarballs `installedApp` packed beside the app. */
+export function packedTarballs(appDir: string): string[] {
+  const dir = resolve(appDir, '..', 'tarballs')
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.tgz'))
+    .map((f) => join(dir, f))
+}
+
 /**
  * publint (`--strict`: a warning fails too) and arethetypeswrong on every tarball, as packed. The
  * tarballs are the ones `installedApp` packed beside the app.
  */
 export async function lintTarballs(appDir: string): Promise<string[]> {
   const dir = resolve(appDir, '..', 'tarballs')
-  const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'))
+  const tarballs = packedTarballs(appDir).map((t) => basename(t))
   const bin = (name: string) => join(root, 'node_modules', '.bin', name)
   const attwArgs = ['--ignore-rules', ...ATTW_IGNORED_RULES, '--no-definitely-typed', '--format', 'ascii']
   const jobs = tarballs.flatMap((t) => [
@@ -250,7 +252,7 @@ function declaresNodeTypes(p: PublicPackage): boolean {
 export function checkWithoutNodeTypes(dir: string, packages: readonly PublicPackage[]): PublicPackage[] {
   const free = packages.filter((p) => !declaresNodeTypes(p) && NODE_FREE_EXCEPTIONS[p.name] === undefined)
   const source = `${free.map((p, i) => `import * as p${i} from '${p.name}'`).join('\n')}
-import { createLoop, type HandlerContext } from '@flowing/core'
+import { type HandlerContext } from '@flowing/core'
 const loop = createLoop<{ job: number }>()
 loop.on('job', (_m, ctx: HandlerContext<{ job: number }>) => {
   if (ctx.signal.aborted) return
@@ -278,32 +280,13 @@ export const all = [${free.map((_, i) => `p${i}`).join(', ')}]
   return free
 }
 
-// A user's handler module for the tuner: plain ESM, 0.2 ms of synchronous work a message (CPU-bound, so
-// a short sweep always has a knee), with loop options of its own.
-const TUNE_MODULE = `const spin = (ms) => { const end = performance.now() + ms; while (performance.now() < end); }
-export default {
-  register(loop) { loop.on('job', () => spin(0.2)) },
-  sample: (i) => ({ type: 'job', payload: i, key: i % 50 }),
-  loopOptions: { retry: { maxAttempts: 2 }, timeoutMs: 5000 },
-}
-`
-
-/** Runs the installed `flowing-tune` bin on a tiny module with a short sweep: it must exit 0 with a report. */
-export function checkTuneBin(dir: string): void {
-  writeFileSync(join(dir, 'tune-handlers.mjs'), TUNE_MODULE)
-  const bin = join(dir, 'node_modules', '.bin', 'flowing-tune')
-  const flags = ['--workers', '1,2', '--duration', '300ms', '--warmup', '50ms', '--trials', '1', '--p99', '5s']
-  const out = run('the installed flowing-tune bin', bin, ['tune-handlers.mjs', ...flags], dir)
-  if (!/\*\*Recommendation: \d+ workers?\*\*/.test(out) || !/^Machine: /m.test(out)) {
-    throw new Error(`check:pack — flowing-tune printed no report:\n${out}`)
-  }
-}
-
 async function main(): Promise<void> {
   const started = Date.now()
   checkBuilt(publicPackages())
   const { dir, packages } = installedApp()
   try {
+    const maps = checkSourceMaps(packedTarballs(dir))
+    console.log(`check:pack: ${maps} source maps resolve inside their tarballs, with their sources`)
     checkApp(dir, packages)
     const linting = Date.now()
     const linted = await lintTarballs(dir)
@@ -317,7 +300,7 @@ async function main(): Promise<void> {
     const seconds = ((Date.now() - started) / 1000).toFixed(0)
     console.log(`check:pack: ${packages.length} packages packed, installed with npm, imported (ESM, CommonJS) and`)
     console.log(
-      `type-checked (node16, bundler; skipLibCheck false) in ${seconds} s: ${packages.map((p) => p.name).join(', ')}`,
+      `type-checked (node16, bundler; CommonJS under node20, nodenext; skipLibCheck false) in ${seconds} s: ${packages.map((p) => p.name).join(', ')}`,
     )
   } finally {
     if (!process.argv.includes('--keep')) rmSync(resolve(dir, '..'), { recursive: true, force: true })

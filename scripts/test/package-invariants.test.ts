@@ -43,7 +43,14 @@ describe('package manifests', () => {
     expect(json['keywords']).toBeInstanceOf(Array)
     expect(json['types']).toBe('./dist/index.d.ts')
     expect(json['engines']).toEqual({ node: '>=20.19' })
-    expect(json['files']).toEqual(['dist/**/*.js', 'dist/**/*.d.ts'])
+    // The maps the build writes, and the sources they name (check:pack resolves every one in the tarball).
+    expect(json['files']).toEqual([
+      'dist/**/*.js',
+      'dist/**/*.js.map',
+      'dist/**/*.d.ts',
+      'dist/**/*.d.ts.map',
+      'src/**/*.ts',
+    ])
     expect(json['scripts']).toMatchObject({ prepack: 'node ../../scripts/pack/refuse-npm.mjs' })
     const publish = json['publishConfig'] as { access: string; exports: unknown }
     expect(publish.access).toBe('public')

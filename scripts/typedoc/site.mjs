@@ -4,11 +4,15 @@
 //   links to `packages/<name>/README.md` anywhere in the docs resolve to that page;
 // - the project documents (docs/guides, docs/architecture.md, docs/design) are titled by their first
 //   heading, grouped as Guides or Design notes, and listed in reading order;
-// - the members of `Loop` are grouped by topic (Handlers, Posting, Lifecycle, …).
+// - the members of `Loop` are grouped by topic (Handlers, Posting, Lifecycle, …);
+// - the site's index and each module page drop their README's `# Title` line: typedoc already heads
+//   the page with the project's or module's name, so the title showed twice;
+// - a heading's inline code counts in its anchor and its "On This Page" entry (typedoc takes only
+//   plain text: `## \`add\` versus \`post\`` became `#versus`, so links written for GitHub broke).
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Comment, CommentTag, Converter, MinimalSourceFile, normalizePath, ReflectionKind } from 'typedoc'
+import { Application, Comment, CommentTag, Converter, MinimalSourceFile, normalizePath, ReflectionKind } from 'typedoc'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -43,10 +47,10 @@ const ORDER = [
 // the groups live here). A member not listed stays in typedoc's own Methods / Accessors groups.
 const LOOP_MEMBERS = {
   Handlers: ['on', 'route', 'use', 'stamp'],
-  Posting: ['post', 'tryPost', 'send', 'postDelayed', 'postAt', 'desiredSize', 'ready'],
+  Posting: ['post', 'tryPost', 'send', 'request', 'cancel', 'postDelayed', 'postAt', 'desiredSize', 'ready'],
   Lifecycle: ['state', 'start', 'pause', 'resume', 'flushed', 'drain', 'stop', 'resize'],
-  Restore: ['restore', 'readmit'],
-  Inspection: ['metrics', 'trace', 'circuits', 'zombies', 'queued', 'running', 'sideTableSize'],
+  Restore: ['restore'],
+  Inspection: ['metrics', 'trace', 'circuits', 'zombies', 'queued', 'running'],
   'Dead letters': ['deadLetters', 'replay'],
   Events: ['events'],
 }
@@ -80,8 +84,47 @@ function title(heading) {
   return plain.split(':')[0].trim()
 }
 
+/**
+ * A README's content without its leading `# Title` line (which may hold code spans).
+ * @param {import('typedoc').CommentDisplayPart[]} parts
+ * @returns {import('typedoc').CommentDisplayPart[]}
+ */
+export function withoutTitle(parts) {
+  const first = parts[0]
+  if (first?.kind !== 'text' || !/^#[ \t]/.test(first.text)) return parts
+  for (const [i, part] of parts.entries()) {
+    const end = part.kind === 'text' ? part.text.indexOf('\n') : -1
+    if (end === -1) continue
+    const rest = part.text.slice(end).replace(/^\s+/, '')
+    return [...(rest === '' ? [] : [{ ...part, text: rest }]), ...parts.slice(i + 1)]
+  }
+  return []
+}
+
+/**
+ * A markdown-it rule: gives each code span of a heading a text child holding its code, so typedoc's
+ * heading renderer — which reads only text tokens for the anchor and the page's table of contents —
+ * sees it. The code span still renders as `<code>` (its renderer reads `content`, not children).
+ * @param {import('markdown-it').StateCore} state
+ */
+function headingCodeText(state) {
+  for (const [i, token] of state.tokens.entries()) {
+    if (token.type !== 'heading_open') continue
+    for (const child of state.tokens[i + 1]?.children ?? []) {
+      if (child.type !== 'code_inline' || child.children !== null) continue
+      const text = new state.Token('text', '', 0)
+      text.content = child.content
+      child.children = [text]
+    }
+  }
+}
+
 /** @param {import('typedoc').Application} app */
 export function load(app) {
+  // Options are reset after plugins load: set the loader once they are read.
+  app.on(Application.EVENT_BOOTSTRAP_END, () => {
+    app.options.setValue('markdownItLoader', (parser) => parser.core.ruler.push('heading_code_text', headingCodeText))
+  })
   // Where each document came from ('guides/coming-from'), before its name becomes its title.
   const origin = new Map()
 
@@ -108,7 +151,7 @@ export function load(app) {
           new MinimalSourceFile(readFileSync(file, 'utf8'), file),
           project.files,
         )
-        module.readme = content
+        module.readme = withoutTitle(content)
         project.files.registerReflectionPath(file, module)
       }
       const loop = project.getChildByName(['@flowing/core', 'Loop'])
@@ -122,5 +165,14 @@ export function load(app) {
     },
     // Before typedoc resolves links, groups and sorts.
     100,
+  )
+  app.converter.on(
+    Converter.EVENT_RESOLVE_BEGIN,
+    (context) => {
+      const project = context.project
+      if (project.readme !== undefined) project.readme = withoutTitle(project.readme)
+    },
+    // After typedoc's package plugin has read README.md into the project.
+    -100,
   )
 }

@@ -65,12 +65,16 @@ export type {
   MessageKey,
   MessageMap,
   MessageType,
+  NoResults,
   OverflowPolicy,
   PostDropped,
   PostOptions,
   PostQueued,
   PostRefused,
   PostResult,
+  RequestOptions,
+  ResultMap,
+  ResultOf,
   SendOptions,
 } from './contracts/message.js'
 export type { HistogramSnapshot } from './contracts/metrics.js'
@@ -144,7 +148,8 @@ export { checkHeaders, MAX_HEADER_NAME, MAX_HEADER_VALUE, MAX_HEADERS, mergeHead
 export { MemoryIdempotencyStore } from './idempotency/store.js'
 export { LoopEmitter } from './internal/loop-emitter.js'
 export { MemoryStore } from './journal/memory-store.js'
-export { createLoop, Loop } from './loop/loop.js'
+export { createLoop } from './loop/create-loop.js'
+export { Loop } from './loop/loop.js'
 export { Histogram } from './metrics/histogram.js'
 export type { LoopCounters, LoopGauges, MetricsSnapshot } from './metrics/loop-metrics.js'
 export { OVERFLOW_POLICIES } from './options/resolve.js'

@@ -190,7 +190,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
    * handler — like the events, traces and metrics of {@link NatsLoop.local} — sees the id of this
    * delivery in this process's local loop; the id its post returned is the root's `traceId`.
    */
-  on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): this {
+  on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions<M, T>): this {
     this.local.on(type, (m, ctx) => handler(m, this.#context(m, ctx)), options)
     return this
   }

@@ -6,6 +6,7 @@
  */
 import {
   type HandlerContext,
+  type HeaderStamper,
   InvalidArgumentError,
   type Message,
   type MessageMap,
@@ -29,9 +30,6 @@ import {
 } from '@opentelemetry/api'
 import { errorType, LoopMeters, type MeteredLoop } from './metrics.js'
 
-/** The header stamper shape of `loop.stamp` (type, headers so far) → headers to merge over them. */
-type Stamper = (type: string, headers: Readonly<Record<string, string>>) => Readonly<Record<string, string>> | undefined
-
 /**
  * What `instrument` needs of a loop: `use` for the middleware, and `stamp` when the loop has it.
  *
@@ -41,7 +39,7 @@ export interface OtelLoop<M extends MessageMap = MessageMap> {
   /** Registers a middleware (see `Loop.use`). */
   use(middleware: Middleware<M>): unknown
   /** Registers a header stamper, called at every post (absent on loops without message headers). */
-  stamp?(stamper: Stamper): unknown
+  stamp?(stamper: HeaderStamper): unknown
   /**
    * The loop's events (`Loop.events`): with them and `metrics`, finished messages, queue wait,
    * lifecycle and the gauges are measured.

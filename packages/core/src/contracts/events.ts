@@ -151,7 +151,7 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   workers: [change: WorkersChange]
 }
 
-/** Whether the per-message events have listeners (see {@link LoopEmitter.hears}). */
+/** @internal Whether the per-message events have listeners (`LoopEmitter.hears`). */
 export interface PerMessageListening {
   /** `posted` has listeners. */
   readonly posted: boolean

@@ -218,6 +218,51 @@ export interface RequestOptions extends PostOptions {
 }
 
 /**
+ * What the handler of each message type returns — the value `loop.request(type, …)` resolves with —
+ * declared beside the message map and passed as `createLoop`'s second type parameter. Each handler of
+ * a declared type must then return (or resolve to) its result, and a request of it is typed with it.
+ * A type left out returns anything (`unknown`), as with no results map at all: declaring one result
+ * never breaks another type's handlers or requests.
+ *
+ * @typeParam M - the message map
+ *
+ * @example
+ * ```ts
+ * interface Messages { resize: { width: number; height: number }; log: string }
+ * interface Results { resize: { area: number } }
+ * const loop = createLoop<Messages, Results>()
+ * loop.on('resize', (msg) => ({ area: msg.payload.width * msg.payload.height }))
+ * loop.on('log', (msg) => console.log(msg.payload))
+ * const { area } = await loop.request('resize', { width: 2, height: 3 }) // area: number
+ * await loop.stop()
+ * ```
+ *
+ * @group Messages
+ * @category Cancel and request
+ */
+export type ResultMap<M extends MessageMap> = { readonly [T in MessageType<M>]?: unknown }
+
+/**
+ * The results map of a loop made without one: every handler may return anything, every request
+ * resolves to `unknown`. (It is `{}`, the one object type TypeScript drops from an intersection, so
+ * that {@link ResultOf} stays `unknown` also in code generic over the message map.)
+ *
+ * @group Messages
+ * @category Cancel and request
+ */
+// biome-ignore lint/complexity/noBannedTypes: `{}` is what keeps ResultOf resolvable for a generic map (see above)
+export type NoResults = {}
+
+/**
+ * The result of message type `T` under a results map `R`: `R[T]`, or `unknown` when `R` does not
+ * declare one (see {@link ResultMap}).
+ *
+ * @group Messages
+ * @category Cancel and request
+ */
+export type ResultOf<R, T extends PropertyKey> = (R & { readonly [K in T]?: unknown })[T]
+
+/**
  * `tryPost` result: the message was admitted.
  *
  * @group Messages

@@ -70,14 +70,19 @@ export interface HandlerContext<M extends MessageMap = MessageMap> {
 
 /**
  * Handles one message type (or one route of it). May be sync or async; a throw or a rejection fails
- * only this message.
+ * only this message. What it returns (or resolves to) is what `loop.request()` resolves with.
+ *
+ * @typeParam M - the message map
+ * @typeParam T - the message type
+ * @typeParam Result - what it must return: its type's entry in the loop's {@link ResultMap}, `unknown`
+ * (anything) without one
  *
  * @group Handlers
  */
-export type Handler<M extends MessageMap, T extends MessageType<M>> = (
+export type Handler<M extends MessageMap, T extends MessageType<M>, Result = unknown> = (
   message: Message<M, T>,
   ctx: HandlerContext<M>,
-) => unknown
+) => Result | PromiseLike<Result>
 
 /**
  * Wraps every handler call, outermost first (registration order). Call `next()` once to run the rest
@@ -119,9 +124,13 @@ export interface RouteOptions {
  * Options of handler registration (`loop.on`, `loop.route`). Unknown keys are refused with an
  * `InvalidArgumentError` that names the key and suggests the known one it is a typo of.
  *
+ * @typeParam M - the message map
+ * @typeParam T - the registered type (`compensate` receives its messages)
+ *
  * @group Handlers
  */
-export interface RegisterOptions extends RouteOptions {
+export interface RegisterOptions<M extends MessageMap = MessageMap, T extends MessageType<M> = MessageType<M>>
+  extends RouteOptions {
   /**
    * Handler deadline for this type (ms), overriding the loop's `timeoutMs`; `Infinity` for none.
    * @defaultValue the loop's `timeoutMs`
@@ -143,9 +152,9 @@ export interface RegisterOptions extends RouteOptions {
   /**
    * Runs once after a handler of this type timed out — to undo or flag a half-done side effect — under
    * its own deadline (the same timeout) and with its own `signal`. Its outcome is the `compensated`
-   * event; it never changes the message's outcome.
+   * event; it never changes the message's outcome. Its message is typed as the handler's.
    */
-  readonly compensate?: (message: Message<MessageMap>, context: { readonly signal: AbortSignalLike }) => unknown
+  compensate?(message: Message<M, T>, context: { readonly signal: AbortSignalLike }): unknown
   /** Retry policy of this type, over the loop's (fields it omits come from the loop's `retry`). */
   readonly retry?: RetryOptions
   /**

@@ -11,6 +11,7 @@ import type { Handler, RouteOptions } from './handler.js'
  * @typeParam M - the message map
  * @typeParam T - the routed type
  * @typeParam R - the route keys the selector can produce; `on()` accepts only these
+ * @typeParam Result - what its handlers must return (the type's entry in the loop's `ResultMap`)
  *
  * @example
  * ```ts
@@ -22,7 +23,7 @@ import type { Handler, RouteOptions } from './handler.js'
  *
  * @group Handlers
  */
-export interface Router<M extends MessageMap, T extends MessageType<M>, R extends string> {
+export interface Router<M extends MessageMap, T extends MessageType<M>, R extends string, Result = unknown> {
   /** The routed message type. */
   readonly type: T
   /**
@@ -31,13 +32,13 @@ export interface Router<M extends MessageMap, T extends MessageType<M>, R extend
    * @throws `DuplicateHandlerError` if the route already has one (unless `replace`),
    * `InvalidArgumentError` for a non-string key, a non-function handler or bad options
    */
-  on(routeKey: R, handler: Handler<M, T>, options?: RouteOptions): this
+  on(routeKey: R, handler: Handler<M, T, Result>, options?: RouteOptions): this
   /**
    * Registers the handler of every route key without one of its own.
    *
    * @throws `DuplicateHandlerError` if there is one already (unless `replace`), `InvalidArgumentError`
    */
-  otherwise(handler: Handler<M, T>, options?: RouteOptions): this
+  otherwise(handler: Handler<M, T, Result>, options?: RouteOptions): this
 }
 
 /** The dispatcher's side of a {@link Router}: it also selects a message's route and finds its handler. */

@@ -77,6 +77,7 @@ export class DeadLetterStore implements DeadLetterSink {
   #changed: ((id: string, letter: DeadLetter | null) => void) | undefined
 
   /**
+   * @internal Each loop makes its own (`loop.deadLetters`).
    * @param maxSize - letters kept (0 keeps none: use a sink)
    * @param replay - how a letter is re-posted (the loop's)
    */
@@ -95,7 +96,7 @@ export class DeadLetterStore implements DeadLetterSink {
     return this.#evicted
   }
 
-  /** Reports every letter that enters or (`null`) leaves the store to `changed` (the journal). */
+  /** @internal Reports every letter that enters or (`null`) leaves the store to `changed` (the journal). */
   watch(changed: (id: string, letter: DeadLetter | null) => void): void {
     this.#changed = changed
   }
@@ -114,7 +115,7 @@ export class DeadLetterStore implements DeadLetterSink {
     }
   }
 
-  /** Puts back letters a journal recovered (oldest first), without reporting them as new. */
+  /** @internal Puts back letters a journal recovered (oldest first), without reporting them as new. */
   load(letters: readonly DeadLetter[]): void {
     for (const letter of letters) {
       this.#put(letter)

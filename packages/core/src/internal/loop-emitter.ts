@@ -84,6 +84,7 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
   /**
    * {@link LoopEmitter.heard} of the per-message events, as plain fields kept up to date by every
    * subscription change: one property read per message instead of a dictionary lookup.
+   * @internal The loop's stages read it; use {@link LoopEmitter.heard}.
    */
   readonly hears: PerMessageListening = { posted: false, started: false, succeeded: false, finished: false }
 

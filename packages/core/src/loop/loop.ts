@@ -14,9 +14,12 @@ import type {
   Message,
   MessageMap,
   MessageType,
+  NoResults,
   PostOptions,
   PostResult,
   RequestOptions,
+  ResultMap,
+  ResultOf,
   SendOptions,
 } from '../contracts/message.js'
 import type { LoopOptions } from '../contracts/options.js'
@@ -38,6 +41,7 @@ import type { DelayedMessage } from '../timers/delayed-posts.js'
  * An in-process message loop. Create one with {@link createLoop}.
  *
  * @typeParam M - the message map: type → payload
+ * @typeParam Results - what handlers return, by type (see {@link ResultMap}): types `request()`
  *
  * @remarks
  * Guarantees:
@@ -55,14 +59,14 @@ import type { DelayedMessage } from '../timers/delayed-posts.js'
  * when a key is busy, k = messages parked on it).
  * @group Loop
  */
-export class Loop<M extends MessageMap = MessageMap> {
+export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M> = NoResults> {
   /** Typed lifecycle and message events (eventemitter3). */
   readonly events = new LoopEmitter<M>()
   // Every stage of this loop; the front only delegates.
   readonly #e: Engine<M>
 
   /**
-   * @param options - see {@link LoopOptions}
+   * @internal Use {@link createLoop} (`options`: {@link LoopOptions}).
    * @throws InvalidArgumentError for a bad option
    */
   constructor(options?: LoopOptions) {
@@ -75,7 +79,11 @@ export class Loop<M extends MessageMap = MessageMap> {
    * Registers the handler of a message type.
    * @throws DuplicateHandlerError if the type has one (unless `replace`); InvalidArgumentError
    */
-  on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions): this {
+  on<T extends MessageType<M>>(
+    type: T,
+    handler: Handler<M, T, ResultOf<Results, T>>,
+    options?: RegisterOptions<M, T>,
+  ): this {
     this.#e.checkRegistration(options)
     this.#e.registry.on(type, handler, options)
     this.#e.registered(type)
@@ -90,8 +98,8 @@ export class Loop<M extends MessageMap = MessageMap> {
   route<T extends MessageType<M>, R extends string>(
     type: T,
     selector: (message: Message<M, T>) => R,
-    options?: RegisterOptions,
-  ): Router<M, T, R> {
+    options?: RegisterOptions<M, T>,
+  ): Router<M, T, R, ResultOf<Results, T>> {
     this.#e.checkRegistration(options)
     const router = this.#e.registry.route(type, selector, options)
     this.#e.registered(type)
@@ -163,7 +171,11 @@ export class Loop<M extends MessageMap = MessageMap> {
    * const total = await loop.request('cart.total', { cartId }, { waitTimeoutMs: 2_000 })
    * ```
    */
-  request<T extends MessageType<M>, R = unknown>(type: T, payload: M[T], options?: RequestOptions): Promise<R> {
+  request<T extends MessageType<M>, R = ResultOf<Results, T>>(
+    type: T,
+    payload: M[T],
+    options?: RequestOptions,
+  ): Promise<R> {
     this.#e.metrics.posted++
     return this.#e.request<R>(type, options, (post) => this.#e.admission.post(type, payload, post, true))
   }
@@ -332,7 +344,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Re-admits one message handed over from elsewhere — another process's snapshot, or a broker's
+   * @internal Re-admits one message handed over from elsewhere — another process's snapshot, or a broker's
    * delivery in a transport such as `@flowing/nats` — exactly as {@link Loop.restore} would, and
    * returns it: its trace id, hops, attempts, checkpoint, policies and idempotency key continue; its
    * idempotency key takes over a `processing` or `committed` entry in the ledger.
@@ -412,7 +424,7 @@ export class Loop<M extends MessageMap = MessageMap> {
   }
 
   /**
-   * Per-message side-table entries alive: the rare per-post settings (`handlerTimeoutMs`, `retry`,
+   * @internal Per-message side-table entries alive: the rare per-post settings (`handlerTimeoutMs`, `retry`,
    * `idempotencyKey`, a checkpoint) of messages in flight. Zero at rest: every outcome frees its entry.
    */
   get sideTableSize(): number {
@@ -427,24 +439,4 @@ export class Loop<M extends MessageMap = MessageMap> {
     const refusal = asPost ? this.#e.journal?.refusal : undefined
     if (refusal !== undefined) throw refusal
   }
-}
-
-/**
- * Creates a message loop.
- *
- * @typeParam M - your message map (type → payload); makes `post` and handlers type-checked
- * @throws InvalidArgumentError for a bad option
- *
- * @example
- * ```ts
- * interface Messages { 'order.paid': { orderId: string; amount: number } }
- * const loop = createLoop<Messages>({ capacity: 10_000, workers: 8 })
- * loop.on('order.paid', async (msg) => { await charge(msg.payload) })
- * loop.post('order.paid', { orderId: 'o-1', amount: 42 }, { key: 'o-1', priority: 1 })
- * await loop.stop()
- * ```
- * @group Loop
- */
-export function createLoop<M extends MessageMap = MessageMap>(options?: LoopOptions): Loop<M> {
-  return new Loop<M>(options)
 }
