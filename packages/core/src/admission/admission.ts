@@ -214,11 +214,10 @@ export class Admission<M extends MessageMap> {
   }
 
   /**
-   * Re-posts a dead letter (`posted` counted here): its type, payload, key, priority and idempotency
+   * Re-posts a dead letter (`posted` counted by the ways in): its type, payload, key, priority and idempotency
    * key, and its checkpoint carried over (the replay resumes after its commit point).
    */
   replay(letter: DeadLetter, throws: boolean): Message<M> | PostResult<M, MessageType<M>> {
-    this.#p.metrics.posted++
     const { key, priority, idempotencyKey, headers } = letter
     const options: PostOptions = { key, priority, idempotencyKey, headers }
     const result = this.post(letter.type, letter.payload, options, throws)

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { wallNow } from '../clock.js'
 import type { Clock } from '../contracts/clock.js'
 import type { Message, MessageMap, PostOptions } from '../contracts/message.js'
 import type { ResolvedLoopOptions } from '../contracts/options.js'
@@ -40,6 +41,8 @@ export interface RestoreParts<M extends MessageMap> {
   readonly events: LoopEmitter<M>
   readonly ledger: LedgerSlot
   readonly journal: Journal<M> | undefined
+  /** One more post arrived (the ways in count `posted`). */
+  arrived(): void
 }
 
 /**
@@ -67,7 +70,7 @@ export function restoreSnapshot<M extends MessageMap>(
   const payloads = host.journal === undefined ? undefined : payloadsOf(s)
   const admit = claimKeys(host, s)
   const now = host.clock.now()
-  const elapsed = elapsedMs ?? Math.max(0, Date.now() - s.takenAt)
+  const elapsed = elapsedMs ?? Math.max(0, wallNow(host.clock) - s.takenAt)
   const announce: (() => void)[] = []
   for (const [i, sm] of s.messages.entries()) {
     if (admit[i] === true) announce.push(readmit(host, sm, routeKeys[i], now, elapsed, payloads?.[i], admitted))
@@ -134,7 +137,7 @@ function readmit<M extends MessageMap>(
   if (sm.checkpoint !== undefined) extras.commit(m, sm.checkpoint)
   // A loop, not push(...): a long attempt history would throw RangeError half-way through the restore.
   if (sm.attempts.length > 0) for (const a of sm.attempts) failures.traces.open(m).attempts.push(a)
-  metrics.posted++
+  host.arrived()
   metrics.accepted++
   metrics.restored++
   journal?.admitted(m, payloadJson)

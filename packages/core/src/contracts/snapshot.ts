@@ -82,7 +82,10 @@ export interface LoopSnapshot {
   readonly format: typeof SNAPSHOT_FORMAT
   /** The version ({@link SNAPSHOT_VERSION}). */
   readonly version: typeof SNAPSHOT_VERSION
-  /** Wall-clock time it was taken (ms since the epoch): restore subtracts the time since from delays. */
+  /**
+   * Wall-clock time it was taken (ms since the epoch, the loop clock's `wallNow()`): a restore subtracts the
+   * time since — on the restoring loop's clock — from delays.
+   */
   readonly takenAt: number
   /** Whether everything finished before the deadline (then only `delayed` messages can be left). */
   readonly drained: boolean

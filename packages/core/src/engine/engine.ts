@@ -14,13 +14,12 @@
 import { WheelDriver } from '@flowing/timing-wheel'
 import { type Attempt, type DeadlineScheduler, type StallDetector, Watchdog } from '@flowing/watchdog'
 import { Admission } from '../admission/admission.js'
+import { Entries } from '../admission/entries.js'
 import { Pacing } from '../admission/pacing.js'
 import { LoopPressure } from '../admission/pressure.js'
-import { type RestoreParts, restoreSnapshot } from '../admission/restore.js'
 import type { Clock } from '../contracts/clock.js'
-import type { Message, MessageMap, PostOptions, RequestOptions } from '../contracts/message.js'
+import type { MessageMap } from '../contracts/message.js'
 import type { LoopOptions, ResolvedLoopOptions } from '../contracts/options.js'
-import { type LoopSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type SnapshotMessage } from '../contracts/snapshot.js'
 import type { RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
 import { DeadLetterStore } from '../failure/dead-letters.js'
@@ -53,7 +52,7 @@ import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
 import type { CancelResult, Cancels } from '../requests/cancels.js'
-import { Requests, type SplitRequest, splitRequestOptions } from '../requests/requests.js'
+import { Requests } from '../requests/requests.js'
 import { HandBack } from '../shutdown/hand-back.js'
 import {
   breakerHolder,
@@ -95,6 +94,8 @@ export class Engine<M extends MessageMap> {
   readonly pressure: LoopPressure | undefined
   readonly admission: Admission<M>
   readonly pacing: Pacing<M>
+  // Every way in (post, send, request, delays, follow-ups, replays, restores): the one writer of `posted`.
+  readonly entries: Entries<M>
   readonly failures: Failures<M>
   readonly watchdog: Watchdog
   readonly stall: StallDetector | undefined
@@ -147,7 +148,7 @@ export class Engine<M extends MessageMap> {
     this.handBack = new HandBack(this.clock, () => this.stopper.cutOff())
     const deadLetters = new DeadLetterStore(
       o.deadLetters.maxSize,
-      (letter) => this.admission.replay(letter, false) as never,
+      (letter) => this.entries.replay(letter, false) as never,
     )
     this.requests = new Requests(this.clock, (m, why) => this.cancels.cancel(m, why))
     this.outcomes = this.#newOutcomes(deadLetters)
@@ -166,6 +167,7 @@ export class Engine<M extends MessageMap> {
     this.pacing = new Pacing<M>(this)
     this.failures = this.#newFailures(deadLetters, urgency)
     this.outcomes.observeSuccesses(this.failures)
+    this.entries = this.#newEntries()
     this.watchdog = this.#newWatchdog()
     this.stall = newStallDetector(this)
     this.attempts = new Attempts<M>(this)
@@ -189,8 +191,21 @@ export class Engine<M extends MessageMap> {
    * and arms the time limit.
    */
   recover(): void {
-    if (this.journal !== undefined)
-      recoverJournal({ ...this.restoreParts, lifecycle: this.lifecycle, journal: this.journal, keys: this.keys })
+    const { journal, keys, ledger } = this
+    if (journal !== undefined) {
+      recoverJournal({
+        lifecycle: this.lifecycle,
+        journal,
+        restore: (snapshot) => this.entries.restore(snapshot, 0, this.options.workers),
+        deadLetters: this.failures.deadLetters,
+        loadKeys: (records) => {
+          ledger.ensure()
+          keys?.load(records)
+        },
+        clock: this.clock,
+        events: this.events,
+      })
+    }
     this.stopper.armTimeLimit()
   }
 
@@ -211,62 +226,17 @@ export class Engine<M extends MessageMap> {
     )
   }
 
-  /** Re-admits one message handed over from elsewhere (see `Loop.readmit`). */
-  readmit(message: SnapshotMessage): Message<M> | undefined {
-    const admitted: Message<M>[] = []
-    const snapshot: LoopSnapshot = {
-      format: SNAPSHOT_FORMAT,
-      version: SNAPSHOT_VERSION,
-      takenAt: Date.now(),
-      drained: false,
-      messages: [message],
-    }
-    restoreSnapshot(this.restoreParts, snapshot, 0, 0, admitted)
-    return admitted[0]
-  }
-
-  /** The post number of one of this loop's message ids, or undefined for any other string. */
-  seqOf(id: unknown): number | undefined {
-    const prefix = `${this.options.idPrefix}:`
-    if (typeof id !== 'string' || !id.startsWith(prefix)) return undefined
-    const seq = Number.parseInt(id.slice(prefix.length), 36)
-    return Number.isSafeInteger(seq) ? seq : undefined
-  }
-
-  /**
-   * `loop.request()`: posts through `post` and settles with the message's outcome. Bad request
-   * options are a refused post (counted in `rejected`, nothing admitted).
-   */
-  request<R>(
-    type: string,
-    options: RequestOptions | undefined,
-    post: (o: PostOptions | undefined) => unknown,
-  ): Promise<R> {
-    let request: SplitRequest
-    try {
-      request = splitRequestOptions(options)
-    } catch (error) {
-      this.admission.refused(type, error as Error)
-      return Promise.reject(error)
-    }
-    return this.requests.open<R>(request, () => post(request.post))
-  }
-
   /** `loop.cancel()`: by id (a scan of every holder) or by the message `post()` returned. */
   cancel(message: unknown): CancelResult {
-    const target = typeof message === 'string' ? this.cancels.find(this.seqOf(message) ?? -1) : message
-    if (!(target instanceof Envelope) || this.seqOf(target.id) === undefined) return 'unknown'
+    const seqOf = (id: unknown) => this.entries.seqOf(id)
+    const target = typeof message === 'string' ? this.cancels.find(seqOf(message) ?? -1) : message
+    if (!(target instanceof Envelope) || seqOf(target.id) === undefined) return 'unknown'
     return this.cancels.cancel(target, 'loop.cancel()')
   }
 
   /** A type was registered: breakers start watching if it has one. */
   registered(type: string): void {
     if (this.registry.breakerFor(type) !== undefined) this.failures.enableBreakers()
-  }
-
-  /** What a restore touches. */
-  get restoreParts(): RestoreParts<M> {
-    return this
   }
 
   /** The queue's load, as overload errors and metrics report it. */
@@ -327,6 +297,33 @@ export class Engine<M extends MessageMap> {
       journal: this.journal,
       messageLog: messageLog === false ? undefined : messageLog,
       requests: this.requests,
+    })
+  }
+
+  // The ways in, with what a restore touches.
+  #newEntries(): Entries<M> {
+    const { options: o, clock, metrics } = this
+    return new Entries<M>({
+      clock,
+      metrics,
+      limits: { maxHops: o.maxHops, idPrefix: o.idPrefix },
+      admission: this.admission,
+      pacing: this.pacing,
+      requests: this.requests,
+      restore: {
+        options: o,
+        clock,
+        registry: this.registry,
+        queue: this.queue,
+        delayed: this.delayed,
+        failures: this.failures,
+        admission: this.admission,
+        extras: this.extras,
+        metrics,
+        events: this.events,
+        ledger: this.ledger,
+        journal: this.journal,
+      },
     })
   }
 

@@ -6,13 +6,7 @@
  */
 import { wallNow } from '../clock.js'
 import type { Clock } from '../contracts/clock.js'
-import {
-  type LoopSnapshot,
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_VERSION,
-  type SnapshotMessage,
-  type SnapshotState,
-} from '../contracts/snapshot.js'
+import type { LoopSnapshot, SnapshotMessage, SnapshotState } from '../contracts/snapshot.js'
 import type { JournalRecord, JournalState, StoreContents } from '../contracts/store.js'
 import type { Traces } from '../failure/trace.js'
 import { NO_HEADERS } from '../headers.js'
@@ -20,6 +14,7 @@ import type { LedgerSlot } from '../idempotency/ledger.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import type { EntryExtras } from '../shutdown/hand-back.js'
+import { newSnapshot } from '../shutdown/snapshot.js'
 
 /** Where a record's per-post fields are read. */
 export interface RecordParts {
@@ -96,5 +91,5 @@ export function snapshotOf(contents: StoreContents, clock: Clock): LoopSnapshot 
     if (r.state !== 'queued') m.dueInMs = Math.max(0, (dueAtEpochMs ?? now) - now)
     return m as SnapshotMessage
   })
-  return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, takenAt: Date.now(), drained: false, messages }
+  return newSnapshot(clock, messages, false)
 }

@@ -6,22 +6,30 @@
  * @module
  */
 
-import { type RestoreParts, restoreSnapshot } from '../admission/restore.js'
+import type { Clock } from '../contracts/clock.js'
 import type { MessageMap } from '../contracts/message.js'
+import type { LoopSnapshot } from '../contracts/snapshot.js'
 import type { StoreContents } from '../contracts/store.js'
 import { StoreError } from '../errors.js'
-import type { Lifecycle } from '../lifecycle/lifecycle.js'
+import type { LoopEmitter } from '../internal/loop-emitter.js'
 import type { Journal } from './journal.js'
-import type { JournaledKeys } from './keys.js'
 import { snapshotOf } from './records.js'
 
 const ADOPT_RETRY_MS = 1_000
 
-/** What recovery touches. */
-export interface RecoveryParts<M extends MessageMap> extends RestoreParts<M> {
-  readonly lifecycle: Lifecycle
+/** What a recovery touches. */
+export interface RecoveryParts<M extends MessageMap> {
+  /** Whether the loop is stopping (a stopping loop adopts nothing). */
+  readonly lifecycle: { readonly stopping: boolean }
   readonly journal: Journal<M>
-  readonly keys: JournaledKeys | undefined
+  /** Re-admits the recovered messages, all or nothing (`restore()`, counted as posts). */
+  restore(snapshot: LoopSnapshot): number
+  /** Where recovered dead letters go. */
+  readonly deadLetters: { load(letters: StoreContents['deadLetters']): void }
+  /** Takes the recovered idempotency keys. */
+  loadKeys(keys: StoreContents['keys']): void
+  readonly clock: Clock
+  readonly events: LoopEmitter<M>
 }
 
 /**
@@ -49,14 +57,11 @@ function take<M extends MessageMap>(parts: RecoveryParts<M>, contents: StoreCont
   if (contents.messages.length > 0) {
     // Waits count from the wall clock's now; the messages a crash interrupted (up to one per worker)
     // were accepted with a full queue, so they may take places beyond the capacity until they start.
-    restoreSnapshot(parts, readable(parts, contents), 0, parts.options.workers)
+    parts.restore(readable(parts, contents))
     parts.journal.forgetIds(contents.messages.map((r) => r.id)) // they live under new ids now
   }
-  parts.failures.deadLetters.load(contents.deadLetters)
-  if (contents.keys.length > 0) {
-    parts.ledger.ensure()
-    parts.keys?.load(contents.keys)
-  }
+  parts.deadLetters.load(contents.deadLetters)
+  if (contents.keys.length > 0) parts.loadKeys(contents.keys)
 }
 
 // The recovered rows as a snapshot; a row JSON cannot read is a StoreError naming it.

@@ -137,8 +137,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * UnknownMessageTypeError, UnknownRouteError, InvalidArgumentError for bad input
    */
   post<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): Message<M, T> {
-    this.#e.metrics.posted++
-    return this.#e.admission.post(type, payload, options, true) as Message<M, T>
+    return this.#e.entries.post(type, payload, options, true) as Message<M, T>
   }
 
   /**
@@ -146,8 +145,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * exception. Bad input (unknown type, bad options) still throws: it is a bug, not a condition.
    */
   tryPost<T extends MessageType<M>>(type: T, payload: M[T], options?: PostOptions): PostResult<M, T> {
-    this.#e.metrics.posted++
-    return this.#e.admission.post(type, payload, options, false) as PostResult<M, T>
+    return this.#e.entries.post(type, payload, options, false) as PostResult<M, T>
   }
 
   /**
@@ -157,8 +155,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * @throws (rejects) SendTimeoutError, SendAbortedError, LoopStoppedError, and what `post` throws
    */
   send<T extends MessageType<M>>(type: T, payload: M[T], options?: SendOptions): Promise<Message<M, T>> {
-    this.#e.metrics.posted++
-    return this.#e.pacing.send(type, payload, options)
+    return this.#e.entries.send(type, payload, options)
   }
 
   /**
@@ -176,8 +173,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
     payload: M[T],
     options?: RequestOptions,
   ): Promise<R> {
-    this.#e.metrics.posted++
-    return this.#e.request<R>(type, options, (post) => this.#e.admission.post(type, payload, post, true))
+    return this.#e.entries.request<R>(type, payload, options)
   }
 
   /**
@@ -215,9 +211,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
     delayMs: number,
     options?: PostOptions,
   ): DelayedMessage<M, T> {
-    this.#e.metrics.posted++
-    this.#e.admission.checkDelay(type, 'delayMs', delayMs)
-    return this.#e.admission.schedule(type, payload, this.#e.clock.now() + delayMs, options)
+    return this.#e.entries.schedule(type, payload, 'delayMs', delayMs, options)
   }
 
   /**
@@ -227,9 +221,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * @throws InvalidArgumentError for a non-finite `at`, and what `postDelayed` throws
    */
   postAt<T extends MessageType<M>>(type: T, payload: M[T], at: number, options?: PostOptions): DelayedMessage<M, T> {
-    this.#e.metrics.posted++
-    this.#e.admission.checkDelay(type, 'at', at)
-    return this.#e.admission.schedule(type, payload, at, options)
+    return this.#e.entries.schedule(type, payload, 'at', at, options)
   }
 
   /**
@@ -340,7 +332,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    */
   restore(snapshot: LoopSnapshot): number {
     this.#refuseIfStopping('restore a snapshot', true)
-    return restoreSnapshot(this.#e.restoreParts, snapshot)
+    return this.#e.entries.restore(snapshot)
   }
 
   /**
@@ -355,7 +347,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    */
   readmit(message: SnapshotMessage): Message<M> | undefined {
     this.#refuseIfStopping('re-admit a message', true)
-    return this.#e.readmit(message)
+    return this.#e.entries.readmit(message)
   }
 
   /**
@@ -383,7 +375,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * @returns a plain copy, or `undefined` when the message is not (or no longer) traced
    */
   trace(id: string): MessageTrace | undefined {
-    const seq = this.#e.seqOf(id)
+    const seq = this.#e.entries.seqOf(id)
     return seq === undefined ? undefined : this.#e.traces.find(seq)
   }
 

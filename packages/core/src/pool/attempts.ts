@@ -13,14 +13,14 @@
  * @module
  */
 import { type Attempt, FencedError, HandlerTimeoutError, type StallDetector, type Watchdog } from '@flowing/watchdog'
-import type { Admission } from '../admission/admission.js'
+import type { Entries } from '../admission/entries.js'
 import type { Pacing } from '../admission/pacing.js'
 import type { Clock } from '../contracts/clock.js'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../contracts/message.js'
 import type { ResolvedLoopOptions } from '../contracts/options.js'
 import type { HandlerContext } from '../dispatcher/handler.js'
 import type { Registry } from '../dispatcher/registry.js'
-import { HopLimitError, LoopAbortedError } from '../errors.js'
+import { LoopAbortedError } from '../errors.js'
 import type { Failures } from '../failure/failures.js'
 import { DuplicateSkip, type LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
@@ -48,7 +48,8 @@ export interface AttemptParts<M extends MessageMap> {
   readonly lifecycle: Lifecycle
   readonly registry: Registry<M>
   readonly queue: RunQueue
-  readonly admission: Admission<M>
+  /** The ways in: a handler's follow-ups enter there. */
+  readonly entries: Pick<Entries<M>, 'postFollowUp'>
   readonly pacing: Pacing<M>
   readonly outcomes: Outcomes<M>
   readonly failures: Failures<M>
@@ -280,12 +281,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     options: PostOptions | undefined,
     mode: 'throw' | 'result',
   ): Message<M, T> | PostResult<M, T> {
-    const { admission, metrics, options: o } = this.#p
-    metrics.posted++
-    const hops = parent.hops + 1
-    if (hops > o.maxHops) admission.refuseInput(type, new HopLimitError(type, hops, o.maxHops))
-    const from = { trace: parent.traceId, hops, headers: parent.headers }
-    return admission.post(type, payload, options, mode === 'throw', from) as Message<M, T> | PostResult<M, T>
+    return this.#p.entries.postFollowUp(parent, type, payload, options, mode)
   }
 
   /** The deadline of a message: per post, else per type, else the loop's — bounded for a breaker probe. */

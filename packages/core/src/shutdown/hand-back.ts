@@ -8,15 +8,10 @@
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
 import type { Clock, TimerHandle } from '../contracts/clock.js'
-import {
-  type LoopSnapshot,
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_VERSION,
-  type SnapshotMessage,
-  type SnapshotState,
-} from '../contracts/snapshot.js'
+import type { LoopSnapshot, SnapshotMessage, SnapshotState } from '../contracts/snapshot.js'
 import { NO_HEADERS } from '../headers.js'
 import type { Envelope } from '../internal/envelope.js'
+import { newSnapshot } from './snapshot.js'
 
 /** What a snapshot entry carries beyond the envelope. */
 export type EntryExtras = {
@@ -113,6 +108,6 @@ export class HandBack {
       .sort((a, b) => a.seq - b.seq)
       .map(({ dueAt, message }) => (dueAt === undefined ? message : { ...message, dueInMs: Math.max(0, dueAt - now) }))
     this.#entries.length = 0
-    return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, takenAt: Date.now(), drained: !this.#cut, messages }
+    return newSnapshot(this.#clock, messages, !this.#cut)
   }
 }

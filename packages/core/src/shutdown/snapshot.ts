@@ -5,6 +5,8 @@
  * @module
  */
 
+import { wallNow } from '../clock.js'
+import type { Clock } from '../contracts/clock.js'
 import type { AttemptRecord } from '../contracts/failures.js'
 import { MAX_PRIORITY } from '../contracts/priority.js'
 import {
@@ -39,6 +41,14 @@ const KEYS = new Set([
   'headers',
 ])
 
+/**
+ * The one way a snapshot is made — a stop's, a journal's recovered rows, one re-admitted message —
+ * stamped with the wall time of the loop's clock (`wallNow`), so a `VirtualClock` governs snapshot
+ * ages as it governs every other time.
+ */
+export function newSnapshot(clock: Clock, messages: SnapshotMessage[], drained: boolean): LoopSnapshot {
+  return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, takenAt: wallNow(clock), drained, messages }
+}
 /**
  * Checks that `value` is a whole snapshot of this format and version, field by field, and returns a
  * plain copy of it (payloads and checkpoints as given): every field is read once, so a getter or a
