@@ -149,9 +149,7 @@ function readmit<M extends MessageMap>(
     return () => events.emit('scheduled', message, dueAt)
   }
   if (sm.state === 'retry-scheduled') {
-    failures.retries.schedule(m, dueAt)
-    queue.keepPlace()
-    if (failures.ordered(m)) queue.claimKey(m) // later messages of its key wait, as before
+    failures.retries.restored(m, dueAt)
     return () => events.emit('retrying', message, { attempt: sm.attempts.length + 1, delayMs: dueAt - now, dueAt })
   }
   admission.insert(m, sm.attempts.length > 0 || sm.checkpoint !== undefined)

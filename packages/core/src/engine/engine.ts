@@ -27,7 +27,7 @@ import { Failures } from '../failure/failures.js'
 import { checkRetryOptions, mergeRetry } from '../failure/retry-policy.js'
 import { Traces } from '../failure/trace.js'
 import { Idempotency, LedgerSlot } from '../idempotency/ledger.js'
-import { Envelope, Where } from '../internal/envelope.js'
+import { type Envelope, Where } from '../internal/envelope.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
 import { PostExtras } from '../internal/post-extras.js'
 import { ReleasableClock } from '../internal/releasable-clock.js'
@@ -51,20 +51,21 @@ import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
 import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
-import type { CancelResult, Cancels } from '../requests/cancels.js'
+import { type CancelResult, Cancels } from '../requests/cancels.js'
 import { Requests } from '../requests/requests.js'
 import { HandBack } from '../shutdown/hand-back.js'
 import {
   breakerHolder,
   delayedHolder,
   type Holder,
+  holderList,
+  type LoopHolders,
   limitHolder,
   queueHolder,
-  retryHolder,
 } from '../shutdown/holders.js'
 import { Stopper } from '../shutdown/stopper.js'
 import { DelayedPosts } from '../timers/delayed-posts.js'
-import { newCancels, newFlowControl, newGate } from './flow-control.js'
+import { newFlowControl, newGate } from './flow-control.js'
 import { newAutoscaler, newPool, resizeByHand } from './scaling.js'
 import { newStallDetector, newTimeoutBreakers } from './watchers.js'
 
@@ -106,6 +107,7 @@ export class Engine<M extends MessageMap> {
   readonly handBack: HandBack
   // Every stage holding accepted messages outside the pool (a stop hands them over).
   readonly holders: readonly Holder[]
+  readonly #holders: LoopHolders
   readonly stopper: Stopper<M>
   // Flow control: rate limits, the dispatch gate, requests and per-message cancel.
   readonly limits: RateLimits
@@ -176,10 +178,11 @@ export class Engine<M extends MessageMap> {
     this.admission.connect(this.schedulePump, () => this.load())
     this.outcomes.watch(
       () =>
-        this.queue.length > 0 || this.pool.running > 0 || this.delayed.overdue > 0 || this.failures.retries.length > 0,
+        this.queue.length > 0 || this.pool.running > 0 || this.delayed.overdue > 0 || this.failures.retries.size > 0,
     )
-    this.cancels = newCancels(this)
-    this.holders = this.#newHolders()
+    this.#holders = this.#newHolders()
+    this.holders = holderList(this.#holders)
+    this.cancels = this.#newCancels()
     this.stopper = new Stopper<M>(this)
     this.#journalTransitions()
     this.stall?.start()
@@ -226,14 +229,6 @@ export class Engine<M extends MessageMap> {
     )
   }
 
-  /** `loop.cancel()`: by id (a scan of every holder) or by the message `post()` returned. */
-  cancel(message: unknown): CancelResult {
-    const seqOf = (id: unknown) => this.entries.seqOf(id)
-    const target = typeof message === 'string' ? this.cancels.find(seqOf(message) ?? -1) : message
-    if (!(target instanceof Envelope) || seqOf(target.id) === undefined) return 'unknown'
-    return this.cancels.cancel(target, 'loop.cancel()')
-  }
-
   /** A type was registered: breakers start watching if it has one. */
   registered(type: string): void {
     if (this.registry.breakerFor(type) !== undefined) this.failures.enableBreakers()
@@ -269,7 +264,7 @@ export class Engine<M extends MessageMap> {
         zombies: this.watchdog.zombieCount,
         delayed: this.delayed.scheduled,
         overdue: this.delayed.overdue,
-        retrying: this.failures.retries.length,
+        retrying: this.failures.retries.size,
         held: this.queue.held,
         deadLetters: this.failures.deadLetters.size,
         fill: load.queued / load.capacity,
@@ -327,15 +322,30 @@ export class Engine<M extends MessageMap> {
     })
   }
 
-  // Every stage holding accepted messages outside the pool, for a stop.
-  #newHolders(): Holder[] {
-    return [
-      retryHolder(this.failures.retries, this.queue),
-      breakerHolder(this.failures.circuits, this.queue),
-      limitHolder(this.limits, this.queue),
-      delayedHolder(this.delayed),
-      queueHolder(this.queue),
-    ]
+  // Every stage holding accepted messages outside the pool: for a stop, a cancel, a search.
+  #newHolders(): LoopHolders {
+    return {
+      retries: this.failures.retries,
+      breakers: breakerHolder(this.failures.circuits, this.queue),
+      limits: limitHolder(this.limits, this.queue),
+      delayed: delayedHolder(this.delayed),
+      queue: queueHolder(this.queue),
+    }
+  }
+
+  // Per-message cancel, wherever the message waits.
+  #newCancels(): Cancels<M> {
+    return new Cancels<M>({
+      holders: this.#holders,
+      queue: this.queue,
+      outcomes: this.outcomes,
+      running: () => this.pool.attempts(),
+      roomFreed: () => {
+        this.pacing.roomFreed()
+        this.admission.queueChanged()
+      },
+      seqOf: (id) => this.entries.seqOf(id),
+    })
   }
 
   // The parts most stages share.
@@ -389,7 +399,7 @@ export class Engine<M extends MessageMap> {
         outcomes: this.outcomes,
         deadLetters,
         wheel: this.wheel as DeadlineScheduler<Envelope>,
-        entered: () => this.admission.queueChanged(),
+        pump: this.schedulePump,
         failureExit: (report) => this.stopper.failureExit(report),
         limits: this.limits,
       },

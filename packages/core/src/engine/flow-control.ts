@@ -43,18 +43,6 @@ export interface FlowParts<M extends MessageMap> {
   readonly schedulePump: () => void
 }
 
-/** The stages a cancel reaches. */
-export interface CancelSources<M extends MessageMap> {
-  readonly queue: RunQueue
-  readonly failures: Failures<M>
-  readonly limits: RateLimits
-  readonly delayed: DelayedPosts
-  readonly outcomes: Outcomes<M>
-  readonly pool: { attempts(): AttemptContext<M>[] }
-  readonly pacing: { roomFreed(): boolean }
-  readonly admission: { queueChanged(): void }
-}
-
 const NONE: readonly RateRule[] = []
 
 /** The loop's rate-limit stage, with the run queue's hooks set. */
@@ -128,22 +116,5 @@ export function newGate<M extends MessageMap>(
     changed: (change) => e.events.emit('gate', change),
     pump: e.schedulePump,
     waiting: () => e.queue.length > 0,
-  })
-}
-
-// Per-message cancel, wherever the message waits.
-export function newCancels<M extends MessageMap>(e: CancelSources<M>): Cancels<M> {
-  return new Cancels<M>({
-    queue: e.queue,
-    circuits: e.failures.circuits,
-    limits: e.limits,
-    delayed: e.delayed,
-    retries: e.failures.retries,
-    outcomes: e.outcomes,
-    running: () => e.pool.attempts(),
-    roomFreed: () => {
-      e.pacing.roomFreed()
-      e.admission.queueChanged()
-    },
   })
 }

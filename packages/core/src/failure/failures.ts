@@ -29,12 +29,12 @@ import type { RateLimits } from '../limits/rate-limits.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { Outcomes } from '../outcomes/outcomes.js'
 import type { RunQueue } from '../queue/run-queue.js'
-import { DelayedPosts } from '../timers/delayed-posts.js'
 import { Alerts } from './alerts.js'
 import { Circuits } from './circuits.js'
 import { classify, errorInfo } from './classify.js'
 import { deadLetterOf } from './dead-letter-of.js'
 import type { DeadLetterStore } from './dead-letters.js'
+import { Retries } from './retries.js'
 import { attemptsAllowed, backoff, guardRandom, mergeRetry, type RetryPolicy } from './retry-policy.js'
 import { SlidingWindow } from './sliding-window.js'
 import type { Trace, Traces } from './trace.js'
@@ -54,8 +54,8 @@ export interface FailureParts<M extends MessageMap> {
   readonly extras: PostExtras
   /** The loop's shared timing wheel (retries back off on it). */
   readonly wheel: DeadlineScheduler<Envelope>
-  /** A message entered the queue: pressure follows, a pump is scheduled. */
-  entered(): void
+  /** Messages that kept their places re-entered the queue (a due retry, a breaker's release): pump. */
+  pump(): void
   /** The failure rate passed the `failureExit` threshold. */
   failureExit(report: FailureExitReport): void
   /** The rate limits (a `RateLimitError` pauses its route there). */
@@ -67,7 +67,7 @@ export class Failures<M extends MessageMap> {
   /** Per-message traces (the loop's, shared with the outcomes). */
   readonly traces: Traces
   /** Messages backing off before a retry (on the shared wheel), and due ones waiting for room. */
-  readonly retries: DelayedPosts
+  readonly retries: Retries
   /** The per-route breakers. */
   readonly circuits: Circuits
   /** The in-memory dead-letter store. */
@@ -93,22 +93,20 @@ export class Failures<M extends MessageMap> {
     })
     this.traces = host.traces
     this.deadLetters = host.deadLetters
-    this.retries = new DelayedPosts(
-      host.wheel,
-      {
-        enterDue: (m) => {
-          this.reenter(m) // it kept its place in the queue: no room needed
-          return true
-        },
-        cancelled: () => {},
+    this.retries = new Retries(host.wheel, host.queue, {
+      ordered: (m) => this.ordered(m),
+      requeued: (m, now) => {
+        this.traces.note(m, 'queued', now, this.attemptOf(m))
+        host.events.emit('requeued', m as unknown as Message<M>, this.attemptOf(m))
       },
-      Where.Backoff,
-    )
+      pump: host.pump,
+      now: () => host.clock.now(),
+    })
     this.circuits = new Circuits(host.clock, compare, (type) => this.#circuitPolicy(type), {
       release: (m) => {
         host.queue.resume(m)
         this.traces.note(m, 'queued', host.clock.now(), undefined, 'released by its breaker')
-        host.entered()
+        host.pump() // it kept its place: the queue's length did not change
       },
       held: (m, route) => {
         host.queue.markHeld(m) // first: a listener of `held` may call back into the loop
@@ -236,15 +234,11 @@ export class Failures<M extends MessageMap> {
   }
 
   #scheduleRetry(m: Envelope, t: Trace, policy: RetryPolicy, attempt: number, now: number): RetryScheduled {
-    const { queue, metrics } = this.#h
     const delayMs = backoff(policy, attempt, t.lastDelayMs || policy.baseMs, this.#random)
     t.lastDelayMs = delayMs
     const dueAt = now + delayMs
-    if (policy.order === 'ordered' && m.key !== undefined) queue.keepKey(m)
-    else if (m.key !== undefined) queue.release(m.key)
-    queue.keepPlace()
-    metrics.retried++
-    this.retries.schedule(m, dueAt)
+    this.#h.metrics.retried++
+    this.retries.backOff(m, dueAt)
     t.note('retry-scheduled', now, attempt + 1, `${Math.round(delayMs)} ms`)
     return { attempt: attempt + 1, delayMs, dueAt }
   }
@@ -252,21 +246,6 @@ export class Failures<M extends MessageMap> {
   /** Whether a retry of `m` keeps its key (keyed, ordered policy). */
   ordered(m: Envelope): boolean {
     return m.key !== undefined && this.#policyOf(m).order === 'ordered'
-  }
-
-  /** A retry is due and there is room: it enters the queue (an ordered one ahead of its key's later messages). */
-  reenter(m: Envelope): void {
-    const { queue, clock } = this.#h
-    const now = clock.now()
-    queue.releasePlace()
-    if (this.ordered(m)) queue.resume(m)
-    else {
-      m.postedAt = now // behind what arrived meanwhile: never back at the head of the queue
-      queue.reenter(m)
-    }
-    this.traces.note(m, 'queued', now, this.attemptOf(m))
-    this.#h.events.emit('requeued', m as unknown as Message<M>, this.attemptOf(m))
-    this.#h.entered()
   }
 
   /** The loop stopped: alerts not sent yet go out now, timers are cleared. */

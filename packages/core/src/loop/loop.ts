@@ -185,7 +185,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * @returns `cancelled`, `aborted` (it was running), or `unknown` (finished, or not this loop's)
    */
   cancel(message: string | Message<M>): CancelResult {
-    return this.#e.cancel(message)
+    return this.#e.cancels.byUser(message)
   }
 
   /**

@@ -17,26 +17,24 @@
 
 import type { MessageMap } from '../contracts/message.js'
 import { MessageCancelledError } from '../errors.js'
-import type { Circuits } from '../failure/circuits.js'
-import { type Envelope, Where } from '../internal/envelope.js'
-import type { RateLimits } from '../limits/rate-limits.js'
-import type { Outcomes } from '../outcomes/outcomes.js'
+import { Envelope, Where } from '../internal/envelope.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
-import type { RunQueue } from '../queue/run-queue.js'
-import type { DelayedPosts } from '../timers/delayed-posts.js'
+import { holderList, type LoopHolders } from '../shutdown/holders.js'
 
 /** What a cancel touches. */
 export interface CancelParts<M extends MessageMap> {
-  readonly queue: RunQueue
-  readonly circuits: Circuits
-  readonly limits: RateLimits
-  readonly delayed: DelayedPosts
-  readonly retries: DelayedPosts
-  readonly outcomes: Outcomes<M>
+  /** Every holder of waiting messages (one port: find, remove). */
+  readonly holders: LoopHolders
+  /** A cancelled message leaves its key group's lane (before its outcome forgets its group). */
+  readonly queue: { vacated(m: Envelope): void }
+  /** Where a cancelled message ends. */
+  readonly outcomes: { cancelled(m: Envelope): void; idleCheck(): void }
   /** The attempts running now. */
   running(): readonly AttemptContext<M>[]
   /** A queued message left: room for producers, pressure levels. */
   roomFreed(): void
+  /** The post number of one of this loop's ids (undefined for anything else). */
+  seqOf(id: unknown): number | undefined
 }
 
 /**
@@ -56,6 +54,14 @@ export class Cancels<M extends MessageMap> {
     this.#p = parts
   }
 
+  /** `loop.cancel()`: by id (a scan of every holder) or by the message `post()` returned. */
+  byUser(message: unknown): CancelResult {
+    const { seqOf } = this.#p
+    const target = typeof message === 'string' ? this.find(seqOf(message) ?? -1) : message
+    if (!(target instanceof Envelope) || seqOf(target.id) === undefined) return 'unknown'
+    return this.cancel(target, 'loop.cancel()')
+  }
+
   /**
    * Cancels `m`; `why` becomes the abort reason's message (a running handler sees a
    * `MessageCancelledError`, or `reason` when given).
@@ -65,7 +71,7 @@ export class Cancels<M extends MessageMap> {
     const where = m.where
     if (where === Where.Running) return this.#abort(m, reason ?? new MessageCancelledError(m.id, why))
     if (where === Where.Delayed || where === Where.Overdue) {
-      return p.delayed.cancelMessage(m) ? 'cancelled' : 'unknown'
+      return p.holders.delayed.remove(m) ? 'cancelled' : 'unknown' // its handle records the outcome
     }
     if (!this.#takeOut(m)) return 'unknown'
     // Before the outcome, which forgets the message's group: its group's lane must not wait for it.
@@ -78,37 +84,26 @@ export class Cancels<M extends MessageMap> {
 
   // Takes a waiting message out of its holder; false when no holder has it.
   #takeOut(m: Envelope): boolean {
-    const p = this.#p
+    const h = this.#p.holders
     switch (m.where) {
       case Where.Held:
-        p.circuits.remove(m)
-        p.queue.forget(m)
-        return true
+        return h.breakers.remove(m)
       case Where.Limited:
-        p.limits.remove(m)
-        p.queue.forget(m)
-        return true
+        return h.limits.remove(m)
       case Where.Backoff:
-        p.retries.cancelMessage(m)
-        p.queue.forget(m)
-        p.queue.releasePlace()
-        return true
+        return h.retries.remove(m)
       default:
-        return p.queue.remove(m)
+        return h.queue.remove(m)
     }
   }
 
   /** The live message with post number `seq`, wherever it is (a scan of every holder). */
   find(seq: number): Envelope | undefined {
-    const p = this.#p
-    return (
-      p.queue.find(seq) ??
-      p.circuits.find(seq) ??
-      p.limits.find(seq) ??
-      p.delayed.find(seq) ??
-      p.retries.find(seq) ??
-      p.running().find((ctx) => ctx.envelope.seq === seq)?.envelope
-    )
+    for (const holder of holderList(this.#p.holders)) {
+      const m = holder.find(seq)
+      if (m !== undefined) return m
+    }
+    return this.#p.running().find((ctx) => ctx.envelope.seq === seq)?.envelope
   }
 
   #abort(m: Envelope, reason: unknown): CancelResult {

@@ -26,12 +26,38 @@ export interface HeldMessage {
   readonly dueAt?: number
 }
 
-/** A stage holding accepted messages that are not running. */
+/** A stage holding accepted messages that are not running: a stop, a cancel and a search use it. */
 export interface Holder {
   /** Messages held now. */
   readonly size: number
   /** Takes every message out (none is left to act on), in no particular order. */
   takeAll(): HeldMessage[]
+  /** The held message with post number `seq`, if this holder has it. */
+  find(seq: number): Envelope | undefined
+  /**
+   * Takes `m` out (a cancel) with the queue place and key it kept; its outcome is the caller's
+   * (a delayed message's cancel records it). False when this holder does not have `m`.
+   */
+  remove(m: Envelope): boolean
+}
+
+/** Every holder of one loop, by what it holds. */
+export interface LoopHolders {
+  /** Failed messages backing off before a retry. */
+  readonly retries: Holder
+  /** Messages held by their route's open circuit breaker. */
+  readonly breakers: Holder
+  /** Messages waiting for a rate limit. */
+  readonly limits: Holder
+  /** Delayed messages, scheduled or overdue. */
+  readonly delayed: Holder
+  /** Ready, parked and unparked messages. */
+  readonly queue: Holder
+}
+
+/** The holders in the order a stop takes them over. */
+export function holderList(h: LoopHolders): readonly Holder[] {
+  return [h.retries, h.breakers, h.limits, h.delayed, h.queue]
 }
 
 /**
@@ -54,21 +80,8 @@ export function queueHolder(queue: RunQueue): Holder {
       return queue.length - queue.away - queue.held - queue.limited
     },
     takeAll: () => queue.clear().map((m) => ({ m, state: 'queued' as const })),
-  }
-}
-
-/** Failed messages backing off before a retry (they keep their place in the queue meanwhile). */
-export function retryHolder(retries: DelayedPosts, queue: RunQueue): Holder {
-  return {
-    get size() {
-      return retries.length
-    },
-    takeAll: () =>
-      retries.takeAll(true).map(({ m, dueAt }) => {
-        queue.forget(m) // an ordered retry's key moves on
-        queue.releasePlace()
-        return { m, state: 'retry-scheduled' as const, dueAt }
-      }),
+    find: (seq) => queue.find(seq),
+    remove: (m) => queue.remove(m),
   }
 }
 
@@ -84,7 +97,12 @@ export function limitHolder(limits: RateLimits, queue: RunQueue): Holder {
 
 // A stage whose messages keep their keys claimed while they wait there.
 function keyKeepingHolder(
-  stage: { readonly held: number; clear(): Envelope[] },
+  stage: {
+    readonly held: number
+    clear(): Envelope[]
+    find(seq: number): Envelope | undefined
+    remove(m: Envelope): boolean
+  },
   queue: RunQueue,
   state: 'held' | 'queued',
 ): Holder {
@@ -97,6 +115,12 @@ function keyKeepingHolder(
         queue.forget(m) // the key it kept moves on
         return { m, state }
       }),
+    find: (seq) => stage.find(seq),
+    remove: (m) => {
+      if (!stage.remove(m)) return false
+      queue.forget(m) // the key it kept moves on
+      return true
+    },
   }
 }
 
@@ -107,5 +131,7 @@ export function delayedHolder(delayed: DelayedPosts): Holder {
       return delayed.length
     },
     takeAll: () => delayed.takeAll(true).map(({ m, dueAt }) => ({ m, state: 'delayed' as const, dueAt })),
+    find: (seq) => delayed.find(seq),
+    remove: (m) => delayed.cancelMessage(m), // through its handle: the outcome `cancelled` is recorded there
   }
 }
