@@ -66,10 +66,9 @@ import {
 import { Stopper } from '../shutdown/stopper.js'
 import { DelayedPosts } from '../timers/delayed-posts.js'
 import { newFlowControl, newGate } from './flow-control.js'
+import { LoopBacks } from './loop-backs.js'
 import { newAutoscaler, newPool, resizeByHand } from './scaling.js'
 import { newStallDetector, newTimeoutBreakers } from './watchers.js'
-
-const RESOLVED = Promise.resolve()
 
 /** One loop's stages. The public `Loop` is a front over this. */
 export class Engine<M extends MessageMap> {
@@ -114,17 +113,10 @@ export class Engine<M extends MessageMap> {
   readonly gate: DispatchGate | undefined
   readonly requests: Requests
   readonly cancels: Cancels<M>
-  // A pump is queued on the microtask queue; posts in one synchronous burst share it.
-  #pumpScheduled = false
-  readonly #pumpNow = (): void => {
-    this.#pumpScheduled = false
-    this.pool.pump()
-  }
-  readonly schedulePump = (): void => {
-    if (this.#pumpScheduled) return
-    this.#pumpScheduled = true
-    RESOLVED.then(this.#pumpNow) // a resolved-promise hop: ~3× cheaper than queueMicrotask in Node
-  }
+  // The edges against the build order, bound once every stage exists.
+  readonly #backs = new LoopBacks<M>()
+  /** Schedules the pool's next pass (one per synchronous burst of posts). */
+  readonly schedulePump = this.#backs.schedulePump
 
   /**
    * @param options - the user's options (validated here)
@@ -147,34 +139,31 @@ export class Engine<M extends MessageMap> {
     this.ledger = new LedgerSlot(() => this.#newLedger(), o.idempotency !== undefined)
     this.wheel = this.#newWheel()
     const scheduler = this.wheel as DeadlineScheduler<Envelope>
-    this.handBack = new HandBack(this.clock, () => this.stopper.cutOff())
-    const deadLetters = new DeadLetterStore(
-      o.deadLetters.maxSize,
-      (letter) => this.entries.replay(letter, false) as never,
-    )
-    this.requests = new Requests(this.clock, (m, why) => this.cancels.cancel(m, why))
+    const backs = this.#backs
+    this.handBack = new HandBack(this.clock, backs.cutOff)
+    const deadLetters = new DeadLetterStore(o.deadLetters.maxSize, backs.replay as never)
+    this.requests = new Requests(this.clock, backs.cancel)
     this.outcomes = this.#newOutcomes(deadLetters)
-    this.limits = newFlowControl(this, urgency)
-    this.gate = newGate(this)
-    this.delayed = new DelayedPosts(
-      scheduler,
-      { enterDue: (m) => this.admission.enterDue(m), cancelled: (m) => this.outcomes.cancelled(m) },
-      Where.Delayed,
-    )
-    this.breakers = newTimeoutBreakers(this)
+    const { registry, queue, extras, traces, metrics } = this
+    const flow = { options: o, clock: this.clock, events, registry, queue, extras, traces, metrics }
+    this.limits = newFlowControl({ ...flow, wheel: this.wheel, schedulePump: backs.schedulePump }, urgency)
+    const gated = { options: o, events, queue, limits: this.limits, lingering: this.lingering }
+    this.gate = newGate({ ...gated, schedulePump: backs.schedulePump })
+    const cancelled = (m: Envelope) => this.outcomes.cancelled(m)
+    this.delayed = new DelayedPosts(scheduler, { enterDue: backs.enterDue, cancelled }, Where.Delayed)
+    this.breakers = newTimeoutBreakers({ options: o, clock: this.clock, events })
     const bp = o.backpressure
-    this.pressure =
-      bp === false ? undefined : new LoopPressure(bp, o.capacity, this.clock, (t) => this.pacing.onPressure(t))
+    this.pressure = bp === false ? undefined : new LoopPressure(bp, o.capacity, this.clock, backs.onPressure)
     this.admission = new Admission<M>(this)
     this.pacing = new Pacing<M>(this)
     this.failures = this.#newFailures(deadLetters, urgency)
     this.outcomes.observeSuccesses(this.failures)
     this.entries = this.#newEntries()
     this.watchdog = this.#newWatchdog()
-    this.stall = newStallDetector(this)
+    this.stall = newStallDetector({ ...gated, clock: this.clock, gate: this.gate, running: backs.running })
     this.attempts = new Attempts<M>(this)
-    this.pool = newPool(this)
-    this.autoscaler = newAutoscaler(this)
+    this.pool = newPool({ options: o, attempts: this.attempts, lingering: this.lingering })
+    this.autoscaler = newAutoscaler(this.#scaling())
     this.admission.connect(this.schedulePump, () => this.load())
     this.outcomes.watch(
       () =>
@@ -186,6 +175,8 @@ export class Engine<M extends MessageMap> {
     this.stopper = new Stopper<M>(this)
     this.#journalTransitions()
     this.stall?.start()
+    const { stopper, entries, cancels, admission, pacing, pool } = this
+    backs.bind({ stopper, entries, cancels, admission, pacing, pool })
     if (this.lifecycle.state === 'running') this.stopper.armTimeLimit() // autoStart: running from now
   }
 
@@ -339,7 +330,7 @@ export class Engine<M extends MessageMap> {
       holders: this.#holders,
       queue: this.queue,
       outcomes: this.outcomes,
-      running: () => this.pool.attempts(),
+      running: this.#backs.running,
       roomFreed: () => {
         this.pacing.roomFreed()
         this.admission.queueChanged()
@@ -364,7 +355,13 @@ export class Engine<M extends MessageMap> {
 
   /** `loop.resize()`: a manual count turns the autoscaler off for good; a change emits `workers`. */
   resize(workers: number): void {
-    resizeByHand(this, workers)
+    resizeByHand({ ...this.#scaling(), autoscaler: this.autoscaler }, workers)
+  }
+
+  // What the worker count's owners (the autoscaler, a manual resize) read and move.
+  #scaling() {
+    const { options, clock, lingering, queue, pool, metrics, lifecycle, events } = this
+    return { options, clock, lingering, queue, pool, metrics, lifecycle, events }
   }
 
   // The idempotency ledger (made when first needed): its finished keys are journaled with a store.
@@ -400,7 +397,7 @@ export class Engine<M extends MessageMap> {
         deadLetters,
         wheel: this.wheel as DeadlineScheduler<Envelope>,
         pump: this.schedulePump,
-        failureExit: (report) => this.stopper.failureExit(report),
+        failureExit: this.#backs.failureExit,
         limits: this.limits,
       },
       urgency.compare,
@@ -413,7 +410,7 @@ export class Engine<M extends MessageMap> {
       timers: this.clock,
       scheduler: this.wheel as DeadlineScheduler<Attempt>,
       graceMs: this.options.graceMs,
-      onTimeout: (attempt, error) => this.pool.detach((ctx) => ctx.guard === attempt, error, true),
+      onTimeout: this.#backs.timedOut,
     })
   }
 

@@ -107,9 +107,14 @@ export function newFlowControl<M extends MessageMap>(p: FlowParts<M>, urgency: U
 }
 
 // The resource gate and the loop-wide budgets, asked before every start (when there are any).
-export function newGate<M extends MessageMap>(
-  e: FlowParts<M> & { readonly limits: RateLimits; readonly lingering: Clock },
-): DispatchGate | undefined {
+export function newGate<M extends MessageMap>(e: {
+  readonly options: ResolvedLoopOptions
+  readonly events: LoopEmitter<M>
+  readonly queue: RunQueue
+  readonly limits: RateLimits
+  readonly lingering: Clock
+  readonly schedulePump: () => void
+}): DispatchGate | undefined {
   const gate = e.options.gate
   if (gate === false && !e.limits.gated) return undefined
   return new DispatchGate(e.limits, gate, e.lingering, {

@@ -38,7 +38,8 @@ export function newStallDetector<M extends MessageMap>(
   p: WatcherParts<M> & {
     readonly queue: RunQueue
     readonly gate: { holds(): boolean } | undefined
-    readonly pool: { attempts(): AttemptContext<M>[] }
+    /** The attempts running now. */
+    running(): AttemptContext<M>[]
   },
 ): StallDetector | undefined {
   const stall = p.options.stall
@@ -48,6 +49,6 @@ export function newStallDetector<M extends MessageMap>(
     timers: p.clock,
     onStall: (report) => p.events.emit('stall', report),
     busy: () => p.queue.length > p.queue.limited && p.gate?.holds() !== true,
-    describeRunning: () => p.pool.attempts().map((ctx) => ctx.describe(p.clock.now())),
+    describeRunning: () => p.running().map((ctx) => ctx.describe(p.clock.now())),
   })
 }

@@ -1,0 +1,91 @@
+/**
+ * The loop-backs: the few edges that run against the build order, where a stage built early must
+ * reach one built after it. They are declared here once, as narrow ports, and bound once every stage
+ * exists ({@link LoopBacks.bind}); a call before that is an internal error, never a silent no-op.
+ *
+ * ```
+ *  early stage               ──loop-back──▶   later stage
+ *  hand-back's deadline      cutOff           the stopper
+ *  the failure stage         failureExit      the stopper
+ *  the dead-letter store     replay           the ways in (a replay is a new post)
+ *  a request that gave up    cancel           per-message cancel
+ *  the delayed posts         enterDue         admission (a due message enters under the policy)
+ *  the pressure gauge        onPressure       pacing (producers waiting for room)
+ *  the watchdog              detach           the pool (a timed-out attempt leaves its slot)
+ *  admission, retries, …     schedulePump     the pool's next pass (one microtask per burst)
+ *  stall, cancels            running          the pool's attempts
+ * ```
+ *
+ * @module
+ */
+import type { PressureTransition } from '@flowing/backpressure'
+import type { Attempt } from '@flowing/watchdog'
+import type { DeadLetter, FailureExitReport } from '../contracts/failures.js'
+import type { MessageMap } from '../contracts/message.js'
+import type { Envelope } from '../internal/envelope.js'
+import type { AttemptContext } from '../pool/attempt-context.js'
+
+const RESOLVED = Promise.resolve()
+
+/** The stages the loop-backs reach, bound at the end of construction. */
+export interface LoopBackTargets<M extends MessageMap> {
+  readonly stopper: { cutOff(): void; failureExit(report: FailureExitReport): void }
+  readonly entries: { replay(letter: DeadLetter, throws: boolean): unknown }
+  readonly cancels: { cancel(m: Envelope, why: string): unknown }
+  readonly admission: { enterDue(m: Envelope): boolean }
+  readonly pacing: { onPressure(transition: PressureTransition): void }
+  readonly pool: {
+    pump(): void
+    attempts(): AttemptContext<M>[]
+    detach(which: (ctx: AttemptContext<M>) => boolean, error: unknown, hold: boolean): boolean
+  }
+}
+
+/** The loop-backs of one loop (see the module). */
+export class LoopBacks<M extends MessageMap> {
+  #targets: LoopBackTargets<M> | undefined
+  // A pump is queued on the microtask queue; posts in one synchronous burst share it.
+  #pumpScheduled = false
+  readonly #pumpNow = (): void => {
+    this.#pumpScheduled = false
+    this.#to.pool.pump()
+  }
+
+  /** Binds every loop-back, once, when the last stage exists. */
+  bind(targets: LoopBackTargets<M>): void {
+    if (this.#targets !== undefined) throw new Error('Flowing internal error: the loop-backs are bound twice')
+    this.#targets = targets
+  }
+
+  get #to(): LoopBackTargets<M> {
+    const targets = this.#targets
+    if (targets === undefined) throw new Error('Flowing internal error: a loop-back ran before the loop was built')
+    return targets
+  }
+
+  /** Schedules the pool's next pass: one resolved-promise hop per synchronous burst (~3× cheaper than `queueMicrotask`). */
+  readonly schedulePump = (): void => {
+    if (this.#pumpScheduled) return
+    this.#pumpScheduled = true
+    RESOLVED.then(this.#pumpNow)
+  }
+
+  /** The attempts running now. */
+  readonly running = (): AttemptContext<M>[] => this.#to.pool.attempts()
+  /** A stop's deadline passed. */
+  readonly cutOff = (): void => this.#to.stopper.cutOff()
+  /** The failure rate passed the `failureExit` threshold. */
+  readonly failureExit = (report: FailureExitReport): void => this.#to.stopper.failureExit(report)
+  /** Replays a dead letter as a new post. */
+  readonly replay = (letter: DeadLetter): unknown => this.#to.entries.replay(letter, false)
+  /** Cancels a waiting or running message. */
+  readonly cancel = (m: Envelope, why: string): unknown => this.#to.cancels.cancel(m, why)
+  /** A delayed message came due: it enters under the overflow policy in force; false: no room yet. */
+  readonly enterDue = (m: Envelope): boolean => this.#to.admission.enterDue(m)
+  /** The pressure level changed. */
+  readonly onPressure = (transition: PressureTransition): void => this.#to.pacing.onPressure(transition)
+  /** A handler deadline passed: its attempt leaves its slot. */
+  readonly timedOut = (attempt: Attempt, error: unknown): void => {
+    this.#to.pool.detach((ctx) => ctx.guard === attempt, error, true)
+  }
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest'
+import type { MessageMap } from '../src/contracts/message.js'
+import { LoopBacks, type LoopBackTargets } from '../src/engine/loop-backs.js'
+
+/** Targets that record what reached them. */
+function targets(calls: string[]): LoopBackTargets<MessageMap> {
+  return {
+    stopper: { cutOff: () => calls.push('cutOff'), failureExit: () => calls.push('failureExit') },
+    entries: { replay: () => calls.push('replay') },
+    cancels: { cancel: (_m, why) => calls.push(`cancel ${why}`) },
+    admission: { enterDue: () => calls.push('enterDue') > 0 },
+    pacing: { onPressure: () => calls.push('onPressure') },
+    pool: { pump: () => calls.push('pump'), attempts: () => [], detach: () => calls.push('detach') > 0 },
+  }
+}
+
+describe('LoopBacks', () => {
+  it('refuses a loop-back that runs before the loop is built, loudly', () => {
+    const backs = new LoopBacks<MessageMap>()
+    expect(() => backs.cutOff()).toThrow('Flowing internal error: a loop-back ran before the loop was built')
+    expect(() => backs.running()).toThrow(/before the loop was built/)
+  })
+
+  it('binds once: a second bind is an internal error', () => {
+    const backs = new LoopBacks<MessageMap>()
+    backs.bind(targets([]))
+    expect(() => backs.bind(targets([]))).toThrow('Flowing internal error: the loop-backs are bound twice')
+  })
+
+  it('reaches the bound stages, and schedules one pump per synchronous burst', async () => {
+    const calls: string[] = []
+    const backs = new LoopBacks<MessageMap>()
+    backs.bind(targets(calls))
+    backs.cutOff()
+    backs.cancel(undefined as never, 'why')
+    for (let i = 0; i < 5; i++) backs.schedulePump()
+    expect(calls).toEqual(['cutOff', 'cancel why'])
+    await Promise.resolve()
+    expect(calls).toEqual(['cutOff', 'cancel why', 'pump'])
+    backs.schedulePump()
+    await Promise.resolve()
+    expect(calls.filter((c) => c === 'pump')).toHaveLength(2)
+  })
+})
