@@ -134,9 +134,11 @@ export class Engine<M extends MessageMap> {
     this.queue = new RunQueue(o.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency), urgency)
     this.traces = new Traces(o.traces === 'all', o.keepTraces)
     this.lifecycle = new Lifecycle(o.autoStart, (next, previous) => events.emit('state', next, previous))
-    this.journal = o.store === undefined ? undefined : new Journal<M>(o.store, this)
+    this.ledger = new LedgerSlot(() => this.#newLedger(), o.idempotency !== undefined) // made when first needed
+    const { clock, extras, traces, ledger } = this
+    this.journal =
+      o.store === undefined ? undefined : new Journal<M>(o.store, { clock, events, extras, traces, ledger })
     this.keys = this.journal !== undefined && o.idempotency?.store === undefined ? this.#newKeys() : undefined
-    this.ledger = new LedgerSlot(() => this.#newLedger(), o.idempotency !== undefined)
     this.wheel = this.#newWheel()
     const scheduler = this.wheel as DeadlineScheduler<Envelope>
     const backs = this.#backs
@@ -144,8 +146,8 @@ export class Engine<M extends MessageMap> {
     const deadLetters = new DeadLetterStore(o.deadLetters.maxSize, backs.replay as never)
     this.requests = new Requests(this.clock, backs.cancel)
     this.outcomes = this.#newOutcomes(deadLetters)
-    const { registry, queue, extras, traces, metrics } = this
-    const flow = { options: o, clock: this.clock, events, registry, queue, extras, traces, metrics }
+    const { registry, queue, metrics } = this
+    const flow = { options: o, clock, events, registry, queue, extras, traces, metrics }
     this.limits = newFlowControl({ ...flow, wheel: this.wheel, schedulePump: backs.schedulePump }, urgency)
     const gated = { options: o, events, queue, limits: this.limits, lingering: this.lingering }
     this.gate = newGate({ ...gated, schedulePump: backs.schedulePump })
@@ -155,7 +157,7 @@ export class Engine<M extends MessageMap> {
     const bp = o.backpressure
     this.pressure = bp === false ? undefined : new LoopPressure(bp, o.capacity, this.clock, backs.onPressure)
     this.admission = new Admission<M>(this)
-    this.pacing = new Pacing<M>(this)
+    this.pacing = this.#newPacing()
     this.failures = this.#newFailures(deadLetters, urgency)
     this.outcomes.observeSuccesses(this.failures)
     this.entries = this.#newEntries()
@@ -356,6 +358,12 @@ export class Engine<M extends MessageMap> {
   /** `loop.resize()`: a manual count turns the autoscaler off for good; a change emits `workers`. */
   resize(workers: number): void {
     resizeByHand({ ...this.#scaling(), autoscaler: this.autoscaler }, workers)
+  }
+
+  // Producers waiting for room (`send`, `ready`), overdue delayed messages, pressure transitions.
+  #newPacing(): Pacing<M> {
+    const { options, clock, lifecycle, registry, queue, delayed, admission, pressure, events } = this
+    return new Pacing<M>({ options, clock, lifecycle, registry, queue, delayed, admission, pressure, events })
   }
 
   // What the worker count's owners (the autoscaler, a manual resize) read and move.
