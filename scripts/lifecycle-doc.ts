@@ -48,9 +48,12 @@ export function lifecycleNames(files: ReadonlyMap<string, string>): { kinds: Kin
           if (ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal)) found.outcome.push(t.literal.text)
         }
         from.outcome = path
-      } else if (isHolder(node, source)) {
-        found.holder.push((node as { name: ts.Identifier }).name.text)
-        from.holder.add(path)
+      } else {
+        const holder = holderName(node, source)
+        if (holder !== undefined) {
+          found.holder.push(holder)
+          from.holder.add(path)
+        }
       }
       ts.forEachChild(node, visit)
     }
@@ -69,19 +72,21 @@ export function lifecycleNames(files: ReadonlyMap<string, string>): { kinds: Kin
   return { kinds, problems }
 }
 
-// A holder: a function whose return type is `Holder`, a class implementing `Holder`, a constant typed `Holder`.
-function isHolder(node: ts.Node, source: ts.SourceFile): boolean {
+// A holder's name: an exported function returning `Holder`, a class implementing it, a constant typed
+// as one. A private helper that builds holders (keyKeepingHolder) is not one itself.
+function holderName(node: ts.Node, source: ts.SourceFile): string | undefined {
   if (ts.isFunctionDeclaration(node)) {
-    // Exported only: a private helper that builds holders (keyKeepingHolder) is not one itself.
     const exported = node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) === true
-    return exported && node.name !== undefined && node.type?.getText(source) === 'Holder'
+    return exported && node.type?.getText(source) === 'Holder' ? node.name?.text : undefined
   }
   if (ts.isClassDeclaration(node)) {
     const implemented = node.heritageClauses?.flatMap((c) => c.types.map((t) => t.expression.getText(source)))
-    return node.name !== undefined && (implemented ?? []).includes('Holder')
+    return (implemented ?? []).includes('Holder') ? node.name?.text : undefined
   }
-  if (ts.isVariableDeclaration(node)) return ts.isIdentifier(node.name) && node.type?.getText(source) === 'Holder'
-  return false
+  if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.type?.getText(source) === 'Holder') {
+    return node.name.text
+  }
+  return undefined
 }
 
 /** A markdown table: its header cells and its rows' cells (code marks kept), with 1-based lines. */
