@@ -175,7 +175,7 @@ export class Engine<M extends MessageMap> {
     this.#holders = this.#newHolders()
     this.holders = holderList(this.#holders)
     this.cancels = this.#newCancels()
-    this.stopper = new Stopper<M>(this)
+    this.stopper = this.#newStopper()
     this.#journalTransitions()
     this.stall?.start()
     const { stopper, entries, cancels, admission, pacing, pool } = this
@@ -331,6 +331,14 @@ export class Engine<M extends MessageMap> {
   /** `loop.resize()`: a manual count turns the autoscaler off for good; a change emits `workers`. */
   resize(workers: number): void {
     resizeByHand({ ...this.#scaling(), autoscaler: this.autoscaler }, workers)
+  }
+
+  // The three exits: a draining stop, a stop without drain, a stop that hands back at its deadline.
+  #newStopper(): Stopper<M> {
+    const { options, clock, lingering, lifecycle, delayed, failures, outcomes, pacing, pool, events } = this
+    const { handBack, holders, stall, journal, gate, schedulePump } = this
+    const exits = { options, clock, lingering, lifecycle, delayed, failures, outcomes, pacing, pool, events }
+    return new Stopper<M>({ ...exits, handBack, holders, stall, journal, gate, schedulePump })
   }
 
   // Producers waiting for room (`send`, `ready`), overdue delayed messages, pressure transitions.
