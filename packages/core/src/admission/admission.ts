@@ -41,7 +41,6 @@ import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { Outcomes } from '../outcomes/outcomes.js'
 import type { TimeoutBreakers } from '../pool/timeout-breakers.js'
 import type { RunQueue } from '../queue/run-queue.js'
-import type { Cancels } from '../requests/cancels.js'
 import type { Requests } from '../requests/requests.js'
 import type { DelayedMessage, DelayedPosts } from '../timers/delayed-posts.js'
 import { checkPostOptions } from './post-options.js'
@@ -67,7 +66,8 @@ export interface AdmissionParts<M extends MessageMap> {
   readonly events: LoopEmitter<M>
   readonly journal: Journal<M> | undefined
   readonly requests: Requests
-  readonly cancels: Cancels<M>
+  /** Per-message cancel (a post's aborted `signal`). */
+  readonly cancels: { cancel(m: Envelope, why: string, reason?: unknown): unknown }
 }
 
 /** Where {@link Admission.place} put a message. */

@@ -157,14 +157,14 @@ export class Engine<M extends MessageMap> {
     this.breakers = newTimeoutBreakers({ options: o, clock: this.clock, events })
     const bp = o.backpressure
     this.pressure = bp === false ? undefined : new LoopPressure(bp, o.capacity, this.clock, backs.onPressure)
-    this.admission = new Admission<M>(this)
+    this.admission = this.#newAdmission()
     this.pacing = this.#newPacing()
     this.failures = this.#newFailures(deadLetters, urgency)
     this.outcomes.observeSuccesses(this.failures)
     this.entries = this.#newEntries()
     this.watchdog = this.#newWatchdog()
     this.stall = newStallDetector({ ...gated, clock: this.clock, gate: this.gate, running: backs.running })
-    this.attempts = new Attempts<M>(this)
+    this.attempts = this.#newAttempts()
     this.pool = newPool({ options: o, attempts: this.attempts, lingering: this.lingering })
     this.autoscaler = newAutoscaler(this.#scaling())
     this.admission.connect(this.schedulePump, () => this.load())
@@ -331,6 +331,23 @@ export class Engine<M extends MessageMap> {
   /** `loop.resize()`: a manual count turns the autoscaler off for good; a change emits `workers`. */
   resize(workers: number): void {
     resizeByHand({ ...this.#scaling(), autoscaler: this.autoscaler }, workers)
+  }
+
+  // The way in: validate, stamp, claim the key, place or refuse.
+  #newAdmission(): Admission<M> {
+    const { options, clock, lifecycle, registry, queue, delayed, outcomes, ledger, extras, traces } = this
+    const { breakers, pressure, metrics, events, journal, requests } = this
+    const leaves = { options, clock, lifecycle, registry, queue, delayed, ledger, extras, traces, metrics, events }
+    return new Admission<M>({ ...leaves, outcomes, breakers, pressure, journal, requests, cancels: this.#backs })
+  }
+
+  // One attempt of one message: take, begin (its deadline), invoke, end.
+  #newAttempts(): Attempts<M> {
+    const { options, clock, lifecycle, registry, queue, entries, pacing, outcomes, failures, watchdog } = this
+    const { breakers, stall, ledger, extras, metrics, events, journal, gate, limits } = this
+    const leaves = { options, clock, lifecycle, registry, queue, ledger, extras, metrics, events }
+    const stages = { entries, pacing, outcomes, failures, watchdog, breakers, stall, journal, gate, limits }
+    return new Attempts<M>({ ...leaves, ...stages })
   }
 
   // The three exits: a draining stop, a stop without drain, a stop that hands back at its deadline.

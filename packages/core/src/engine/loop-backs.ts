@@ -31,7 +31,7 @@ const RESOLVED = Promise.resolve()
 export interface LoopBackTargets<M extends MessageMap> {
   readonly stopper: { cutOff(): void; failureExit(report: FailureExitReport): void }
   readonly entries: { replay(letter: DeadLetter, throws: boolean): unknown }
-  readonly cancels: { cancel(m: Envelope, why: string): unknown }
+  readonly cancels: { cancel(m: Envelope, why: string, reason?: unknown): unknown }
   readonly admission: { enterDue(m: Envelope): boolean }
   readonly pacing: { onPressure(transition: PressureTransition): void }
   readonly pool: {
@@ -78,8 +78,8 @@ export class LoopBacks<M extends MessageMap> {
   readonly failureExit = (report: FailureExitReport): void => this.#to.stopper.failureExit(report)
   /** Replays a dead letter as a new post. */
   readonly replay = (letter: DeadLetter): unknown => this.#to.entries.replay(letter, false)
-  /** Cancels a waiting or running message. */
-  readonly cancel = (m: Envelope, why: string): unknown => this.#to.cancels.cancel(m, why)
+  /** Cancels a waiting or running message (`reason`: what its running handler's signal says). */
+  readonly cancel = (m: Envelope, why: string, reason?: unknown): unknown => this.#to.cancels.cancel(m, why, reason)
   /** A delayed message came due: it enters under the overflow policy in force; false: no room yet. */
   readonly enterDue = (m: Envelope): boolean => this.#to.admission.enterDue(m)
   /** The pressure level changed. */
