@@ -252,7 +252,7 @@ function declaresNodeTypes(p: PublicPackage): boolean {
 export function checkWithoutNodeTypes(dir: string, packages: readonly PublicPackage[]): PublicPackage[] {
   const free = packages.filter((p) => !declaresNodeTypes(p) && NODE_FREE_EXCEPTIONS[p.name] === undefined)
   const source = `${free.map((p, i) => `import * as p${i} from '${p.name}'`).join('\n')}
-import { type HandlerContext } from '@flowing/core'
+import { createLoop, type HandlerContext } from '@flowing/core'
 const loop = createLoop<{ job: number }>()
 loop.on('job', (_m, ctx: HandlerContext<{ job: number }>) => {
   if (ctx.signal.aborted) return
