@@ -13,6 +13,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { startBuildWorker } from './compare/build-worker.js'
 import type * as CasesModule from './compare/cases.js'
 import {
   type BuildNote,
@@ -37,6 +38,8 @@ const USAGE = `Usage: node --expose-gc benchmarks/dist/compare-builds.js --befor
   --n=<count>      messages (and refused calls) per run; request() round trips are N/10 (default 1,000,000)
   --rounds=<k>     interleaved rounds after the warm-up round (default 7)
   --only=<ids>     comma-separated substrings of case ids: ${CASES.map((c) => c.id).join(', ')}
+  --isolate        run each build in a worker thread of its own (its own V8 isolate: heap, optimized
+                   code and hidden classes apart); still one process, still turn about
   --write=<file>   also write the results as markdown (e.g. benchmarks/RESULTS-wiring.md)
   --help           this text
 
@@ -53,6 +56,8 @@ interface Options {
   readonly rounds: number
   readonly only: readonly string[]
   readonly write: string | undefined
+  /** Each build in a worker thread of its own (its own V8 isolate). */
+  readonly isolate: boolean
 }
 
 /** Where relative paths start: the invoking shell's directory, also under `pnpm run` (INIT_CWD). */
@@ -68,6 +73,7 @@ const OPTIONS = {
   rounds: { type: 'string' },
   only: { type: 'string' },
   write: { type: 'string' },
+  isolate: { type: 'boolean', default: false },
   help: { type: 'boolean', default: false },
 } as const
 
@@ -87,6 +93,7 @@ function parseOptions(args: readonly string[]): Options | undefined {
     rounds: positiveInteger('rounds', values.rounds, 7),
     only: only.map((s) => s.trim()),
     write: values.write === undefined ? undefined : resolve(baseDir(), values.write),
+    isolate: values.isolate === true,
   }
 }
 
@@ -124,14 +131,19 @@ function noteOf(name: BuildNote['name'], file: string): BuildNote {
 interface Build {
   readonly note: BuildNote
   readonly runs: ReturnType<typeof CasesModule.buildRuns>
+  close(): Promise<void>
 }
 
-async function loadBuild(name: BuildNote['name'], file: string, workload: Workload): Promise<Build> {
+async function loadBuild(name: BuildNote['name'], file: string, workload: Workload, isolate: boolean): Promise<Build> {
+  if (isolate) {
+    const worker = startBuildWorker(file, workload.n)
+    return { note: noteOf(name, file), ...worker }
+  }
   const core = (await import(pathToFileURL(file).href)) as CasesModule.CoreModule
   // A module instance of the cases per build: see cases.ts on why.
   const url = new URL(`./compare/cases.js?build=${name}`, import.meta.url)
   const cases = (await import(url.href)) as typeof CasesModule
-  return { note: noteOf(name, file), runs: cases.buildRuns(core, workload) }
+  return { note: noteOf(name, file), runs: cases.buildRuns(core, workload), close: async () => {} }
 }
 
 /** One case on both builds, interleaved. */
@@ -156,7 +168,8 @@ function writeResults(
   run: Pick<CompareDoc, 'machine' | 'builds' | 'seconds' | 'summary'> & { readonly results: readonly PairResult[] },
 ): void {
   const only = o.only.length === 0 ? [] : [`--only=${o.only.join(',')}`]
-  const argv = [`--before=${o.before}`, `--after=${o.after}`, `--n=${o.n}`, `--rounds=${o.rounds}`, ...only]
+  const isolate = o.isolate ? ['--isolate'] : []
+  const argv = [`--before=${o.before}`, `--after=${o.after}`, `--n=${o.n}`, `--rounds=${o.rounds}`, ...only, ...isolate]
   const command = producingCommand([...argv, `--write=${file}`], 'compare-builds')
   const cases = run.results.map((r) => r.spec)
   const { machine, builds, seconds, summary } = run
@@ -173,11 +186,18 @@ async function main(args: string[]): Promise<void> {
   const started = performance.now()
   const machine = formatMachine(describeMachine())
   const workload = makeWorkload(o.n, KEY_COUNT, 'random')
-  const builds = [await loadBuild('before', o.before, workload), await loadBuild('after', o.after, workload)]
+  const builds = [
+    await loadBuild('before', o.before, workload, o.isolate),
+    await loadBuild('after', o.after, workload, o.isolate),
+  ]
   log(`compare-builds: machine ${machine}`)
   for (const b of builds) log(`  ${b.note.name}: ${b.note.commit} (${b.note.file}, built ${b.note.built})`)
   const results: PairResult[] = []
-  for (const spec of specs) results.push(await comparePair(spec, builds, o))
+  try {
+    for (const spec of specs) results.push(await comparePair(spec, builds, o))
+  } finally {
+    for (const b of builds) await b.close()
+  }
   const summary = compareTable(results)
   const rounds = `${o.rounds} round${o.rounds === 1 ? '' : 's'}`
   log(`\nafter ÷ before, as rates (above 1× the after build is faster), ${rounds}:\n\n${summary}`)
