@@ -110,21 +110,27 @@ function coreEntry(name: string, given: string | undefined): string {
   return file
 }
 
-/** The commit of the checkout holding `file`, and when its core was built. */
+/**
+ * The commit of the checkout holding `file` (dirty when `packages/` has uncommitted changes), and when
+ * its core was built: flagged when that is older than the last commit that touched `packages/`.
+ */
 function noteOf(name: BuildNote['name'], file: string): BuildNote {
+  // `file` is <checkout>/packages/core/dist/index.js: `../..` from its folder is `packages/`.
   const git = (...args: string[]): string =>
     execFileSync('git', ['-C', dirname(file), ...args], { encoding: 'utf8', stdio: 'pipe' }).trim()
   let commit = 'unknown (not in a git checkout)'
   let committedMs = 0
   try {
     commit = git('rev-parse', 'HEAD')
-    if (git('status', '--porcelain', '--untracked-files=no') !== '') commit += ' + uncommitted changes'
-    committedMs = Number(git('log', '-1', '--format=%ct')) * 1000
+    if (git('status', '--porcelain', '--untracked-files=no', '--', '../..') !== '') {
+      commit += ' + uncommitted changes in packages/'
+    }
+    committedMs = Number(git('log', '-1', '--format=%ct', '--', '../..')) * 1000
   } catch {}
   // tsc -b rewrites the build info on every build, but not an unchanged index.js.
   const info = join(dirname(file), '../.tsbuild/tsconfig.tsbuildinfo')
   const builtMs = statSync(existsSync(info) ? info : file).mtimeMs
-  const stale = builtMs < committedMs ? ' — **before its HEAD commit: rebuild with `npx tsc -b`**' : ''
+  const stale = builtMs < committedMs ? ' — **older than the last commit to packages/: rebuild with `npx tsc -b`**' : ''
   return { name, file, commit, built: `${new Date(builtMs).toISOString()}${stale}` }
 }
 

@@ -80,9 +80,9 @@ export interface BuildNote {
   readonly name: 'before' | 'after'
   /** The `index.js` loaded. */
   readonly file: string
-  /** `abc1234…` of the checkout holding it, with ` + uncommitted changes` when dirty. */
+  /** The commit of the checkout holding it, with ` + uncommitted changes in packages/` when dirty. */
   readonly commit: string
-  /** When the dist file was written, and a warning when the checkout's HEAD is newer. */
+  /** When the build was made, and a warning when a later commit touched `packages/`. */
   readonly built: string
 }
 
