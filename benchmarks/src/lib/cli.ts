@@ -64,7 +64,11 @@ function parse(argv: readonly string[]) {
   })
 }
 
-function positiveInteger(name: string, text: string | undefined, fallback: number): number {
+/**
+ * Reads `--<name>` as a positive integer (`_` separators allowed), `fallback` when absent.
+ * @throws UsageError for anything else
+ */
+export function positiveInteger(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback
   const value = Number(text.replaceAll('_', ''))
   if (!Number.isSafeInteger(value) || value < 1) {
