@@ -123,28 +123,25 @@ export class Pacing<M extends MessageMap> {
   }
 
   /**
-   * A message left the queue (a worker took it): its slot goes to whoever waits for one.
-   * @returns whether user code may have run (listeners of the messages let in)
+   * A message left the queue (a worker took it): its slot goes to whoever waits for one (overdue
+   * delayed messages, then producers waiting in `send()`).
    */
-  roomFreed(): boolean {
+  roomFreed(): void {
     const p = this.#p
     p.pressure?.update(p.queue.length)
-    if (this.#readyGate === undefined && p.delayed.overdue === 0 && this.#gate.length === 0) return false
-    const { queue, delayed, admission, options } = p
+    if (this.#readyGate === undefined && p.delayed.overdue === 0 && this.#gate.length === 0) return
+    const { queue, delayed, admission, options, events } = p
     if (this.#readyGate !== undefined && this.desiredSize > 0) this.#openReadyGate()
-    let heard = false
     if (delayed.overdue > 0) {
-      heard = true // entering messages emit `posted`
       delayed.admitOverdue(
         () => queue.length < options.capacity,
         (due) => admission.enterOverdue(due),
       )
     }
     if (this.#gate.length > 0) {
-      heard = true // admission may run route selectors and listeners
+      events.userCodeRan() // admission may run route selectors
       this.#gate.admitWhile(this.#canAdmitWaiter)
     }
-    return heard
   }
 
   /** One event per level crossing; falling back below the shed mark wakes paced producers. */

@@ -25,8 +25,8 @@ export function newTimeoutBreakers<M extends MessageMap>(p: WatcherParts<M>): Ti
   const tb = p.options.timeoutBreaker
   if (tb === false) return undefined
   return new TimeoutBreakers(tb.threshold ?? 5, tb.cooldownMs ?? 30_000, p.clock, (change) => {
-    const heard = p.events.emit('timeout-breaker', change)
-    return p.events.emit('breaker', change) || heard // (the deprecated name, while it lives)
+    p.events.emit('timeout-breaker', change)
+    p.events.emit('breaker', change) // (the deprecated name, while it lives)
   })
 }
 

@@ -155,17 +155,15 @@ export class Failures<M extends MessageMap> {
 
   /**
    * An attempt succeeded (the outcome was counted by the loop).
-   * @returns whether listeners may have run (a breaker closed)
    */
-  succeeded(m: Envelope, attempt: number, startedAt: number, now: number): boolean {
-    const changed = this.circuits.record(m, false, now)
+  succeeded(m: Envelope, attempt: number, startedAt: number, now: number): void {
+    this.circuits.record(m, false, now) // may emit `circuit`
     this.#exitWindow?.record(now, false)
     const t = this.traces.of(m) ?? (this.traces.all ? this.traces.open(m) : undefined)
-    if (t === undefined) return changed
+    if (t === undefined) return
     const startedAtEpochMs = this.#epochMsOf(startedAt, now)
     t.attempts.push({ attempt, startedAt, startedAtEpochMs, durationMs: now - startedAt, outcome: 'succeeded' })
     this.traces.note(m, 'succeeded', now, attempt)
-    return changed
   }
 
   /**

@@ -88,6 +88,23 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
    */
   readonly hears: PerMessageListening = { posted: false, started: false, succeeded: false, finished: false }
 
+  /**
+   * How many times user code was entered under the loop: every listener call, plus each
+   * {@link LoopEmitter.userCodeRan} mark (a logger, a route selector). A stage that keeps a clock
+   * reading for reuse compares this count with the one at the reading — no stage threads a
+   * "listeners ran" boolean back.
+   * @internal
+   */
+  userCode = 0
+
+  /**
+   * Marks that user code other than a listener ran, or may have run (a message logger, route selectors).
+   * @internal
+   */
+  userCodeRan(): void {
+    this.userCode++
+  }
+
   override on<T extends EventEmitter.EventNames<LoopEvents<M>>>(
     event: T,
     fn: EventEmitter.EventListener<LoopEvents<M>, T>,
@@ -153,6 +170,7 @@ export class LoopEmitter<M extends MessageMap = MessageMap> extends EventEmitter
 
   #call(event: EventEmitter.EventNames<LoopEvents<M>>, listener: ListenerRecord, args: unknown[]): void {
     if (listener.once) this.removeListener(event, listener.fn as never, undefined, true)
+    this.userCode++
     try {
       listener.fn.apply(listener.context, args)
     } catch (error) {

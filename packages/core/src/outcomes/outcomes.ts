@@ -44,7 +44,7 @@ const FINISHED = 'message finished'
 
 /** Records a success's side effects on the failure stage; returns whether user code may have run. */
 export interface SuccessObserver {
-  succeeded(m: Envelope, attempt: number, startedAt: number, now: number): boolean
+  succeeded(m: Envelope, attempt: number, startedAt: number, now: number): void
 }
 
 /** The parts an outcome touches. */
@@ -95,9 +95,8 @@ export class Outcomes<M extends MessageMap> {
 
   /**
    * The `succeeded` outcome of a message whose attempt just returned.
-   * @returns whether user code ran (listeners)
    */
-  succeeded(m: Envelope, durationMs: number, attempt: number, startedAt: number, now: number, value: unknown): boolean {
+  succeeded(m: Envelope, durationMs: number, attempt: number, startedAt: number, now: number, value: unknown): void {
     const summary = this.#wanted()
       ? summarize('succeeded', m, this.#p.traces.of(m), now, { attempt, startedAt, durationMs })
       : undefined
@@ -105,12 +104,12 @@ export class Outcomes<M extends MessageMap> {
     this.#p.metrics.succeeded++
     this.#p.ledger.current?.ended(m, 'done', now)
     this.#p.extras.forget(m)
-    let heard = this.#observer?.succeeded(m, attempt, startedAt, now) === true
+    this.#observer?.succeeded(m, attempt, startedAt, now)
     if (this.#p.requests.size > 0) this.#p.requests.succeeded(m, value)
     const events = this.#p.events
-    if (events.hears.succeeded) heard = events.emit('succeeded', m as unknown as Message<M>, durationMs) || heard
-    if (summary !== undefined) heard = this.#announce(m, summary) || heard
-    return this.idleCheck() || heard
+    if (events.hears.succeeded) events.emit('succeeded', m as unknown as Message<M>, durationMs)
+    if (summary !== undefined) this.#announce(m, summary)
+    this.idleCheck()
   }
 
   /**
@@ -256,15 +255,14 @@ export class Outcomes<M extends MessageMap> {
    * When idle: `idle` fires and `drain()` waiters resolve.
    * @returns whether an `idle` listener ran
    */
-  idleCheck(): boolean {
-    if (!this.idle) return false
-    const heard = this.#p.events.emit('idle')
+  idleCheck(): void {
+    if (!this.idle) return
+    this.#p.events.emit('idle')
     const waiters = this.#idleWaiters
     if (waiters.length > 0) {
       this.#idleWaiters = []
       for (const resolve of waiters) resolve()
     }
-    return heard
   }
 
   // Whether a summary is wanted: `finished` has listeners, or the per-message log is on.
@@ -281,9 +279,11 @@ export class Outcomes<M extends MessageMap> {
   // The last step of every outcome: the per-message log line, then `finished`. A logger that throws is
   // reported as a throwing listener is (re-thrown on a microtask), never in the outcome's way.
   // Returns whether user code ran.
-  #announce(m: Envelope, summary: FinishedSummary): boolean {
+  #announce(m: Envelope, summary: FinishedSummary): void {
     const log = this.#p.messageLog
+    const events = this.#p.events
     if (log !== undefined) {
+      events.userCodeRan()
       try {
         if (summary.outcome === 'dead-lettered' || summary.outcome === 'dropped')
           log.warn(logLine(m, summary), FINISHED)
@@ -292,9 +292,7 @@ export class Outcomes<M extends MessageMap> {
         rethrowLater(error)
       }
     }
-    const events = this.#p.events
-    const heard = events.hears.finished && events.emit('finished', m as unknown as Message<M>, summary)
-    return heard || log !== undefined
+    if (events.hears.finished) events.emit('finished', m as unknown as Message<M>, summary)
   }
 
   // The ledger step of a message that will not run: its key is released — unless it committed, in

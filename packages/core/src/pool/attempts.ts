@@ -38,6 +38,8 @@ import { AttemptContext } from './attempt-context.js'
 import type { TimeoutBreakers } from './timeout-breakers.js'
 import type { PoolHost } from './worker-pool.js'
 
+const NOT_REUSABLE = -1 // a reading mark no user-code count equals: the next begin() reads the clock
+
 /** The abort reason of attempts cut off by a stop's deadline: their messages are handed back. */
 export const HANDED_BACK = new LoopAbortedError()
 
@@ -70,11 +72,11 @@ export interface AttemptParts<M extends MessageMap> {
 /** Begins, runs and ends attempts for the worker pool; also `ctx.post` and `ctx.commit`. */
 export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M>> {
   readonly #p: AttemptParts<M>
-  // The reading end() took, reusable by the next begin() of the same pump stretch when only loop code
-  // ran in between (no listener, no selector): it saves one of three ~40 ns clock reads per message,
-  // and can lag real time only by loop code, never by user code.
+  // The reading end() took, reused by the next begin() of the same pump stretch while the emitter's
+  // user-code count has not moved since (no listener, selector or logger ran): one clock read saved
+  // per message, lagging real time only by loop code. NOT_REUSABLE after a stretch or a failure.
   #lastReading = 0
-  #lastReadingValid = false
+  #lastReadingMark = NOT_REUSABLE
   // The registry's `entered` callback: one closure per loop, never per message.
   readonly #entered = (ctx: HandlerContext<M>): void => this.#enter(ctx as AttemptContext<M>)
 
@@ -91,18 +93,18 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     const gate = this.#p.gate
     if (gate !== undefined && !gate.allows()) return undefined
     const m = this.#p.queue.take()
-    if (m !== undefined && this.#p.pacing.roomFreed()) this.#lastReadingValid = false
+    if (m !== undefined) this.#p.pacing.roomFreed()
     return m
   }
 
   pumped(): void {
-    this.#lastReadingValid = false
+    this.#lastReadingMark = NOT_REUSABLE
   }
 
   begin(m: Envelope): AttemptContext<M> {
     const p = this.#p
-    const now = this.#lastReadingValid ? this.#lastReading : p.clock.now()
-    this.#lastReadingValid = false
+    const now = this.#lastReadingMark === p.events.userCode ? this.#lastReading : p.clock.now()
+    this.#lastReadingMark = NOT_REUSABLE
     p.metrics.recordWait(m.priority, now - m.postedAt)
     const attempt = p.failures.attemptOf(m)
     p.failures.started(m, attempt, now)
@@ -159,12 +161,13 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     if (ok && ctx.guard === undefined && p.stall === undefined) {
       // The common case, kept small: a success without a deadline or a stall detector to tell.
       const now = p.clock.now()
+      const mark = p.events.userCode
       const duration = now - ctx.startedAt
       p.metrics.recordHandler(duration)
-      let heard = p.breakers?.record(m.type, false) === true
-      heard = p.outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now, value) || heard
+      p.breakers?.record(m.type, false)
+      p.outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now, value)
       this.#lastReading = now
-      this.#lastReadingValid = !heard
+      this.#lastReadingMark = mark
       return
     }
     if (!ok && (value === HANDED_BACK || isInstance(value, DuplicateSkip))) {
@@ -178,6 +181,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   #endGuarded(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
     const p = this.#p
     const now = p.clock.now()
+    const mark = p.events.userCode
     const duration = now - ctx.startedAt
     p.metrics.recordHandler(duration)
     const guard = ctx.guard
@@ -188,19 +192,13 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     }
     p.stall?.progress()
     const timedOut = !ok && value instanceof HandlerTimeoutError
-    // A compensation hook or a breaker listener is user code: the reading must not be reused after it.
-    let heard = timedOut
-    if (timedOut) {
-      p.metrics.timedOut++
-      this.#compensate(m)
-    }
+    if (timedOut) this.#compensate(m)
     // Any settle reports to the timeout breaker: only a timeout counts against it, anything else shows the
     // handler is not hanging (a half-open probe that fails fast closes it).
-    if (p.breakers?.record(m.type, timedOut) === true) heard = true
+    p.breakers?.record(m.type, timedOut)
     const outcomes = p.outcomes
-    if (ok) {
-      heard = outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now, value) || heard
-    } else {
+    if (ok) outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now, value)
+    else {
       // Retry (an ordered one keeps the key) or dead-letter; runs user code (classifier, listeners),
       // during which this message is in transit: a stop() from there waits for it.
       outcomes.inTransit()
@@ -210,10 +208,10 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
         outcomes.landed()
       }
       outcomes.idleCheck()
-      heard = true
     }
     this.#lastReading = now
-    this.#lastReadingValid = !heard
+    // A timeout's compensation hook and a failure's classifier are user code the count does not see.
+    this.#lastReadingMark = timedOut || !ok ? NOT_REUSABLE : mark
   }
 
   late(_m: Envelope, ctx: AttemptContext<M>, ok: boolean): void {
@@ -303,11 +301,12 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
       outcomes.dropped(m, 'duplicate', true)
     }
     outcomes.idleCheck()
-    this.#lastReadingValid = false
+    this.#lastReadingMark = NOT_REUSABLE
   }
 
-  // Runs the type's compensation hook once after a timeout, under its own deadline.
+  // Counts a timeout, and runs the type's compensation hook once, under its own deadline.
   #compensate(m: Envelope): void {
+    this.#p.metrics.timedOut++
     const hook = this.#p.registry.compensationFor(m.type)
     if (hook === undefined) return
     const message = m as unknown as Message<M>

@@ -75,18 +75,16 @@ export class TimeoutBreakers {
   /**
    * Records how an attempt of `type` ended: timed out, or settled otherwise (a success or an ordinary
    * failure resets the count and closes a half-open breaker).
-   * @returns true when a state change was reported (listeners ran)
    */
-  record(type: string, timedOut: boolean): boolean {
-    if (!timedOut && this.#types.size === 0) return false // the common case: nothing ever timed out
+  record(type: string, timedOut: boolean): void {
+    if (!timedOut && this.#types.size === 0) return // the common case: nothing ever timed out
     let s = this.#types.get(type)
     if (!timedOut) {
-      if (s === undefined) return false
+      if (s === undefined) return
       s.timeouts = 0
-      const changed = s.state !== 'closed'
-      if (changed) this.#set(type, s, 'closed')
+      if (s.state !== 'closed') this.#set(type, s, 'closed')
       this.#types.delete(type)
-      return changed
+      return
     }
     if (s === undefined) {
       s = { timeouts: 0, openedAt: 0, state: 'closed', probeAt: 0 }
@@ -96,9 +94,7 @@ export class TimeoutBreakers {
     if (s.state === 'half-open' || (s.state === 'closed' && s.timeouts >= this.#threshold)) {
       s.openedAt = this.#clock.now()
       this.#set(type, s, 'open')
-      return true
     }
-    return false
   }
 
   #set(type: string, s: TypeState, state: TypeState['state']): void {
