@@ -10,7 +10,10 @@ function targets(calls: string[]): LoopBackTargets<MessageMap> {
     cancels: { cancel: (_m, why) => calls.push(`cancel ${why}`) },
     admission: { enterDue: () => calls.push('enterDue') > 0 },
     pacing: { onPressure: () => calls.push('onPressure') },
-    pool: { pump: () => calls.push('pump'), attempts: () => [], detach: () => calls.push('detach') > 0 },
+    pool: { running: 0, pump: () => calls.push('pump'), attempts: () => [], detach: () => calls.push('detach') > 0 },
+    failures: { succeeded: (m) => calls.push(`succeeded ${String(m)}`), retries: { size: 0 } },
+    queue: { length: 0 },
+    delayed: { overdue: 0 },
   }
 }
 
@@ -19,6 +22,26 @@ describe('LoopBacks', () => {
     const backs = new LoopBacks<MessageMap>()
     expect(() => backs.cutOff()).toThrow('Flowing internal error: a loop-back ran before the loop was built')
     expect(() => backs.running()).toThrow(/before the loop was built/)
+  })
+
+  it('tells whether work is left from the queue, the pool, the delayed posts and the retries', () => {
+    const backs = new LoopBacks<MessageMap>()
+    const t = targets([])
+    const work = { queue: { length: 0 }, pool: { ...t.pool, running: 0 }, delayed: { overdue: 0 } }
+    const retries = { size: 0 }
+    backs.bind({ ...t, ...work, failures: { ...t.failures, retries } })
+    expect(backs.workLeft()).toBe(false)
+    for (const [holder, field] of [
+      [work.queue, 'length'],
+      [work.pool, 'running'],
+      [work.delayed, 'overdue'],
+      [retries, 'size'],
+    ] as const) {
+      ;(holder as Record<string, number>)[field] = 1
+      expect(backs.workLeft()).toBe(true)
+      ;(holder as Record<string, number>)[field] = 0
+    }
+    expect(backs.workLeft()).toBe(false)
   })
 
   it('binds once: a second bind is an internal error', () => {

@@ -34,6 +34,7 @@ import { ReleasableClock } from '../internal/releasable-clock.js'
 import * as check from '../internal/validate.js'
 import { Journal } from '../journal/journal.js'
 import { JournaledKeys } from '../journal/keys.js'
+import type { RecordParts } from '../journal/records.js'
 import { recoverJournal } from '../journal/recovery.js'
 import { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { DispatchGate } from '../limits/dispatch-gate.js'
@@ -85,6 +86,8 @@ export class Engine<M extends MessageMap> {
   readonly extras = new PostExtras()
   readonly traces: Traces
   readonly ledger: LedgerSlot
+  // The per-post side tables (extras, traces, the ledger) that stages read and an outcome clears.
+  readonly records: RecordParts
   // The journal store's stage, and the ledger's durable keys (a loop created with `store`).
   readonly journal: Journal<M> | undefined
   readonly keys: JournaledKeys | undefined
@@ -137,6 +140,7 @@ export class Engine<M extends MessageMap> {
     this.lifecycle = new Lifecycle(o.autoStart, (next, previous) => events.emit('state', next, previous))
     this.ledger = new LedgerSlot(() => this.#newLedger(), o.idempotency !== undefined) // made when first needed
     const { clock, extras, traces, ledger } = this
+    this.records = { extras, traces, ledger }
     this.journal =
       o.store === undefined ? undefined : new Journal<M>(o.store, { clock, events, extras, traces, ledger })
     this.keys = this.journal !== undefined && o.idempotency?.store === undefined ? this.#newKeys() : undefined
@@ -160,7 +164,6 @@ export class Engine<M extends MessageMap> {
     this.admission = this.#newAdmission()
     this.pacing = this.#newPacing()
     this.failures = this.#newFailures(deadLetters, urgency)
-    this.outcomes.observeSuccesses(this.failures)
     this.entries = this.#newEntries()
     this.watchdog = this.#newWatchdog()
     this.stall = newStallDetector({ ...gated, clock: this.clock, gate: this.gate, running: backs.running })
@@ -168,18 +171,14 @@ export class Engine<M extends MessageMap> {
     this.pool = newPool({ options: o, attempts: this.attempts, lingering: this.lingering })
     this.autoscaler = newAutoscaler(this.#scaling())
     this.admission.connect(this.schedulePump, () => this.load())
-    this.outcomes.watch(
-      () =>
-        this.queue.length > 0 || this.pool.running > 0 || this.delayed.overdue > 0 || this.failures.retries.size > 0,
-    )
     this.#holders = this.#newHolders()
     this.holders = holderList(this.#holders)
     this.cancels = this.#newCancels()
     this.stopper = this.#newStopper()
     this.#journalTransitions()
     this.stall?.start()
-    const { stopper, entries, cancels, admission, pacing, pool } = this
-    backs.bind({ stopper, entries, cancels, admission, pacing, pool })
+    const { stopper, entries, cancels, admission, pacing, pool, failures, delayed } = this
+    backs.bind({ stopper, entries, cancels, admission, pacing, pool, failures, queue, delayed })
     if (this.lifecycle.state === 'running') this.stopper.armTimeLimit() // autoStart: running from now
   }
 
@@ -250,15 +249,10 @@ export class Engine<M extends MessageMap> {
 
   // Every outcome, and what each tells: the per-message log, the requests waiting.
   #newOutcomes(deadLetters: DeadLetterStore): Outcomes<M> {
-    const { messageLog } = this.options
-    return new Outcomes<M>({
-      ...this.#common(),
-      deadLetters,
-      handBack: this.handBack,
-      journal: this.journal,
-      messageLog: messageLog === false ? undefined : messageLog,
-      requests: this.requests,
-    })
+    const { clock, events, metrics, records, queue, handBack, requests, journal, options } = this
+    const messageLog = options.messageLog === false ? undefined : options.messageLog
+    const sinks = { deadLetters, handBack, requests, journal, messageLog }
+    return new Outcomes<M>({ clock, events, metrics, records, queue, sinks, backs: this.#backs })
   }
 
   // The ways in, with what a restore touches.
@@ -394,20 +388,12 @@ export class Engine<M extends MessageMap> {
 
   // Retries, dead letters, breakers, alerts, the failure exit.
   #newFailures(deadLetters: DeadLetterStore, urgency: Urgency): Failures<M> {
-    return new Failures<M>(
-      {
-        ...this.#common(),
-        lifecycle: this.lifecycle,
-        registry: this.registry,
-        outcomes: this.outcomes,
-        deadLetters,
-        wheel: this.wheel as DeadlineScheduler<Envelope>,
-        pump: this.schedulePump,
-        failureExit: this.#backs.failureExit,
-        limits: this.limits,
-      },
-      urgency.compare,
-    )
+    const { options, registry, clock, events, metrics, records, queue, limits, outcomes, lifecycle } = this
+    const wheel = this.wheel as DeadlineScheduler<Envelope>
+    const holds = { wheel, queue, pump: this.schedulePump, limits }
+    const exits = { outcomes, deadLetters, lifecycle, failureExit: this.#backs.failureExit }
+    const policy = { options, registry }
+    return new Failures<M>({ policy, clock, events, metrics, records, holds, exits }, urgency.compare)
   }
 
   // Handler deadlines (`timeoutMs`) on the shared wheel; a timeout frees the attempt's slot.

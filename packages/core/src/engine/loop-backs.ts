@@ -14,6 +14,8 @@
  *  the watchdog              detach           the pool (a timed-out attempt leaves its slot)
  *  admission, retries, …     schedulePump     the pool's next pass (one microtask per burst)
  *  stall, cancels            running          the pool's attempts
+ *  the outcomes              workLeft         queue, pool, delayed posts, retries (is the loop idle?)
+ *  the outcomes              succeeded        the failure stage (breakers, failure exit, trace)
  * ```
  *
  * @module
@@ -34,7 +36,14 @@ export interface LoopBackTargets<M extends MessageMap> {
   readonly cancels: { cancel(m: Envelope, why: string, reason?: unknown): unknown }
   readonly admission: { enterDue(m: Envelope): boolean }
   readonly pacing: { onPressure(transition: PressureTransition): void }
+  readonly failures: {
+    succeeded(m: Envelope, attempt: number, startedAt: number, now: number): void
+    readonly retries: { readonly size: number }
+  }
+  readonly queue: { readonly length: number }
+  readonly delayed: { readonly overdue: number }
   readonly pool: {
+    readonly running: number
     pump(): void
     attempts(): AttemptContext<M>[]
     detach(which: (ctx: AttemptContext<M>) => boolean, error: unknown, hold: boolean): boolean
@@ -84,6 +93,15 @@ export class LoopBacks<M extends MessageMap> {
   readonly enterDue = (m: Envelope): boolean => this.#to.admission.enterDue(m)
   /** The pressure level changed. */
   readonly onPressure = (transition: PressureTransition): void => this.#to.pacing.onPressure(transition)
+  /** Whether work is left outside the outcomes: queued, running, overdue or backing off. */
+  readonly workLeft = (): boolean => {
+    const { queue, pool, delayed, failures } = this.#to
+    return queue.length > 0 || pool.running > 0 || delayed.overdue > 0 || failures.retries.size > 0
+  }
+  /** A success reaches the failure stage (breakers, the failure-exit window, the trace). */
+  readonly succeeded = (m: Envelope, attempt: number, startedAt: number, now: number): void => {
+    this.#to.failures.succeeded(m, attempt, startedAt, now)
+  }
   /** A handler deadline passed: its attempt leaves its slot. */
   readonly timedOut = (attempt: Attempt, error: unknown): void => {
     this.#to.pool.detach((ctx) => ctx.guard === attempt, error, true)

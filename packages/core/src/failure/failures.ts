@@ -23,7 +23,7 @@ import type { Registry } from '../dispatcher/registry.js'
 import { describeValue, type RetryAfterScope } from '../errors.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
-import type { PostExtras } from '../internal/post-extras.js'
+import type { RecordParts } from '../journal/records.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { RateLimits } from '../limits/rate-limits.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
@@ -39,27 +39,46 @@ import { attemptsAllowed, backoff, guardRandom, mergeRetry, type RetryPolicy } f
 import { SlidingWindow } from './sliding-window.js'
 import type { Trace, Traces } from './trace.js'
 
-/** The stages failure handling touches. */
-export interface FailureParts<M extends MessageMap> {
+/** Where a failure's policy is read: the loop's options, then the type's registration. */
+export interface FailurePolicyPorts<M extends MessageMap> {
   readonly options: ResolvedLoopOptions
-  readonly clock: Clock
-  readonly lifecycle: Lifecycle
-  readonly queue: RunQueue
-  readonly registry: Registry<M>
-  readonly outcomes: Outcomes<M>
-  readonly traces: Traces
-  readonly deadLetters: DeadLetterStore
-  readonly metrics: LoopMetrics
-  readonly events: LoopEmitter<M>
-  readonly extras: PostExtras
+  readonly registry: Pick<Registry<M>, 'retryFor' | 'breakerFor'>
+}
+
+/** Where a failed message waits: the wheel (a retry's back-off), the queue (a breaker's hold), the rate limits. */
+export interface FailureHoldPorts {
   /** The loop's shared timing wheel (retries back off on it). */
   readonly wheel: DeadlineScheduler<Envelope>
+  readonly queue: RunQueue
   /** Messages that kept their places re-entered the queue (a due retry, a breaker's release): pump. */
   pump(): void
+  /** The rate limits (a `RateLimitError` pauses its scope there). */
+  readonly limits: Pick<RateLimits, 'backOff'>
+}
+
+/** Where a failure ends when it is not retried, and what may end the loop. */
+export interface FailureExitPorts<M extends MessageMap> {
+  readonly outcomes: Pick<
+    Outcomes<M>,
+    'deadLettered' | 'deadLetterAnnounced' | 'requestTakes' | 'requestFailed' | 'failureAnnounced' | 'snapshotted'
+  >
+  readonly deadLetters: DeadLetterStore
+  /** Whether a stop cut the loop off, and whether retries may still be scheduled. */
+  readonly lifecycle: Pick<Lifecycle, 'cut' | 'mayRetry'>
   /** The failure rate passed the `failureExit` threshold. */
   failureExit(report: FailureExitReport): void
-  /** The rate limits (a `RateLimitError` pauses its route there). */
-  readonly limits: RateLimits
+}
+
+/** The stages failure handling touches. */
+export interface FailureParts<M extends MessageMap> {
+  readonly policy: FailurePolicyPorts<M>
+  readonly clock: Clock
+  readonly events: LoopEmitter<M>
+  readonly metrics: LoopMetrics
+  /** The per-post side tables: a post's retry policy, the traces. */
+  readonly records: RecordParts
+  readonly holds: FailureHoldPorts
+  readonly exits: FailureExitPorts<M>
 }
 
 /** Retries, dead letters, alerts, breakers and traces: the loop's failure handling. */
@@ -86,30 +105,30 @@ export class Failures<M extends MessageMap> {
    */
   constructor(host: FailureParts<M>, compare: (a: Envelope, b: Envelope) => number) {
     this.#h = host
-    const o = host.options
+    const o = host.policy.options
     this.#random = guardRandom(o.random, (value) => {
       if (o.logger !== false)
         o.logger.warn(`[flowing] the \`random\` option gave ${describeValue(value)}; using Math.random`)
     })
-    this.traces = host.traces
-    this.deadLetters = host.deadLetters
-    this.retries = new Retries(host.wheel, host.queue, {
+    this.traces = host.records.traces
+    this.deadLetters = host.exits.deadLetters
+    this.retries = new Retries(host.holds.wheel, host.holds.queue, {
       ordered: (m) => this.ordered(m),
       requeued: (m, now) => {
         this.traces.note(m, 'queued', now, this.attemptOf(m))
         host.events.emit('requeued', m as unknown as Message<M>, this.attemptOf(m))
       },
-      pump: host.pump,
+      pump: host.holds.pump,
       now: () => host.clock.now(),
     })
     this.circuits = new Circuits(host.clock, compare, (type) => this.#circuitPolicy(type), {
       release: (m) => {
-        host.queue.resume(m)
+        host.holds.queue.resume(m)
         this.traces.note(m, 'queued', host.clock.now(), undefined, 'released by its breaker')
-        host.pump() // it kept its place: the queue's length did not change
+        host.holds.pump() // it kept its place: the queue's length did not change
       },
       held: (m, route) => {
-        host.queue.markHeld(m) // first: a listener of `held` may call back into the loop
+        host.holds.queue.markHeld(m) // first: a listener of `held` may call back into the loop
         host.metrics.held++
         this.traces.open(m).note('held', host.clock.now(), undefined, route)
         host.events.emit('held', m as unknown as Message<M>, route)
@@ -145,7 +164,7 @@ export class Failures<M extends MessageMap> {
   /** Breakers exist for some type (the queue consults them when a message would start). */
   enableBreakers(): void {
     this.circuits.enable()
-    this.#h.queue.holdIf ??= (m) => this.circuits.mustHold(m)
+    this.#h.holds.queue.holdIf ??= (m) => this.circuits.mustHold(m)
   }
 
   /** An attempt of `m` started. */
@@ -173,13 +192,13 @@ export class Failures<M extends MessageMap> {
    */
   failed(m: Envelope, attempt: number, startedAt: number, error: unknown, now: number): void {
     const retryAfter = retryAfterOf(error)
-    if (retryAfter !== undefined && !this.#h.lifecycle.cut) {
+    if (retryAfter !== undefined && !this.#h.exits.lifecycle.cut) {
       this.#rateLimited(m, attempt, startedAt, retryAfter, now)
       return
     }
     const { metrics, events } = this.#h
     const message = m as unknown as Message<M>
-    const info = errorInfo(error, classify(this.#h.options.classify, error, m as unknown as Message<MessageMap>))
+    const info = errorInfo(error, classify(this.#h.policy.options.classify, error, m as unknown as Message<MessageMap>))
     const timedOut = error instanceof HandlerTimeoutError
     const fresh = this.traces.of(m) === undefined
     const t = this.traces.open(m)
@@ -196,14 +215,15 @@ export class Failures<M extends MessageMap> {
     metrics.failed++
     const policy = this.#policyOf(m)
     const retry = attempt < attemptsAllowed(policy, info.errorClass)
-    if (retry && this.#h.lifecycle.cut) {
+    if (retry && this.#h.exits.lifecycle.cut) {
       // The stop's cut-off came while the classifier or a listener ran: handed back, to retry elsewhere.
-      this.#h.outcomes.snapshotted(m, 'queued', undefined, true)
+      this.#h.exits.outcomes.snapshotted(m, 'queued', undefined, true)
       events.emit('failed', message, error, { attempt, error: info, next: 'retry' })
       return
     }
-    const scheduled = retry && this.#h.lifecycle.mayRetry ? this.#scheduleRetry(m, t, policy, attempt, now) : undefined
-    if (scheduled === undefined && this.#h.outcomes.requestTakes(m)) {
+    const scheduled =
+      retry && this.#h.exits.lifecycle.mayRetry ? this.#scheduleRetry(m, t, policy, attempt, now) : undefined
+    if (scheduled === undefined && this.#h.exits.outcomes.requestTakes(m)) {
       this.#toCaller(m, attempt, error, info, t, now)
       return
     }
@@ -228,7 +248,7 @@ export class Failures<M extends MessageMap> {
     const scope = retryAfter.scope === 'route' ? '' : ` (${retryAfter.scope})`
     t.note('rate-limited', now, attempt, `retry after ${Math.round(retryAfter.ms)} ms${scope}`)
     this.#h.metrics.retryAfters++
-    this.#h.limits.backOff(m, retryAfter.ms, now, retryAfter.scope)
+    this.#h.holds.limits.backOff(m, retryAfter.ms, now, retryAfter.scope)
   }
 
   #scheduleRetry(m: Envelope, t: Trace, policy: RetryPolicy, attempt: number, now: number): RetryScheduled {
@@ -257,18 +277,24 @@ export class Failures<M extends MessageMap> {
     const window = this.#exitWindow
     if (window === undefined || this.#exited) return
     window.record(now, true)
-    const exit = this.#h.options.failureExit as FailureExitOptions
+    const exit = this.#h.policy.options.failureExit as FailureExitOptions
     const attempts = window.events(now)
     const failures = window.hits(now)
     if (attempts < (exit.minVolume ?? 20) || failures / attempts < exit.failureRate) return
     this.#exited = true
-    this.#h.failureExit({ failureRate: failures / attempts, attempts, failures, windowMs: exit.windowMs ?? 10_000 })
+    this.#h.exits.failureExit({
+      failureRate: failures / attempts,
+      attempts,
+      failures,
+      windowMs: exit.windowMs ?? 10_000,
+    })
   }
 
   // The outcome `request-failed`: the request's caller takes the error, as thrown. The route's breaker
   // and the failure exit still count it (the handler did fail); no letter, sink, alert or new-failure log.
   #toCaller(m: Envelope, attempt: number, error: unknown, info: ErrorInfo, t: Trace, now: number): void {
-    const { outcomes, events } = this.#h
+    const { events } = this.#h
+    const outcomes = this.#h.exits.outcomes
     const reason = endReason(info)
     outcomes.requestFailed(m, reason, error, now)
     this.circuits.record(m, info.errorClass !== 'non-retryable', now) // may emit `circuit`
@@ -279,12 +305,13 @@ export class Failures<M extends MessageMap> {
 
   // The outcome `dead-lettered` (no user code runs): the letter as the outcomes record it.
   #bury(m: Envelope, error: ErrorInfo, t: Trace, now: number, thrown: unknown): DeadLetter {
-    return this.#h.outcomes.deadLettered(m, deadLetterOf(m, error, t.attempts, this.#h.clock, now), thrown)
+    return this.#h.exits.outcomes.deadLettered(m, deadLetterOf(m, error, t.attempts, this.#h.clock, now), thrown)
   }
 
   // What a dead letter tells the outside: the sink, the first-seen signature, the alert window, the event.
   #announce(m: Envelope, letter: DeadLetter, t: Trace): void {
-    const { events, options } = this.#h
+    const { events } = this.#h
+    const options = this.#h.policy.options
     const error = letter.error
     this.#toSink(letter)
     if (this.#alerts.isNew(m.type, error.signature)) {
@@ -294,11 +321,11 @@ export class Failures<M extends MessageMap> {
     }
     this.#alerts.record(m.type, error.signature)
     events.emit('dead-lettered', m as unknown as Message<M>, letter)
-    this.#h.outcomes.deadLetterAnnounced(m, letter, t)
+    this.#h.exits.outcomes.deadLetterAnnounced(m, letter, t)
   }
 
   #toSink(letter: DeadLetter): void {
-    const sink = this.#h.options.deadLetters.sink
+    const sink = this.#h.policy.options.deadLetters.sink
     if (sink === undefined) return
     const report = (error: unknown) => this.#h.events.emit('sink-error', error, letter)
     try {
@@ -316,11 +343,16 @@ export class Failures<M extends MessageMap> {
 
   // The message's policy: its post's, over its type's, over the loop's (each checked when it was given).
   #policyOf(m: Envelope): RetryPolicy {
-    return mergeRetry('retry', this.#h.extras.retryOf(m), this.#h.registry.retryFor(m.type), this.#h.options.retry)
+    return mergeRetry(
+      'retry',
+      this.#h.records.extras.retryOf(m),
+      this.#h.policy.registry.retryFor(m.type),
+      this.#h.policy.options.retry,
+    )
   }
 
   #circuitPolicy(type: string): CircuitPolicy | false {
-    return this.#h.registry.breakerFor(type) ?? this.#h.options.circuitBreaker
+    return this.#h.policy.registry.breakerFor(type) ?? this.#h.policy.options.circuitBreaker
   }
 }
 

@@ -25,14 +25,12 @@ import type { Message, MessageMap } from '../contracts/message.js'
 import type { FinishedSummary, MessageLogger, Outcome } from '../contracts/outcomes.js'
 import type { SnapshotState } from '../contracts/snapshot.js'
 import type { DeadLetterStore } from '../failure/dead-letters.js'
-import type { Trace, Traces } from '../failure/trace.js'
+import type { Trace } from '../failure/trace.js'
 import { NO_HEADERS } from '../headers.js'
-import type { LedgerSlot } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import { type LoopEmitter, rethrowLater } from '../internal/loop-emitter.js'
-import type { PostExtras } from '../internal/post-extras.js'
 import type { Journal } from '../journal/journal.js'
-import { fieldsOf } from '../journal/records.js'
+import { fieldsOf, type RecordParts } from '../journal/records.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { Requests } from '../requests/requests.js'
@@ -42,39 +40,45 @@ import { logLine, summarize } from './finished.js'
 // The per-message log's message.
 const FINISHED = 'message finished'
 
-/** Records a success's side effects on the failure stage; returns whether user code may have run. */
-export interface SuccessObserver {
+/** The feedback edges of the outcomes: stages built after them, reached through the loop-backs. */
+export interface OutcomeBackPorts {
+  /** Whether work is left outside the outcomes: queued, running, overdue or backing off. */
+  workLeft(): boolean
+  /** Records a success on the failure side: breakers, the failure-exit window, the trace. */
   succeeded(m: Envelope, attempt: number, startedAt: number, now: number): void
+}
+
+/** Where an outcome's message or its news goes besides the counters. */
+export interface OutcomeSinkPorts<M extends MessageMap> {
+  readonly deadLetters: Pick<DeadLetterStore, 'add'>
+  /** A stop's snapshot being written. */
+  readonly handBack: Pick<HandBack, 'write'>
+  /** The requests waiting for an outcome (`loop.request()`). */
+  readonly requests: Pick<Requests, 'size' | 'succeeded' | 'failed' | 'failedWith' | 'takesFailure'>
+  readonly journal: Pick<Journal<M>, 'letterOf' | 'saved' | 'touch'> | undefined
+  /** The per-message log (`messageLog` option), if on. */
+  readonly messageLog: MessageLogger | undefined
 }
 
 /** The parts an outcome touches. */
 export interface OutcomeParts<M extends MessageMap> {
-  readonly queue: RunQueue
-  readonly metrics: LoopMetrics
-  readonly ledger: LedgerSlot
-  readonly extras: PostExtras
-  readonly traces: Traces
-  readonly deadLetters: DeadLetterStore
-  readonly handBack: HandBack
-  readonly events: LoopEmitter<M>
   readonly clock: { now(): number }
-  readonly journal: Journal<M> | undefined
-  /** The per-message log (`messageLog` option), if on. */
-  readonly messageLog: MessageLogger | undefined
-  /** The requests waiting for an outcome (`loop.request()`). */
-  readonly requests: Requests
+  readonly events: LoopEmitter<M>
+  readonly metrics: LoopMetrics
+  /** The per-post side tables an ended message leaves. */
+  readonly records: RecordParts
+  /** Keys held by ended messages go back to the queue. */
+  readonly queue: Pick<RunQueue, 'release'>
+  readonly sinks: OutcomeSinkPorts<M>
+  readonly backs: OutcomeBackPorts
 }
 
 /** The loop's outcomes, and the idle check that follows each. */
 export class Outcomes<M extends MessageMap> {
   readonly #p: OutcomeParts<M>
-  // Whether work is left (queued, running, overdue, backing off): set once the pool exists.
-  #busy: () => boolean = () => false
   // Failed messages whose failure is being handled (user code runs: the classifier, listeners):
   // not finished, not idle, and held by no structure meanwhile.
   #inTransit = 0
-  // The failure side's view of a success (breakers, failure exit, trace).
-  #observer: SuccessObserver | undefined
   // Resolvers of `drain()`, settled at the next idle.
   #idleWaiters: (() => void)[] = []
 
@@ -83,29 +87,19 @@ export class Outcomes<M extends MessageMap> {
     this.#p = parts
   }
 
-  /** Sets how to tell whether work is left (the pool and timers are built after the outcomes). */
-  watch(busy: () => boolean): void {
-    this.#busy = busy
-  }
-
-  /** Sets who records a success's breaker, failure-exit and trace bookkeeping (built after the outcomes). */
-  observeSuccesses(observer: SuccessObserver): void {
-    this.#observer = observer
-  }
-
   /**
    * The `succeeded` outcome of a message whose attempt just returned.
    */
   succeeded(m: Envelope, durationMs: number, attempt: number, startedAt: number, now: number, value: unknown): void {
     const summary = this.#wanted()
-      ? summarize('succeeded', m, this.#p.traces.of(m), now, { attempt, startedAt, durationMs })
+      ? summarize('succeeded', m, this.#p.records.traces.of(m), now, { attempt, startedAt, durationMs })
       : undefined
     this.#finish(m, true)
     this.#p.metrics.succeeded++
-    this.#p.ledger.current?.ended(m, 'done', now)
-    this.#p.extras.forget(m)
-    this.#observer?.succeeded(m, attempt, startedAt, now)
-    if (this.#p.requests.size > 0) this.#p.requests.succeeded(m, value)
+    this.#p.records.ledger.current?.ended(m, 'done', now)
+    this.#p.records.extras.forget(m)
+    this.#p.backs.succeeded(m, attempt, startedAt, now)
+    if (this.#p.sinks.requests.size > 0) this.#p.sinks.requests.succeeded(m, value)
     const events = this.#p.events
     if (events.hears.succeeded) events.emit('succeeded', m as unknown as Message<M>, durationMs)
     if (summary !== undefined) this.#announce(m, summary)
@@ -121,8 +115,8 @@ export class Outcomes<M extends MessageMap> {
     letter: Omit<DeadLetter, 'idempotencyKey' | 'checkpoint' | 'headers'>,
     lastError: unknown,
   ): DeadLetter {
-    const key = this.#p.ledger.current?.keyOf(m)
-    const checkpoint = this.#p.extras.checkpointOf(m)
+    const key = this.#p.records.ledger.current?.keyOf(m)
+    const checkpoint = this.#p.records.extras.checkpointOf(m)
     const headers = m.headers
     const full: DeadLetter = {
       ...(key === undefined ? {} : { idempotencyKey: key }),
@@ -132,12 +126,12 @@ export class Outcomes<M extends MessageMap> {
     }
     this.#finish(m, true)
     this.#p.metrics.deadLettered++
-    this.#p.ledger.current?.ended(m, 'failed')
-    this.#p.extras.forget(m)
-    const kept = this.#p.journal?.letterOf(m, full) ?? full // as it was posted and committed
-    this.#p.deadLetters.add(kept)
-    this.#p.traces.note(m, 'dead-lettered', letter.at, undefined, full.reason)
-    if (this.#p.requests.size > 0) this.#p.requests.failed(m, 'dead-lettered', full.reason, lastError)
+    this.#p.records.ledger.current?.ended(m, 'failed')
+    this.#p.records.extras.forget(m)
+    const kept = this.#p.sinks.journal?.letterOf(m, full) ?? full // as it was posted and committed
+    this.#p.sinks.deadLetters.add(kept)
+    this.#p.records.traces.note(m, 'dead-lettered', letter.at, undefined, full.reason)
+    if (this.#p.sinks.requests.size > 0) this.#p.sinks.requests.failed(m, 'dead-lettered', full.reason, lastError)
     return kept
   }
 
@@ -152,7 +146,7 @@ export class Outcomes<M extends MessageMap> {
 
   /** Whether a request waits for `m` and takes its failure for good (see {@link Outcomes.requestFailed}). */
   requestTakes(m: Envelope): boolean {
-    return this.#p.requests.size > 0 && this.#p.requests.takesFailure(m)
+    return this.#p.sinks.requests.size > 0 && this.#p.sinks.requests.takesFailure(m)
   }
 
   /**
@@ -164,10 +158,10 @@ export class Outcomes<M extends MessageMap> {
   requestFailed(m: Envelope, reason: string, lastError: unknown, now: number): void {
     this.#finish(m, true)
     this.#p.metrics.requestFailed++
-    this.#p.ledger.current?.ended(m, 'failed')
-    this.#p.extras.forget(m)
-    this.#p.traces.note(m, 'request-failed', now, undefined, reason)
-    this.#p.requests.failedWith(m, lastError)
+    this.#p.records.ledger.current?.ended(m, 'failed')
+    this.#p.records.extras.forget(m)
+    this.#p.records.traces.note(m, 'request-failed', now, undefined, reason)
+    this.#p.sinks.requests.failedWith(m, lastError)
   }
 
   /**
@@ -188,11 +182,11 @@ export class Outcomes<M extends MessageMap> {
     const summary = this.#unran('dropped', m, reason)
     this.#finish(m, holdsKey)
     this.#p.metrics.dropped++
-    if (reason === 'duplicate') this.#p.ledger.current?.handedBack(m)
+    if (reason === 'duplicate') this.#p.records.ledger.current?.handedBack(m)
     else this.#release(m)
-    this.#p.extras.forget(m)
-    this.#p.traces.note(m, 'dropped', this.#p.clock.now())
-    if (this.#p.requests.size > 0) this.#p.requests.failed(m, 'dropped', reason)
+    this.#p.records.extras.forget(m)
+    this.#p.records.traces.note(m, 'dropped', this.#p.clock.now())
+    if (this.#p.sinks.requests.size > 0) this.#p.sinks.requests.failed(m, 'dropped', reason)
     this.#p.events.emit('dropped', m as unknown as Message<M>, reason)
     if (summary !== undefined) this.#announce(m, summary)
   }
@@ -203,9 +197,9 @@ export class Outcomes<M extends MessageMap> {
     this.#finish(m, false)
     this.#p.metrics.cancelled++
     this.#release(m)
-    this.#p.extras.forget(m)
-    this.#p.traces.note(m, 'cancelled', this.#p.clock.now())
-    if (this.#p.requests.size > 0) this.#p.requests.failed(m, 'cancelled', 'cancelled before it ran')
+    this.#p.records.extras.forget(m)
+    this.#p.records.traces.note(m, 'cancelled', this.#p.clock.now())
+    if (this.#p.sinks.requests.size > 0) this.#p.sinks.requests.failed(m, 'cancelled', 'cancelled before it ran')
     this.#p.events.emit('cancelled', m as unknown as Message<M>)
     if (summary !== undefined) this.#announce(m, summary)
   }
@@ -216,17 +210,18 @@ export class Outcomes<M extends MessageMap> {
    * @param dueAt - clock time, for delayed and retry-scheduled messages
    */
   snapshotted(m: Envelope, state: SnapshotState, dueAt?: number, holdsKey = false): void {
-    const { extras, traces, ledger } = this.#p
+    const { extras, traces, ledger } = this.#p.records
     const summary = this.#unran('snapshotted', m, state)
-    const entry = fieldsOf(this.#p, m)
-    this.#p.journal?.saved(m, state, entry, dueAt) // with a journal, its row stays for the next start
+    const entry = fieldsOf(this.#p.records, m)
+    this.#p.sinks.journal?.saved(m, state, entry, dueAt) // with a journal, its row stays for the next start
     this.#finish(m, holdsKey)
-    this.#p.handBack.write(m, state, entry, dueAt)
+    this.#p.sinks.handBack.write(m, state, entry, dueAt)
     this.#p.metrics.snapshotted++
     ledger.current?.handedBack(m)
     extras.forget(m)
     traces.note(m, 'snapshotted', this.#p.clock.now(), undefined, state)
-    if (this.#p.requests.size > 0) this.#p.requests.failed(m, 'snapshotted', `handed back by a stop (${state})`)
+    if (this.#p.sinks.requests.size > 0)
+      this.#p.sinks.requests.failed(m, 'snapshotted', `handed back by a stop (${state})`)
     if (summary !== undefined) this.#announce(m, summary)
   }
 
@@ -242,7 +237,7 @@ export class Outcomes<M extends MessageMap> {
 
   /** Nothing is queued, running, overdue, backing off or in transit. */
   get idle(): boolean {
-    return this.#inTransit === 0 && !this.#busy()
+    return this.#inTransit === 0 && !this.#p.backs.workLeft()
   }
 
   /** Resolves at the next idle (at once when idle). */
@@ -267,20 +262,20 @@ export class Outcomes<M extends MessageMap> {
 
   // Whether a summary is wanted: `finished` has listeners, or the per-message log is on.
   #wanted(): boolean {
-    return this.#p.events.hears.finished || this.#p.messageLog !== undefined
+    return this.#p.events.hears.finished || this.#p.sinks.messageLog !== undefined
   }
 
   // The summary of an outcome that ends a message outside an attempt (read before its trace retires).
   #unran(outcome: Outcome, m: Envelope, reason?: string): FinishedSummary | undefined {
     if (!this.#wanted()) return undefined
-    return summarize(outcome, m, this.#p.traces.of(m), this.#p.clock.now(), undefined, reason)
+    return summarize(outcome, m, this.#p.records.traces.of(m), this.#p.clock.now(), undefined, reason)
   }
 
   // The last step of every outcome: the per-message log line, then `finished`. A logger that throws is
   // reported as a throwing listener is (re-thrown on a microtask), never in the outcome's way.
   // Returns whether user code ran.
   #announce(m: Envelope, summary: FinishedSummary): void {
-    const log = this.#p.messageLog
+    const log = this.#p.sinks.messageLog
     const events = this.#p.events
     if (log !== undefined) {
       events.userCodeRan()
@@ -298,9 +293,9 @@ export class Outcomes<M extends MessageMap> {
   // The ledger step of a message that will not run: its key is released — unless it committed, in
   // which case the key stays `committed` (its side effect happened: a redelivery must not repeat it).
   #release(m: Envelope): void {
-    const ledger = this.#p.ledger.current
+    const ledger = this.#p.records.ledger.current
     if (ledger === undefined) return
-    if (this.#p.extras.checkpointOf(m) === undefined) ledger.ended(m, 'released')
+    if (this.#p.records.extras.checkpointOf(m) === undefined) ledger.ended(m, 'released')
     else ledger.handedBack(m)
   }
 
@@ -308,6 +303,6 @@ export class Outcomes<M extends MessageMap> {
   #finish(m: Envelope, holdsKey: boolean): void {
     m.where = Where.Done
     if (holdsKey && m.key !== undefined) this.#p.queue.release(m.key)
-    this.#p.journal?.touch(m) // its row goes at the next commit
+    this.#p.sinks.journal?.touch(m) // its row goes at the next commit
   }
 }
