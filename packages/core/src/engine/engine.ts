@@ -52,7 +52,7 @@ import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
 import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
 import { Urgency } from '../queue/urgency.js'
-import { type CancelResult, Cancels } from '../requests/cancels.js'
+import { Cancels } from '../requests/cancels.js'
 import { Requests } from '../requests/requests.js'
 import { HandBack } from '../shutdown/hand-back.js'
 import {
@@ -306,20 +306,6 @@ export class Engine<M extends MessageMap> {
       },
       seqOf: (id) => this.entries.seqOf(id),
     })
-  }
-
-  // The parts most stages share.
-  #common() {
-    return {
-      options: this.options,
-      clock: this.clock,
-      queue: this.queue,
-      metrics: this.metrics,
-      ledger: this.ledger,
-      extras: this.extras,
-      traces: this.traces,
-      events: this.events,
-    }
   }
 
   /** `loop.resize()`: a manual count turns the autoscaler off for good; a change emits `workers`. */

@@ -12,74 +12,23 @@
  *
  * @module
  */
-import type { DeadlineScheduler } from '@flowing/watchdog'
 import { HandlerTimeoutError } from '@flowing/watchdog'
 import { wallNow } from '../clock.js'
-import type { Clock } from '../contracts/clock.js'
-import type { CircuitPolicy, DeadLetter, ErrorInfo, FailureExitReport, RetryScheduled } from '../contracts/failures.js'
+import type { CircuitPolicy, DeadLetter, ErrorInfo, RetryScheduled } from '../contracts/failures.js'
 import type { Message, MessageMap } from '../contracts/message.js'
-import type { FailureExitOptions, ResolvedLoopOptions } from '../contracts/options.js'
-import type { Registry } from '../dispatcher/registry.js'
+import type { FailureExitOptions } from '../contracts/options.js'
 import { describeValue, type RetryAfterScope } from '../errors.js'
 import { type Envelope, Where } from '../internal/envelope.js'
-import type { LoopEmitter } from '../internal/loop-emitter.js'
-import type { RecordParts } from '../journal/records.js'
-import type { Lifecycle } from '../lifecycle/lifecycle.js'
-import type { RateLimits } from '../limits/rate-limits.js'
-import type { LoopMetrics } from '../metrics/loop-metrics.js'
-import type { Outcomes } from '../outcomes/outcomes.js'
-import type { RunQueue } from '../queue/run-queue.js'
 import { Alerts } from './alerts.js'
 import { Circuits } from './circuits.js'
 import { classify, errorInfo } from './classify.js'
 import { deadLetterOf } from './dead-letter-of.js'
 import type { DeadLetterStore } from './dead-letters.js'
+import type { FailureParts } from './failure-ports.js'
 import { Retries } from './retries.js'
 import { attemptsAllowed, backoff, guardRandom, mergeRetry, type RetryPolicy } from './retry-policy.js'
 import { SlidingWindow } from './sliding-window.js'
 import type { Trace, Traces } from './trace.js'
-
-/** Where a failure's policy is read: the loop's options, then the type's registration. */
-export interface FailurePolicyPorts<M extends MessageMap> {
-  readonly options: ResolvedLoopOptions
-  readonly registry: Pick<Registry<M>, 'retryFor' | 'breakerFor'>
-}
-
-/** Where a failed message waits: the wheel (a retry's back-off), the queue (a breaker's hold), the rate limits. */
-export interface FailureHoldPorts {
-  /** The loop's shared timing wheel (retries back off on it). */
-  readonly wheel: DeadlineScheduler<Envelope>
-  readonly queue: RunQueue
-  /** Messages that kept their places re-entered the queue (a due retry, a breaker's release): pump. */
-  pump(): void
-  /** The rate limits (a `RateLimitError` pauses its scope there). */
-  readonly limits: Pick<RateLimits, 'backOff'>
-}
-
-/** Where a failure ends when it is not retried, and what may end the loop. */
-export interface FailureExitPorts<M extends MessageMap> {
-  readonly outcomes: Pick<
-    Outcomes<M>,
-    'deadLettered' | 'deadLetterAnnounced' | 'requestTakes' | 'requestFailed' | 'failureAnnounced' | 'snapshotted'
-  >
-  readonly deadLetters: DeadLetterStore
-  /** Whether a stop cut the loop off, and whether retries may still be scheduled. */
-  readonly lifecycle: Pick<Lifecycle, 'cut' | 'mayRetry'>
-  /** The failure rate passed the `failureExit` threshold. */
-  failureExit(report: FailureExitReport): void
-}
-
-/** The stages failure handling touches. */
-export interface FailureParts<M extends MessageMap> {
-  readonly policy: FailurePolicyPorts<M>
-  readonly clock: Clock
-  readonly events: LoopEmitter<M>
-  readonly metrics: LoopMetrics
-  /** The per-post side tables: a post's retry policy, the traces. */
-  readonly records: RecordParts
-  readonly holds: FailureHoldPorts
-  readonly exits: FailureExitPorts<M>
-}
 
 /** Retries, dead letters, alerts, breakers and traces: the loop's failure handling. */
 export class Failures<M extends MessageMap> {
@@ -196,34 +145,20 @@ export class Failures<M extends MessageMap> {
       this.#rateLimited(m, attempt, startedAt, retryAfter, now)
       return
     }
-    const { metrics, events } = this.#h
+    const { events, exits } = this.#h
     const message = m as unknown as Message<M>
     const info = errorInfo(error, classify(this.#h.policy.options.classify, error, m as unknown as Message<MessageMap>))
-    const timedOut = error instanceof HandlerTimeoutError
-    const fresh = this.traces.of(m) === undefined
-    const t = this.traces.open(m)
-    if (fresh) t.note('running', startedAt, attempt)
-    t.attempts.push({
-      attempt,
-      startedAt,
-      startedAtEpochMs: this.#epochMsOf(startedAt, now),
-      durationMs: now - startedAt,
-      outcome: timedOut ? 'timed-out' : 'failed',
-      error: info,
-    })
-    t.note(timedOut ? 'timed-out' : 'failed', now, attempt, info.signature)
-    metrics.failed++
+    const t = this.#noteFailure(m, attempt, startedAt, info, error instanceof HandlerTimeoutError, now)
     const policy = this.#policyOf(m)
     const retry = attempt < attemptsAllowed(policy, info.errorClass)
-    if (retry && this.#h.exits.lifecycle.cut) {
+    if (retry && exits.lifecycle.cut) {
       // The stop's cut-off came while the classifier or a listener ran: handed back, to retry elsewhere.
-      this.#h.exits.outcomes.snapshotted(m, 'queued', undefined, true)
+      exits.outcomes.snapshotted(m, 'queued', undefined, true)
       events.emit('failed', message, error, { attempt, error: info, next: 'retry' })
       return
     }
-    const scheduled =
-      retry && this.#h.exits.lifecycle.mayRetry ? this.#scheduleRetry(m, t, policy, attempt, now) : undefined
-    if (scheduled === undefined && this.#h.exits.outcomes.requestTakes(m)) {
+    const scheduled = retry && exits.lifecycle.mayRetry ? this.#scheduleRetry(m, t, policy, attempt, now) : undefined
+    if (scheduled === undefined && exits.outcomes.requestTakes(m)) {
       this.#toCaller(m, attempt, error, info, t, now)
       return
     }
@@ -238,6 +173,26 @@ export class Failures<M extends MessageMap> {
     // (unless a `failed` listener stopped the loop, which cancelled or handed back the retry)
     else if (m.where === Where.Backoff) events.emit('retrying', message, scheduled)
     this.#checkExit(now)
+  }
+
+  // The failed attempt in `m`'s trace (opened if it had none), and in the failure count.
+  #noteFailure(
+    m: Envelope,
+    attempt: number,
+    startedAt: number,
+    info: ErrorInfo,
+    timedOut: boolean,
+    now: number,
+  ): Trace {
+    const fresh = this.traces.of(m) === undefined
+    const t = this.traces.open(m)
+    if (fresh) t.note('running', startedAt, attempt)
+    const startedAtEpochMs = this.#epochMsOf(startedAt, now)
+    const outcome = timedOut ? 'timed-out' : 'failed'
+    t.attempts.push({ attempt, startedAt, startedAtEpochMs, durationMs: now - startedAt, outcome, error: info })
+    t.note(outcome, now, attempt, info.signature)
+    this.#h.metrics.failed++
+    return t
   }
 
   // A downstream said "too many requests": `m` waits for its scope's pause, no attempt consumed.
