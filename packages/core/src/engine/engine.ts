@@ -323,11 +323,11 @@ export class Engine<M extends MessageMap> {
 
   // One attempt of one message: take, begin (its deadline), invoke, end.
   #newAttempts(): Attempts<M> {
-    const { options, clock, lifecycle, registry, queue, entries, pacing, outcomes, failures, watchdog } = this
-    const { breakers, stall, ledger, extras, metrics, events, journal, gate, limits } = this
-    const leaves = { options, clock, lifecycle, registry, queue, ledger, extras, metrics, events }
-    const stages = { entries, pacing, outcomes, failures, watchdog, breakers, stall, journal, gate, limits }
-    return new Attempts<M>({ ...leaves, ...stages })
+    const { options, clock, events, registry, metrics, records, lifecycle, gate, queue, pacing, limits } = this
+    const { watchdog, outcomes, failures, breakers, stall, journal, entries } = this
+    const starts = { lifecycle, gate, queue, pacing, limits, timeoutMs: options.timeoutMs }
+    const ends = { watchdog, outcomes, failures, breakers, stall, journal, entries }
+    return new Attempts<M>({ clock, events, registry, metrics, records, starts, ends })
   }
 
   // The three exits: a draining stop, a stop without drain, a stop that hands back at its deadline.

@@ -12,30 +12,16 @@
  *
  * @module
  */
-import { type Attempt, FencedError, HandlerTimeoutError, type StallDetector, type Watchdog } from '@flowing/watchdog'
-import type { Entries } from '../admission/entries.js'
-import type { Pacing } from '../admission/pacing.js'
-import type { Clock } from '../contracts/clock.js'
+import { type Attempt, FencedError, HandlerTimeoutError } from '@flowing/watchdog'
 import type { Message, MessageMap, MessageType, PostOptions, PostResult } from '../contracts/message.js'
-import type { ResolvedLoopOptions } from '../contracts/options.js'
 import type { HandlerContext } from '../dispatcher/handler.js'
-import type { Registry } from '../dispatcher/registry.js'
 import { LoopAbortedError } from '../errors.js'
-import type { Failures } from '../failure/failures.js'
-import { DuplicateSkip, type LedgerSlot } from '../idempotency/ledger.js'
+import { DuplicateSkip } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
-import type { LoopEmitter } from '../internal/loop-emitter.js'
-import type { PostExtras } from '../internal/post-extras.js'
 import { isInstance } from '../internal/total.js'
 import { Journal } from '../journal/journal.js'
-import type { Lifecycle } from '../lifecycle/lifecycle.js'
-import type { DispatchGate } from '../limits/dispatch-gate.js'
-import type { Bookings } from '../limits/rate-limit-hold.js'
-import type { LoopMetrics } from '../metrics/loop-metrics.js'
-import type { Outcomes } from '../outcomes/outcomes.js'
-import type { RunQueue } from '../queue/run-queue.js'
 import { AttemptContext } from './attempt-context.js'
-import type { TimeoutBreakers } from './timeout-breakers.js'
+import type { AttemptEndPorts, AttemptParts, AttemptStartPorts } from './attempt-ports.js'
 import type { PoolHost } from './worker-pool.js'
 
 const NOT_REUSABLE = -1 // a reading mark no user-code count equals: the next begin() reads the clock
@@ -43,35 +29,11 @@ const NOT_REUSABLE = -1 // a reading mark no user-code count equals: the next be
 /** The abort reason of attempts cut off by a stop's deadline: their messages are handed back. */
 export const HANDED_BACK = new LoopAbortedError()
 
-/** The stages an attempt touches. */
-export interface AttemptParts<M extends MessageMap> {
-  readonly options: ResolvedLoopOptions
-  readonly clock: Clock
-  readonly lifecycle: Lifecycle
-  readonly registry: Registry<M>
-  readonly queue: RunQueue
-  /** The ways in: a handler's follow-ups enter there. */
-  readonly entries: Pick<Entries<M>, 'postFollowUp'>
-  readonly pacing: Pacing<M>
-  readonly outcomes: Outcomes<M>
-  readonly failures: Failures<M>
-  readonly watchdog: Watchdog
-  readonly breakers: TimeoutBreakers | undefined
-  readonly stall: StallDetector | undefined
-  readonly ledger: LedgerSlot
-  readonly extras: PostExtras
-  readonly metrics: LoopMetrics
-  readonly events: LoopEmitter<M>
-  readonly journal: Journal<M> | undefined
-  /** What may hold every start back: the resource gate, the loop-wide rate limits. */
-  readonly gate: DispatchGate | undefined
-  /** The rate-limit budgets a start booked: counted from its handler's entry. */
-  readonly limits: Bookings
-}
-
 /** Begins, runs and ends attempts for the worker pool; also `ctx.post` and `ctx.commit`. */
 export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M>> {
   readonly #p: AttemptParts<M>
+  readonly #starts: AttemptStartPorts
+  readonly #ends: AttemptEndPorts<M>
   // The reading end() took, reused by the next begin() of the same pump stretch while the emitter's
   // user-code count has not moved since (no listener, selector or logger ran): one clock read saved
   // per message, lagging real time only by loop code. NOT_REUSABLE after a stretch or a failure.
@@ -83,17 +45,19 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   /** @param parts - the stages an attempt touches */
   constructor(parts: AttemptParts<M>) {
     this.#p = parts
+    this.#starts = parts.starts
+    this.#ends = parts.ends
   }
 
   canDispatch(): boolean {
-    return this.#p.lifecycle.dispatches
+    return this.#starts.lifecycle.dispatches
   }
 
   take(): Envelope | undefined {
-    const gate = this.#p.gate
+    const gate = this.#starts.gate
     if (gate !== undefined && !gate.allows()) return undefined
-    const m = this.#p.queue.take()
-    if (m !== undefined) this.#p.pacing.roomFreed()
+    const m = this.#starts.queue.take()
+    if (m !== undefined) this.#starts.pacing.roomFreed()
     return m
   }
 
@@ -106,21 +70,21 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     const now = this.#lastReadingMark === p.events.userCode ? this.#lastReading : p.clock.now()
     this.#lastReadingMark = NOT_REUSABLE
     p.metrics.recordWait(m.priority, now - m.postedAt)
-    const attempt = p.failures.attemptOf(m)
-    p.failures.started(m, attempt, now)
+    const attempt = this.#ends.failures.attemptOf(m)
+    this.#ends.failures.started(m, attempt, now)
     const timeoutMs = this.timeoutFor(m)
     const ctx =
       timeoutMs === Number.POSITIVE_INFINITY
         ? new AttemptContext<M>(this, m, attempt, now)
         : new AttemptContext<M>(this, m, attempt, now, this.#guard(m, timeoutMs, now))
-    const booking = p.limits.claim(m)
+    const booking = this.#starts.limits.claim(m)
     if (booking !== undefined) ctx.booking = booking
     return ctx
   }
 
   #guard(m: Envelope, timeoutMs: number, now: number): Attempt {
     const heartbeatMs = this.#p.registry.heartbeatFor(m.type)
-    return this.#p.watchdog.guard(
+    return this.#ends.watchdog.guard(
       heartbeatMs === undefined
         ? { timeoutMs, label: m, now, queued: true }
         : { timeoutMs, heartbeatMs, label: m, now },
@@ -133,7 +97,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     const booking = ctx.booking
     if (booking === undefined) return // entered already, or the attempt ended first (a zombie's late call)
     ctx.booking = undefined
-    this.#p.limits.entered(booking, this.#p.clock.now())
+    this.#starts.limits.entered(booking, this.#p.clock.now())
   }
 
   started(m: Envelope): void {
@@ -142,7 +106,8 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   }
 
   invoke(m: Envelope, ctx: AttemptContext<M>): unknown {
-    const { ledger, registry } = this.#p
+    const { registry } = this.#p
+    const ledger = this.#p.records.ledger
     const entered = ctx.booking === undefined ? undefined : this.#entered
     const claim = ledger.current?.awaitClaim(m) // an async idempotency store: claimed before the first attempt
     if (claim === undefined) return registry.invoke(m, ctx, entered)
@@ -157,15 +122,15 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     ctx.end() // from here its effects through ctx are fenced
     if (ctx.booking !== undefined) this.#enter(ctx) // its handler was never called: counted from now
     const p = this.#p
-    if (p.queue.groups !== undefined) p.queue.attemptEnded(m) // its group's slot is free
-    if (ok && ctx.guard === undefined && p.stall === undefined) {
+    if (this.#starts.queue.groups !== undefined) this.#starts.queue.attemptEnded(m) // its group's slot is free
+    if (ok && ctx.guard === undefined && this.#ends.stall === undefined) {
       // The common case, kept small: a success without a deadline or a stall detector to tell.
       const now = p.clock.now()
       const mark = p.events.userCode
       const duration = now - ctx.startedAt
       p.metrics.recordHandler(duration)
-      p.breakers?.record(m.type, false)
-      p.outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now, value)
+      this.#ends.breakers?.record(m.type, false)
+      this.#ends.outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now, value)
       this.#lastReading = now
       this.#lastReadingMark = mark
       return
@@ -190,20 +155,20 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
       ok = false
       value = guard.signal.reason
     }
-    p.stall?.progress()
+    this.#ends.stall?.progress()
     const timedOut = !ok && value instanceof HandlerTimeoutError
     if (timedOut) this.#compensate(m)
     // Any settle reports to the timeout breaker: only a timeout counts against it, anything else shows the
     // handler is not hanging (a half-open probe that fails fast closes it).
-    p.breakers?.record(m.type, timedOut)
-    const outcomes = p.outcomes
+    this.#ends.breakers?.record(m.type, timedOut)
+    const outcomes = this.#ends.outcomes
     if (ok) outcomes.succeeded(m, duration, ctx.attempt, ctx.startedAt, now, value)
     else {
       // Retry (an ordered one keeps the key) or dead-letter; runs user code (classifier, listeners),
       // during which this message is in transit: a stop() from there waits for it.
       outcomes.inTransit()
       try {
-        p.failures.failed(m, ctx.attempt, ctx.startedAt, value, now)
+        this.#ends.failures.failed(m, ctx.attempt, ctx.startedAt, value, now)
       } finally {
         outcomes.landed()
       }
@@ -230,7 +195,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   }
 
   waiting(): boolean {
-    return this.#p.queue.length > 0
+    return this.#starts.queue.length > 0
   }
 
   saturated(attempts: AttemptContext<M>[], sinceMs: number, thresholdMs: number): void {
@@ -248,19 +213,21 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
 
   /** `ctx.commit(checkpoint)`: only the attempt running now may commit. */
   commit(m: Envelope, checkpoint: unknown, attempt: number, startedAt: number): void {
-    const { extras, failures, ledger, clock, events } = this.#p
+    const { clock, events } = this.#p
+    const { extras, ledger, traces } = this.#p.records
+    const failures = this.#ends.failures
     if (m.where !== Where.Running || attempt !== failures.attemptOf(m)) {
       throw new FencedError(`${m.type} ${m.id}`, attempt, 'not running', 'ctx.commit')
     }
-    const journal = this.#p.journal
+    const journal = this.#ends.journal
     if (journal !== undefined) {
       journal.committed(m, Journal.json('checkpoint', checkpoint)) // throws InvalidArgumentError: JSON cannot keep it
     }
     extras.commit(m, checkpoint)
     const value = extras.checkpointOf(m)
     ledger.current?.committed(m, value)
-    const fresh = failures.traces.of(m) === undefined
-    const trace = failures.traces.open(m)
+    const fresh = traces.of(m) === undefined
+    const trace = traces.open(m)
     if (fresh) trace.note('running', startedAt, attempt)
     trace.note('committed', clock.now(), attempt)
     events.emit('committed', m as unknown as Message<M>, value)
@@ -268,7 +235,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
 
   /** The checkpoint of `m`'s last commit (`ctx.committed`). */
   checkpointOf(m: Envelope): unknown {
-    return this.#p.extras.checkpointOf(m)
+    return this.#p.records.extras.checkpointOf(m)
   }
 
   /** `ctx.post` / `ctx.tryPost`: a follow-up one hop further from the root. */
@@ -279,13 +246,15 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     options: PostOptions | undefined,
     mode: 'throw' | 'result',
   ): Message<M, T> | PostResult<M, T> {
-    return this.#p.entries.postFollowUp(parent, type, payload, options, mode)
+    return this.#ends.entries.postFollowUp(parent, type, payload, options, mode)
   }
 
   /** The deadline of a message: per post, else per type, else the loop's — bounded for a breaker probe. */
   timeoutFor(m: Envelope): number {
-    const { extras, registry, options, failures } = this.#p
-    const timeout = extras.timeoutOf(m) ?? registry.timeoutFor(m.type) ?? options.timeoutMs
+    const { registry } = this.#p
+    const extras = this.#p.records.extras
+    const failures = this.#ends.failures
+    const timeout = extras.timeoutOf(m) ?? registry.timeoutFor(m.type) ?? this.#starts.timeoutMs
     const probe = failures.probeTimeout(m)
     return probe === undefined ? timeout : Math.min(timeout, probe)
   }
@@ -293,7 +262,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   // An attempt that did not count: interrupted by the stop's deadline (handed back in the snapshot),
   // or skipped because an async idempotency store found its key taken (dropped as a duplicate).
   #endUnrun(m: Envelope, ctx: AttemptContext<M>, handedBack: boolean): void {
-    const { outcomes, failures } = this.#p
+    const { outcomes, failures } = this.#ends
     if (ctx.guard?.isCurrent) ctx.guard.cancel(HANDED_BACK)
     if (handedBack) outcomes.snapshotted(m, 'running', undefined, true)
     else {
@@ -311,7 +280,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     if (hook === undefined) return
     const message = m as unknown as Message<M>
     const report = (error: unknown) => this.#p.events.emit('compensated', message, error)
-    const guard = this.#p.watchdog.guard({
+    const guard = this.#ends.watchdog.guard({
       timeoutMs: this.timeoutFor(m),
       label: m,
       onTimeout: (_a: Attempt, e: unknown) => report(e),
