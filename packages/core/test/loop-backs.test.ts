@@ -9,11 +9,12 @@ function targets(calls: string[]): LoopBackTargets<MessageMap> {
     entries: { replay: () => calls.push('replay') },
     cancels: { cancel: (_m, why) => calls.push(`cancel ${why}`) },
     admission: { enterDue: () => calls.push('enterDue') > 0 },
-    pacing: { onPressure: () => calls.push('onPressure') },
+    pacing: { onPressure: () => calls.push('onPressure'), waiting: 0 },
     pool: { running: 0, pump: () => calls.push('pump'), attempts: () => [], detach: () => calls.push('detach') > 0 },
     failures: { succeeded: (m) => calls.push(`succeeded ${String(m)}`), retries: { size: 0 } },
     queue: { length: 0 },
     delayed: { overdue: 0 },
+    capacity: 0,
   }
 }
 
@@ -42,6 +43,19 @@ describe('LoopBacks', () => {
       ;(holder as Record<string, number>)[field] = 0
     }
     expect(backs.workLeft()).toBe(false)
+  })
+
+  it('reports the load from the queue, the pool and the producers waiting in send()', () => {
+    const backs = new LoopBacks<MessageMap>()
+    const t = targets([])
+    backs.bind({
+      ...t,
+      queue: { length: 3 },
+      capacity: 10,
+      pool: { ...t.pool, running: 2 },
+      pacing: { ...t.pacing, waiting: 1 },
+    })
+    expect(backs.load()).toEqual({ queued: 3, capacity: 10, running: 2, waitingProducers: 1 })
   })
 
   it('binds once: a second bind is an internal error', () => {

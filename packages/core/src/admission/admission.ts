@@ -13,11 +13,8 @@
  */
 
 import type { AbortSignalLike } from '@flowing/watchdog'
-import type { Clock } from '../contracts/clock.js'
 import type { DeadLetter } from '../contracts/failures.js'
 import type { Message, MessageMap, MessageType, OverflowPolicy, PostOptions, PostResult } from '../contracts/message.js'
-import type { ResolvedLoopOptions } from '../contracts/options.js'
-import type { Registry } from '../dispatcher/registry.js'
 import {
   DelayedFullError,
   DuplicateMessageError,
@@ -29,46 +26,15 @@ import {
   TimeoutBreakerOpenError,
 } from '../errors.js'
 import { mergeRetry } from '../failure/retry-policy.js'
-import type { Traces } from '../failure/trace.js'
-import type { LedgerSlot } from '../idempotency/ledger.js'
 import { Envelope, type Origin, Where } from '../internal/envelope.js'
-import type { LoopEmitter } from '../internal/loop-emitter.js'
-import type { PostExtras } from '../internal/post-extras.js'
 import * as check from '../internal/validate.js'
 import { Journal } from '../journal/journal.js'
-import type { Lifecycle } from '../lifecycle/lifecycle.js'
-import type { LoopMetrics } from '../metrics/loop-metrics.js'
-import type { Outcomes } from '../outcomes/outcomes.js'
-import type { TimeoutBreakers } from '../pool/timeout-breakers.js'
-import type { RunQueue } from '../queue/run-queue.js'
-import type { Requests } from '../requests/requests.js'
-import type { DelayedMessage, DelayedPosts } from '../timers/delayed-posts.js'
+import type { AdmissionParts } from './admission-ports.js'
+import type { DelayedMessage, } from '../timers/delayed-posts.js'
 import { checkPostOptions } from './post-options.js'
 import type { LoopPressure } from './pressure.js'
 import { type RefusalStatus, RefusedPost } from './refusal.js'
 import { Stamping } from './stamping.js'
-
-/** The stages admission touches. */
-export interface AdmissionParts<M extends MessageMap> {
-  readonly options: ResolvedLoopOptions
-  readonly clock: Clock
-  readonly lifecycle: Lifecycle
-  readonly registry: Registry<M>
-  readonly queue: RunQueue
-  readonly delayed: DelayedPosts
-  readonly outcomes: Outcomes<M>
-  readonly ledger: LedgerSlot
-  readonly extras: PostExtras
-  readonly traces: Traces
-  readonly breakers: TimeoutBreakers | undefined
-  readonly pressure: LoopPressure | undefined
-  readonly metrics: LoopMetrics
-  readonly events: LoopEmitter<M>
-  readonly journal: Journal<M> | undefined
-  readonly requests: Requests
-  /** Per-message cancel (a post's aborted `signal`). */
-  readonly cancels: { cancel(m: Envelope, why: string, reason?: unknown): unknown }
-}
 
 /** Where {@link Admission.place} put a message. */
 export type Placement = 'queued' | 'dropped' | 'full'
@@ -78,10 +44,6 @@ export class Admission<M extends MessageMap> {
   readonly #p: AdmissionParts<M>
   // Post order: the tiebreak among equal urgency, and the id's suffix.
   #seq = 0
-  // Schedules the pool's pump (one per synchronous burst).
-  #schedulePump: () => void = () => {}
-  // The queue's load, as overload errors report it (the pool's running count is in it).
-  #load: () => QueueLoad = () => ({ queued: 0, capacity: 0, running: 0, waitingProducers: 0 })
   /** The headers of posts: given, inherited, stamped. */
   readonly stamping = new Stamping()
 
@@ -90,15 +52,9 @@ export class Admission<M extends MessageMap> {
     this.#p = parts
   }
 
-  /** Connects admission to the pool (built after it). */
-  connect(schedulePump: () => void, load: () => QueueLoad): void {
-    this.#schedulePump = schedulePump
-    this.#load = load
-  }
-
   /** The queue's load now. */
   load(): QueueLoad {
-    return this.#load()
+    return this.#p.gates.load()
   }
 
   /**
@@ -129,25 +85,19 @@ export class Admission<M extends MessageMap> {
     origin: Origin | undefined,
   ): Message<M> | PostResult<M, MessageType<M>> {
     const p = this.#p
-    const request = p.requests.take() // before any user code (a listener, a selector) may post
-    const lifecycle = p.lifecycle
+    const request = p.places.requests.take() // before any user code (a listener, a selector) may post
+    const lifecycle = p.gates.lifecycle
     if (!(origin !== undefined && origin.hops > 0 ? lifecycle.admitsFollowUps : lifecycle.admitsRoots)) {
       const state = lifecycle.state
       return this.refuse(type, 'stopped', () => stoppedError(`post \`${type}\``, state), throws)
     }
-    if (p.breakers !== undefined) this.#checkTimeoutBreaker(type)
-    const pressure = p.pressure
+    if (p.gates.breakers !== undefined) this.#checkTimeoutBreaker(type)
+    const pressure = p.gates.pressure
     if (pressure !== undefined) {
-      const { queue, options: o } = p
-      const priority = options?.priority ?? o.defaultPriority
-      const queued = queue.length
-      const decision = pressure.decide(queued, priority)
-      if (!decision.admitted) {
-        const status = decision.outcome === 'shed' ? 'shed' : 'reject'
-        return this.refuse(type, status, pressure.refusal(type, priority, decision, queued), throws)
-      }
+      const refused = this.#pressureRefusal(pressure, type, options, throws)
+      if (refused !== undefined) return refused
     }
-    const journal = p.journal
+    const journal = p.gates.journal
     let json: string | undefined
     if (journal !== undefined) {
       const refusal = journal.refusal
@@ -155,21 +105,31 @@ export class Admission<M extends MessageMap> {
       json = this.#payloadJson(type, payload)
     }
     const m = this.stamp(type, payload, options, origin)
-    if (request !== undefined) p.requests.bind(m, request)
+    if (request !== undefined) p.places.requests.bind(m, request)
     if (options !== undefined) {
-      p.extras.keep(m, options)
+      p.records.extras.keep(m, options)
       const holder = this.#claimKey(m, options)
       if (holder !== undefined) return this.#refuseDuplicate(m, holder, throws)
-    } else if (p.ledger.current !== undefined) {
+    } else if (p.records.ledger.current !== undefined) {
       const holder = this.#claimKey(m, options) // `dedupe: 'id'` claims keyless posts too
       if (holder !== undefined) return this.#refuseDuplicate(m, holder, throws)
     }
-    const placed = this.place(m, options?.overflow ?? p.options.overflow, true)
+    const placed = this.place(m, options?.overflow ?? p.policy.options.overflow, true)
     if (placed === 'full') this.#unclaim(m)
     else journal?.admitted(m, json)
     const signal = options?.signal
     if (signal !== undefined && placed === 'queued') this.#watch(m, signal)
     return this.#answer(m, placed, throws)
+  }
+
+  // Refuses a post the pressure gauge sheds or rejects at the queue's length now (undefined: admitted).
+  #pressureRefusal(pressure: LoopPressure, type: string, options: PostOptions | undefined, throws: boolean) {
+    const priority = options?.priority ?? this.#p.policy.options.defaultPriority
+    const queued = this.#p.places.queue.length
+    const decision = pressure.decide(queued, priority)
+    if (decision.admitted) return undefined
+    const status = decision.outcome === 'shed' ? 'shed' : 'reject'
+    return this.refuse(type, status, pressure.refusal(type, priority, decision, queued), throws)
   }
 
   /**
@@ -183,18 +143,22 @@ export class Admission<M extends MessageMap> {
     options: PostOptions | undefined,
   ): DelayedMessage<M, T> {
     this.checkOptions(type, options)
-    const { lifecycle, delayed, options: o, metrics, traces, clock, events } = this.#p
+    const { metrics, clock, events } = this.#p
+    const { lifecycle } = this.#p.gates
+    const { delayed } = this.#p.places
+    const o = this.#p.policy.options
+    const traces = this.#p.records.traces
     if (!lifecycle.admitsRoots) this.refuseInput(type, stoppedError(`schedule \`${type}\``, lifecycle.state))
     this.#checkTimeoutBreaker(type)
     if (delayed.length >= o.maxDelayed) {
       this.refuseInput(type, new DelayedFullError(type, delayed.length, o.maxDelayed))
     }
-    const journal = this.#p.journal
+    const journal = this.#p.gates.journal
     const refusal = journal?.refusal
     if (refusal !== undefined) this.refuseInput(type, refusal)
     const json = journal === undefined ? undefined : this.#payloadJson(type, payload)
     const m = this.stamp(type, payload, options, this.#originOrRefuse(type, options, undefined))
-    this.#p.extras.keep(m, options)
+    this.#p.records.extras.keep(m, options)
     const holder = this.#claimKey(m, options)
     if (holder !== undefined) this.#refuseDuplicate(m, holder, true)
     const due = Math.max(dueAt, clock.now()) // a time in the past is due at once
@@ -223,20 +187,20 @@ export class Admission<M extends MessageMap> {
     const result = this.post(letter.type, letter.payload, options, throws)
     const m = (throws ? result : (result as { message?: Message<M> }).message) as unknown as Envelope | undefined
     if (m !== undefined && m.where !== Where.Done && letter.checkpoint !== undefined) {
-      this.#p.extras.commit(m, letter.checkpoint)
+      this.#p.records.extras.commit(m, letter.checkpoint)
     }
     return result
   }
 
   // A post's `signal` cancels its message (at once when it is already aborted).
   #watch(m: Envelope, signal: AbortSignalLike): void {
-    const cancels = this.#p.cancels
+    const places = this.#p.places
     const cancel = (e: Envelope) => {
-      this.#p.requests.cancelling(e, signal.reason)
-      cancels.cancel(e, 'its signal was aborted', signal.reason)
+      places.requests.cancelling(e, signal.reason)
+      places.cancel(e, 'its signal was aborted', signal.reason)
     }
     if (signal.aborted) cancel(m)
-    else this.#p.extras.watch(m, signal, cancel)
+    else this.#p.records.extras.watch(m, signal, cancel)
   }
 
   /** Validates per-post options; a bad one is a refused post. */
@@ -246,7 +210,7 @@ export class Admission<M extends MessageMap> {
       // A per-post retry policy must make sense over its type's and the loop's (capMs ≥ baseMs).
       const retry = options?.retry
       if (retry !== undefined)
-        mergeRetry('options.retry', retry, this.#p.registry.retryFor(type), this.#p.options.retry)
+        mergeRetry('options.retry', retry, this.#p.policy.registry.retryFor(type), this.#p.policy.options.retry)
     } catch (error) {
       this.refuseInput(type, check.typedError('options', error, options)) // a throwing getter or Proxy trap: typed
     }
@@ -267,8 +231,8 @@ export class Admission<M extends MessageMap> {
     routeKey?: string,
   ): Envelope {
     try {
-      const router = this.#p.registry.resolve(type)
-      const { idPrefix, defaultPriority } = this.#p.options
+      const router = this.#p.policy.registry.resolve(type)
+      const { idPrefix, defaultPriority } = this.#p.policy.options
       const priority = options?.priority ?? defaultPriority
       const now = this.#p.clock.now()
       const m = new Envelope(idPrefix, ++this.#seq, type, payload, options?.key, priority, now, origin)
@@ -285,7 +249,9 @@ export class Admission<M extends MessageMap> {
    * leave everything as it was and answer `full`. With `accept`, a placed message is counted accepted.
    */
   place(m: Envelope, overflow: OverflowPolicy, accept: boolean): Placement {
-    const { queue, options, metrics, outcomes } = this.#p
+    const { queue, outcomes } = this.#p.places
+    const { metrics } = this.#p
+    const options = this.#p.policy.options
     if (queue.length >= options.capacity) {
       if (overflow === 'reject' || overflow === 'wait') return 'full'
       const victim = overflow === 'drop-oldest-lowest' ? queue.evictLowest(m.priority) : undefined
@@ -316,23 +282,23 @@ export class Admission<M extends MessageMap> {
    * @param ranBefore - it had attempts or a commit point (restored): it may not be evicted
    */
   insert(m: Envelope, ranBefore = false): void {
-    if (ranBefore) this.#p.queue.reenter(m)
-    else this.#p.queue.push(m)
-    this.#p.journal?.touch(m) // a delayed message that came due is queued now
+    if (ranBefore) this.#p.places.queue.reenter(m)
+    else this.#p.places.queue.push(m)
+    this.#p.gates.journal?.touch(m) // a delayed message that came due is queued now
     this.queueChanged()
-    this.#p.traces.note(m, 'queued', m.postedAt)
+    this.#p.records.traces.note(m, 'queued', m.postedAt)
   }
 
   /** The queue's length changed: pressure levels follow, a pump is scheduled. */
   queueChanged(): void {
-    this.#p.pressure?.update(this.#p.queue.length)
-    this.#schedulePump()
+    this.#p.gates.pressure?.update(this.#p.places.queue.length)
+    this.#p.places.schedulePump()
   }
 
   /** A due delayed message enters under the overflow policy in force now; false: no room, it waits. */
   enterDue(m: Envelope): boolean {
     m.postedAt = this.#p.clock.now() // aging and queue wait start when it enters
-    return this.place(m, this.#p.options.overflow, false) !== 'full'
+    return this.place(m, this.#p.policy.options.overflow, false) !== 'full'
   }
 
   /** A delayed message that came due while the queue was full enters now that a slot freed. */
@@ -380,7 +346,7 @@ export class Admission<M extends MessageMap> {
   }
 
   #checkTimeoutBreaker(type: string): void {
-    const openFor = this.#p.breakers?.refuses(type)
+    const openFor = this.#p.gates.breakers?.refuses(type)
     if (openFor !== undefined) this.refuseInput(type, new TimeoutBreakerOpenError(type, openFor))
   }
 
@@ -394,7 +360,7 @@ export class Admission<M extends MessageMap> {
 
   // Claims the idempotency key of a message being admitted; returns what holds it when it is a duplicate.
   #claimKey(m: Envelope, options: PostOptions | undefined): string | undefined {
-    const { ledger } = this.#p
+    const { ledger } = this.#p.records
     if (ledger.current === undefined && options?.idempotencyKey === undefined) return undefined
     const idem = ledger.ensure()
     const key = idem.keyOf(m)
@@ -402,7 +368,7 @@ export class Admission<M extends MessageMap> {
     try {
       return idem.claim(key, m.postedAt) // the reading the post stamped: no second one
     } catch (error) {
-      this.#p.extras.forget(m)
+      this.#p.records.extras.forget(m)
       return this.refuseInput(m.type, error as Error) // a store that throws: refused, nothing admitted
     }
   }
@@ -418,13 +384,13 @@ export class Admission<M extends MessageMap> {
 
   // A refused message was never accepted: its claim and its side-table entry go.
   #unclaim(m: Envelope): void {
-    this.#p.ledger.current?.ended(m, 'released')
-    this.#p.extras.forget(m)
+    this.#p.records.ledger.current?.ended(m, 'released')
+    this.#p.records.extras.forget(m)
   }
 
   #refuseDuplicate(m: Envelope, holder: string, throws: boolean): PostResult<M, MessageType<M>> {
-    const key = this.#p.ledger.current?.keyOf(m) as string
-    this.#p.extras.forget(m)
+    const key = this.#p.records.ledger.current?.keyOf(m) as string
+    this.#p.records.extras.forget(m)
     this.#p.metrics.duplicates++
     this.#p.events.emit('duplicate', m.type, key, holder)
     return this.refuse(m.type, 'duplicate', () => new DuplicateMessageError(m.type, key, holder), throws)
@@ -433,7 +399,7 @@ export class Admission<M extends MessageMap> {
   // Answers a placement as `post` (the message) or `tryPost` (a result) does; `full` is refused.
   #answer(m: Envelope, placed: Placement, throws: boolean): Message<M> | PostResult<M, MessageType<M>> {
     if (placed === 'full') {
-      const load = this.#load()
+      const load = this.#p.gates.load()
       return this.refuse(m.type, 'full', () => new QueueFullError(m.type, load), throws)
     }
     const message = m as unknown as Message<M>

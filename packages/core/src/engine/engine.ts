@@ -22,6 +22,7 @@ import type { MessageMap } from '../contracts/message.js'
 import type { LoopOptions, ResolvedLoopOptions } from '../contracts/options.js'
 import type { RegisterOptions } from '../dispatcher/handler.js'
 import { Registry } from '../dispatcher/registry.js'
+import type { QueueLoad } from '../errors.js'
 import { DeadLetterStore } from '../failure/dead-letters.js'
 import { Failures } from '../failure/failures.js'
 import { checkRetryOptions, mergeRetry } from '../failure/retry-policy.js'
@@ -170,7 +171,6 @@ export class Engine<M extends MessageMap> {
     this.attempts = this.#newAttempts()
     this.pool = newPool({ options: o, attempts: this.attempts, lingering: this.lingering })
     this.autoscaler = newAutoscaler(this.#scaling())
-    this.admission.connect(this.schedulePump, () => this.load())
     this.#holders = this.#newHolders()
     this.holders = holderList(this.#holders)
     this.cancels = this.#newCancels()
@@ -178,7 +178,7 @@ export class Engine<M extends MessageMap> {
     this.#journalTransitions()
     this.stall?.start()
     const { stopper, entries, cancels, admission, pacing, pool, failures, delayed } = this
-    backs.bind({ stopper, entries, cancels, admission, pacing, pool, failures, queue, delayed })
+    backs.bind({ stopper, entries, cancels, admission, pacing, pool, failures, queue, delayed, capacity: o.capacity })
     if (this.lifecycle.state === 'running') this.stopper.armTimeLimit() // autoStart: running from now
   }
 
@@ -228,13 +228,8 @@ export class Engine<M extends MessageMap> {
   }
 
   /** The queue's load, as overload errors and metrics report it. */
-  load(): { queued: number; capacity: number; running: number; waitingProducers: number } {
-    return {
-      queued: this.queue.length,
-      capacity: this.options.capacity,
-      running: this.pool.running,
-      waitingProducers: this.pacing.waiting,
-    }
+  load(): QueueLoad {
+    return this.#backs.load()
   }
 
   /** Counters, gauges and histograms (a fresh plain-data snapshot). */
@@ -315,10 +310,13 @@ export class Engine<M extends MessageMap> {
 
   // The way in: validate, stamp, claim the key, place or refuse.
   #newAdmission(): Admission<M> {
-    const { options, clock, lifecycle, registry, queue, delayed, outcomes, ledger, extras, traces } = this
-    const { breakers, pressure, metrics, events, journal, requests } = this
-    const leaves = { options, clock, lifecycle, registry, queue, delayed, ledger, extras, traces, metrics, events }
-    return new Admission<M>({ ...leaves, outcomes, breakers, pressure, journal, requests, cancels: this.#backs })
+    const { options, registry, clock, events, metrics, records, lifecycle, breakers, pressure, journal } = this
+    const { queue, delayed, outcomes, requests } = this
+    const backs = this.#backs
+    const gates = { lifecycle, breakers, pressure, journal, load: backs.load }
+    const places = { queue, delayed, outcomes, requests, cancel: backs.cancel, schedulePump: backs.schedulePump }
+    const policy = { options, registry }
+    return new Admission<M>({ policy, clock, events, metrics, records, gates, places })
   }
 
   // One attempt of one message: take, begin (its deadline), invoke, end.

@@ -14,6 +14,7 @@
  *  the watchdog              detach           the pool (a timed-out attempt leaves its slot)
  *  admission, retries, …     schedulePump     the pool's next pass (one microtask per burst)
  *  stall, cancels            running          the pool's attempts
+ *  admission, pacing         load             queue, pool, pacing (what overload errors report)
  *  the outcomes              workLeft         queue, pool, delayed posts, retries (is the loop idle?)
  *  the outcomes              succeeded        the failure stage (breakers, failure exit, trace)
  * ```
@@ -24,6 +25,7 @@ import type { PressureTransition } from '@flowing/backpressure'
 import type { Attempt } from '@flowing/watchdog'
 import type { DeadLetter, FailureExitReport } from '../contracts/failures.js'
 import type { MessageMap } from '../contracts/message.js'
+import type { QueueLoad } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
 
@@ -35,12 +37,14 @@ export interface LoopBackTargets<M extends MessageMap> {
   readonly entries: { replay(letter: DeadLetter, throws: boolean): unknown }
   readonly cancels: { cancel(m: Envelope, why: string, reason?: unknown): unknown }
   readonly admission: { enterDue(m: Envelope): boolean }
-  readonly pacing: { onPressure(transition: PressureTransition): void }
+  readonly pacing: { onPressure(transition: PressureTransition): void; readonly waiting: number }
   readonly failures: {
     succeeded(m: Envelope, attempt: number, startedAt: number, now: number): void
     readonly retries: { readonly size: number }
   }
   readonly queue: { readonly length: number }
+  /** The loop's `capacity`. */
+  readonly capacity: number
   readonly delayed: { readonly overdue: number }
   readonly pool: {
     readonly running: number
@@ -93,6 +97,11 @@ export class LoopBacks<M extends MessageMap> {
   readonly enterDue = (m: Envelope): boolean => this.#to.admission.enterDue(m)
   /** The pressure level changed. */
   readonly onPressure = (transition: PressureTransition): void => this.#to.pacing.onPressure(transition)
+  /** The queue's load, as overload errors and metrics report it. */
+  readonly load = (): QueueLoad => {
+    const { queue, capacity, pool, pacing } = this.#to
+    return { queued: queue.length, capacity, running: pool.running, waitingProducers: pacing.waiting }
+  }
   /** Whether work is left outside the outcomes: queued, running, overdue or backing off. */
   readonly workLeft = (): boolean => {
     const { queue, pool, delayed, failures } = this.#to
