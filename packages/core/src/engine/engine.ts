@@ -330,10 +330,11 @@ export class Engine<M extends MessageMap> {
 
   // The three exits: a draining stop, a stop without drain, a stop that hands back at its deadline.
   #newStopper(): Stopper<M> {
-    const { options, clock, lingering, lifecycle, delayed, failures, outcomes, pacing, pool, events } = this
-    const { handBack, holders, stall, journal, gate, schedulePump } = this
-    const exits = { options, clock, lingering, lifecycle, delayed, failures, outcomes, pacing, pool, events }
-    return new Stopper<M>({ ...exits, handBack, holders, stall, journal, gate, schedulePump })
+    const { options, clock, events, lifecycle, stall, gate, pacing, failures, lingering, journal } = this
+    const { delayed, holders, pool, outcomes, handBack, schedulePump } = this
+    const quiets = { stall, gate, pacing, failures, lingering, journal }
+    const work = { delayed, holders, pool, outcomes, handBack, schedulePump }
+    return new Stopper<M>({ options, clock, events, lifecycle, quiets, work })
   }
 
   // Producers waiting for room (`send`, `ready`), overdue delayed messages, pressure transitions.

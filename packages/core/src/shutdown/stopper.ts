@@ -13,7 +13,6 @@
  * @module
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
-import type { Pacing } from '../admission/pacing.js'
 import type { Clock, TimerHandle } from '../contracts/clock.js'
 import type { FailureExitReport } from '../contracts/failures.js'
 import type { MessageMap } from '../contracts/message.js'
@@ -21,7 +20,6 @@ import type { ResolvedLoopOptions } from '../contracts/options.js'
 import type { LoopSnapshot } from '../contracts/snapshot.js'
 import type { StopOptions } from '../contracts/stop.js'
 import { InvalidArgumentError } from '../errors.js'
-import type { Failures } from '../failure/failures.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
 import * as check from '../internal/validate.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
@@ -35,27 +33,40 @@ import { type Holder, handOverAll } from './holders.js'
 
 const STOP_KEYS = ['drain', 'deadlineMs', 'signal'] as const
 
-/** The stages a stop touches. */
-export interface StopParts<M extends MessageMap> {
-  readonly options: ResolvedLoopOptions
-  readonly clock: Clock
+/** What a stop shuts down besides the messages: background watchers, waiting producers, timers, the journal. */
+export interface StopQuietPorts {
+  readonly stall: { stop(): void } | undefined
+  readonly gate: { stop(): void } | undefined
+  /** Producers waiting for room are refused. */
+  readonly pacing: { stop(): void }
+  /** Pending alerts go out, breaker cooldown timers stop. */
+  readonly failures: { flush(): void }
   /** The clock of timers a stopped loop may still hold: released once stopped. */
   readonly lingering: { release(): void }
-  readonly lifecycle: Lifecycle
-  readonly delayed: DelayedPosts
-  readonly failures: Failures<M>
-  readonly outcomes: Outcomes<M>
-  readonly pacing: Pacing<M>
-  readonly pool: WorkerPool<AttemptContext<M>>
-  readonly events: LoopEmitter<M>
-  readonly handBack: HandBack
+  readonly journal: { close(): Promise<void> } | undefined
+}
+
+/** Where a stop finds the messages, and where it sends them. */
+export interface StopWorkPorts<M extends MessageMap> {
+  readonly delayed: Pick<DelayedPosts, 'takeAll' | 'clear'>
   /** Every stage that holds accepted messages outside the pool. */
   readonly holders: readonly Holder[]
-  readonly stall: { stop(): void } | undefined
-  readonly journal: { close(): Promise<void> } | undefined
-  readonly gate: { stop(): void } | undefined
+  readonly pool: Pick<WorkerPool<AttemptContext<M>>, 'attempts' | 'detach'>
+  readonly outcomes: Pick<Outcomes<M>, 'drain' | 'snapshotted' | 'cancelled' | 'idleCheck'>
+  /** The snapshot being written, and its deadline. */
+  readonly handBack: Pick<HandBack, 'arm' | 'disarm' | 'take'>
   /** Schedules the pool's pump. */
   schedulePump(): void
+}
+
+/** The stages a stop touches. */
+export interface StopParts<M extends MessageMap> {
+  readonly options: Pick<ResolvedLoopOptions, 'failureExit' | 'timeLimit'>
+  readonly clock: Clock
+  readonly events: LoopEmitter<M>
+  readonly lifecycle: Lifecycle
+  readonly quiets: StopQuietPorts
+  readonly work: StopWorkPorts<M>
 }
 
 /** Runs `Loop.stop`: refuses new posts, drains or cancels, cuts off at the deadline, resolves the snapshot. */
@@ -83,17 +94,17 @@ export class Stopper<M extends MessageMap> {
       this.#arm(deadlineMs, signal) // a shorter deadline, or a signal, may come later
       return this.#stopping
     }
-    this.#p.stall?.stop()
+    this.#p.quiets.stall?.stop()
     if (this.#timeLimit !== undefined) this.#p.clock.clearTimeout(this.#timeLimit)
-    this.#p.gate?.stop()
+    this.#p.quiets.gate?.stop()
     lifecycle.beginStop(drain, deadlineMs !== undefined || signal !== undefined)
-    this.#p.pacing.stop()
+    this.#p.quiets.pacing.stop()
     // A draining stop of a loop with a journal keeps its delayed messages there for the next start.
-    if (lifecycle.handsBack || (drain && this.#p.journal !== undefined)) this.#handBackDelayed()
+    if (lifecycle.handsBack || (drain && this.#p.quiets.journal !== undefined)) this.#handBackDelayed()
     else if (drain) this.#cancelDelayed()
     if (!drain) this.#escalate()
-    this.#p.schedulePump()
-    this.#stopping = this.#p.outcomes
+    this.#p.work.schedulePump()
+    this.#stopping = this.#p.work.outcomes
       .drain()
       .then(() => this.#finish())
       .then((snapshot) => this.#closeJournal(snapshot))
@@ -137,25 +148,26 @@ export class Stopper<M extends MessageMap> {
   }
 
   #finish(): LoopSnapshot {
-    const { lifecycle, events, failures } = this.#p
+    const { lifecycle, events } = this.#p
+    const { failures } = this.#p.quiets
     this.#closing = true // listeners of `drained` and late alerts may call stop(): nothing to arm
-    this.#p.handBack.disarm()
+    this.#p.work.handBack.disarm()
     if (lifecycle.draining) events.emit('drained')
     failures.flush() // pending alerts go out; breaker cooldown timers stop
     lifecycle.stopped()
-    this.#p.lingering.release() // a zombie's grace timer, a compensation deadline: none keeps the process alive
-    return this.#p.handBack.take()
+    this.#p.quiets.lingering.release() // a zombie's grace timer, a compensation deadline: none keeps the process alive
+    return this.#p.work.handBack.take()
   }
 
   // The journal's last batch (what the stop handed back stays in it), then the store closes.
   async #closeJournal(snapshot: LoopSnapshot): Promise<LoopSnapshot> {
-    await this.#p.journal?.close()
+    await this.#p.quiets.journal?.close()
     return snapshot
   }
 
   #arm(deadlineMs: number | undefined, signal: AbortSignal | undefined): void {
     if (deadlineMs !== undefined || signal !== undefined) this.#p.lifecycle.handBack()
-    this.#p.handBack.arm(deadlineMs, signal)
+    this.#p.work.handBack.arm(deadlineMs, signal)
   }
 
   /**
@@ -164,7 +176,8 @@ export class Stopper<M extends MessageMap> {
    * fires, its late effects are fenced, its late settle ignored).
    */
   cutOff(): void {
-    const { lifecycle, holders, outcomes, pool } = this.#p
+    const { lifecycle } = this.#p
+    const { holders, outcomes, pool } = this.#p.work
     lifecycle.cutOff()
     for (const h of handOverAll(holders)) outcomes.snapshotted(h.m, h.state, h.dueAt)
     for (const ctx of pool.attempts()) {
@@ -176,18 +189,20 @@ export class Stopper<M extends MessageMap> {
 
   // A stop with a deadline or a signal: delayed messages not yet due go to the snapshot at once.
   #handBackDelayed(): void {
-    for (const { m, dueAt } of this.#p.delayed.takeAll(false)) this.#p.outcomes.snapshotted(m, 'delayed', dueAt)
+    for (const { m, dueAt } of this.#p.work.delayed.takeAll(false))
+      this.#p.work.outcomes.snapshotted(m, 'delayed', dueAt)
   }
 
   // A draining stop: delayed messages not yet due never run; overdue ones are part of the drain.
   #cancelDelayed(): void {
-    for (const m of this.#p.delayed.clear(false)) this.#p.outcomes.cancelled(m)
+    for (const m of this.#p.work.delayed.clear(false)) this.#p.work.outcomes.cancelled(m)
   }
 
   // A stop without drain (or one that escalated): every holder's messages are cancelled, running
   // handlers' signals abort.
   #escalate(): void {
-    const { lifecycle, holders, outcomes, pool } = this.#p
+    const { lifecycle } = this.#p
+    const { holders, outcomes, pool } = this.#p.work
     lifecycle.escalate()
     for (const h of handOverAll(holders)) outcomes.cancelled(h.m)
     for (const ctx of pool.attempts()) ctx.abort()
