@@ -38,7 +38,7 @@ export interface EntryParts<M extends MessageMap> {
   readonly metrics: LoopMetrics
   /** The loop's `maxHops` and `idPrefix`. */
   readonly limits: { readonly maxHops: number; readonly idPrefix: string }
-  readonly admission: Admission<M>
+  readonly admission: Pick<Admission<M>, 'post' | 'schedule' | 'replay' | 'checkDelay' | 'refuseInput' | 'refused'>
   /** `send()`'s wait for room. */
   readonly pacing: { send<T extends MessageType<M>>(type: T, payload: M[T], o?: SendOptions): Promise<Message<M, T>> }
   /** The promises of `request()`. */

@@ -34,17 +34,23 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve }
 }
 
+/** The room pacing hands out: the queue's length, the pressure gauge, overdue delayed messages. */
+export interface PacingRoomPorts {
+  readonly queue: Pick<RunQueue, 'length'>
+  readonly pressure: LoopPressure | undefined
+  readonly delayed: Pick<DelayedPosts, 'overdue' | 'admitOverdue'>
+}
+
 /** The stages pacing touches. */
 export interface PacingParts<M extends MessageMap> {
   readonly options: ResolvedLoopOptions
   readonly clock: Clock
-  readonly lifecycle: Lifecycle
-  readonly registry: Registry<M>
-  readonly queue: RunQueue
-  readonly delayed: DelayedPosts
-  readonly admission: Admission<M>
-  readonly pressure: LoopPressure | undefined
   readonly events: LoopEmitter<M>
+  readonly lifecycle: Pick<Lifecycle, 'stopping' | 'admitsRoots'>
+  readonly registry: Pick<Registry<M>, 'resolve'>
+  /** Where waiting producers and overdue messages enter. */
+  readonly admission: Pick<Admission<M>, 'admit' | 'enterOverdue' | 'load' | 'refused' | 'stamping'>
+  readonly room: PacingRoomPorts
 }
 
 /** Who gets the room that frees up: overdue delayed messages, waiting producers, paced producers. */
@@ -74,7 +80,8 @@ export class Pacing<M extends MessageMap> {
 
   /** See `Loop.send`; `posted` was counted. */
   send<T extends MessageType<M>>(type: T, payload: M[T], options: SendOptions | undefined): Promise<Message<M, T>> {
-    const { admission, lifecycle, queue, options: o, pressure } = this.#p
+    const { admission, lifecycle, options: o } = this.#p
+    const { queue, pressure } = this.#p.room
     let origin: Origin | undefined
     try {
       checkPostOptions(options, true)
@@ -109,7 +116,8 @@ export class Pacing<M extends MessageMap> {
 
   /** See `Loop.desiredSize`. */
   get desiredSize(): number {
-    const { pressure, options, queue } = this.#p
+    const { options } = this.#p
+    const { pressure, queue } = this.#p.room
     if (pressure === undefined) return options.capacity - queue.length
     return pressure.desiredSize(queue.length, options.defaultPriority)
   }
@@ -128,9 +136,10 @@ export class Pacing<M extends MessageMap> {
    */
   roomFreed(): void {
     const p = this.#p
-    p.pressure?.update(p.queue.length)
-    if (this.#readyGate === undefined && p.delayed.overdue === 0 && this.#gate.length === 0) return
-    const { queue, delayed, admission, options, events } = p
+    p.room.pressure?.update(p.room.queue.length)
+    if (this.#readyGate === undefined && p.room.delayed.overdue === 0 && this.#gate.length === 0) return
+    const { admission, options, events } = p
+    const { queue, delayed } = p.room
     if (this.#readyGate !== undefined && this.desiredSize > 0) this.#openReadyGate()
     if (delayed.overdue > 0) {
       delayed.admitOverdue(
@@ -160,7 +169,8 @@ export class Pacing<M extends MessageMap> {
 
   // A producer waiting in send() may enter: room, and backpressure would admit its priority.
   readonly #canAdmitWaiter = (priority: number): boolean => {
-    const { queue, options, pressure } = this.#p
+    const { options } = this.#p
+    const { queue, pressure } = this.#p.room
     return queue.length < options.capacity && (pressure?.admits(priority, queue.length) ?? true)
   }
 
@@ -169,7 +179,7 @@ export class Pacing<M extends MessageMap> {
   // and it is still open, the fill holds it: the level leaving `reject` re-checks them (no timer, which
   // would spin at 0 ms until the queue drains).
   #armBreakerWake(): void {
-    const left = this.#p.pressure?.breakerCooldownLeft
+    const left = this.#p.room.pressure?.breakerCooldownLeft
     if (left === undefined || left <= 0 || this.#breakerWake !== undefined) return
     if (this.#gate.length === 0 && this.#readyGate === undefined) return
     this.#breakerWake = this.#p.clock.setTimeout(() => {

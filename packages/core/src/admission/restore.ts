@@ -14,33 +14,43 @@ import type { ResolvedLoopOptions } from '../contracts/options.js'
 import type { LoopSnapshot, SnapshotMessage } from '../contracts/snapshot.js'
 import type { Registry } from '../dispatcher/registry.js'
 import { SnapshotError } from '../errors.js'
-import type { Failures } from '../failure/failures.js'
+import type { Retries } from '../failure/retries.js'
 import { NO_HEADERS } from '../headers.js'
-import type { LedgerSlot } from '../idempotency/ledger.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
-import type { PostExtras } from '../internal/post-extras.js'
 import { Journal } from '../journal/journal.js'
+import type { RecordParts } from '../journal/records.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import { checkFits, checkSnapshot } from '../shutdown/snapshot.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
 import type { Admission } from './admission.js'
 
+/** Where a restore reads its policy: the loop's room, the types' routers. */
+export interface RestorePolicyPorts<M extends MessageMap> {
+  readonly options: Pick<ResolvedLoopOptions, 'capacity' | 'maxDelayed'>
+  readonly registry: Pick<Registry<M>, 'resolve'>
+}
+
+/** Where restored messages go: by their state, to the queue, the delayed posts or the retries. */
+export interface RestorePlacePorts<M extends MessageMap> {
+  readonly queue: Pick<RunQueue, 'length'>
+  readonly delayed: Pick<DelayedPosts, 'length' | 'schedule'>
+  readonly retries: Pick<Retries, 'restored'>
+  /** Stamps a restored message and queues it. */
+  readonly admission: Pick<Admission<M>, 'stamp' | 'insert'>
+  readonly journal: Pick<Journal<M>, 'admitted'> | undefined
+}
+
 /** The stages a restore touches. */
 export interface RestoreParts<M extends MessageMap> {
-  readonly options: ResolvedLoopOptions
+  readonly policy: RestorePolicyPorts<M>
   readonly clock: Clock
-  readonly registry: Registry<M>
-  readonly queue: RunQueue
-  readonly delayed: DelayedPosts
-  readonly failures: Failures<M>
-  readonly admission: Admission<M>
-  readonly extras: PostExtras
-  readonly metrics: LoopMetrics
   readonly events: LoopEmitter<M>
-  readonly ledger: LedgerSlot
-  readonly journal: Journal<M> | undefined
+  readonly metrics: LoopMetrics
+  /** The per-post side tables: extras, traces, the idempotency ledger. */
+  readonly records: RecordParts
+  readonly places: RestorePlacePorts<M>
   /** One more post arrived (the ways in count `posted`). */
   arrived(): void
 }
@@ -62,12 +72,12 @@ export function restoreSnapshot<M extends MessageMap>(
 ): number {
   const s = checkSnapshot(snapshot) // a plain copy, read once
   const routeKeys = checkFits(s, {
-    resolve: (sm) => host.registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
-    holds: (key) => host.ledger.current?.holds(key) === true,
-    freeQueue: host.options.capacity - host.queue.length + extraRoom,
-    freeDelayed: host.options.maxDelayed - host.delayed.length,
+    resolve: (sm) => host.policy.registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
+    holds: (key) => host.records.ledger.current?.holds(key) === true,
+    freeQueue: host.policy.options.capacity - host.places.queue.length + extraRoom,
+    freeDelayed: host.policy.options.maxDelayed - host.places.delayed.length,
   })
-  const payloads = host.journal === undefined ? undefined : payloadsOf(s)
+  const payloads = host.places.journal === undefined ? undefined : payloadsOf(s)
   const admit = claimKeys(host, s)
   const now = host.clock.now()
   const elapsed = elapsedMs ?? Math.max(0, wallNow(host.clock) - s.takenAt)
@@ -99,7 +109,7 @@ function claimKeys<M extends MessageMap>(host: RestoreParts<M>, s: LoopSnapshot)
   const admit = s.messages.map((sm, i) => {
     const key = sm.idempotencyKey
     if (key === undefined) return true
-    const ledger = host.ledger.ensure()
+    const ledger = host.records.ledger.ensure()
     try {
       const ok = ledger.restore(key, sm.checkpoint)
       if (ok) taken.push(key)
@@ -113,7 +123,7 @@ function claimKeys<M extends MessageMap>(host: RestoreParts<M>, s: LoopSnapshot)
       )
     }
   })
-  host.ledger.current?.restored()
+  host.records.ledger.current?.restored()
   return admit
 }
 
@@ -128,7 +138,9 @@ function readmit<M extends MessageMap>(
   payloadJson: string | undefined,
   admitted: Message<M>[] | undefined,
 ): () => void {
-  const { admission, extras, failures, queue, metrics, events, journal } = host
+  const { metrics, events } = host
+  const { admission, retries, journal } = host.places
+  const { extras, traces } = host.records
   const options: PostOptions = { key: sm.key, priority: sm.priority }
   const origin = { trace: sm.traceId, hops: sm.hops, headers: sm.headers ?? NO_HEADERS }
   const m: Envelope = admission.stamp(sm.type, sm.payload, options, origin, routeKey)
@@ -136,7 +148,7 @@ function readmit<M extends MessageMap>(
   extras.keep(m, { handlerTimeoutMs, retry, idempotencyKey, group })
   if (sm.checkpoint !== undefined) extras.commit(m, sm.checkpoint)
   // A loop, not push(...): a long attempt history would throw RangeError half-way through the restore.
-  if (sm.attempts.length > 0) for (const a of sm.attempts) failures.traces.open(m).attempts.push(a)
+  if (sm.attempts.length > 0) for (const a of sm.attempts) traces.open(m).attempts.push(a)
   host.arrived()
   metrics.accepted++
   metrics.restored++
@@ -145,11 +157,11 @@ function readmit<M extends MessageMap>(
   const message = m as unknown as Message<M>
   admitted?.push(message)
   if (sm.state === 'delayed') {
-    host.delayed.schedule(m, dueAt)
+    host.places.delayed.schedule(m, dueAt)
     return () => events.emit('scheduled', message, dueAt)
   }
   if (sm.state === 'retry-scheduled') {
-    failures.retries.restored(m, dueAt)
+    retries.restored(m, dueAt)
     return () => events.emit('retrying', message, { attempt: sm.attempts.length + 1, delayMs: dueAt - now, dueAt })
   }
   admission.insert(m, sm.attempts.length > 0 || sm.checkpoint !== undefined)

@@ -252,29 +252,12 @@ export class Engine<M extends MessageMap> {
 
   // The ways in, with what a restore touches.
   #newEntries(): Entries<M> {
-    const { options: o, clock, metrics } = this
-    return new Entries<M>({
-      clock,
-      metrics,
-      limits: { maxHops: o.maxHops, idPrefix: o.idPrefix },
-      admission: this.admission,
-      pacing: this.pacing,
-      requests: this.requests,
-      restore: {
-        options: o,
-        clock,
-        registry: this.registry,
-        queue: this.queue,
-        delayed: this.delayed,
-        failures: this.failures,
-        admission: this.admission,
-        extras: this.extras,
-        metrics,
-        events: this.events,
-        ledger: this.ledger,
-        journal: this.journal,
-      },
-    })
+    const { options: o, clock, events, metrics, records, registry, admission, pacing, requests } = this
+    const { queue, delayed, journal } = this
+    const places = { queue, delayed, retries: this.failures.retries, admission, journal }
+    const restore = { policy: { options: o, registry }, clock, events, metrics, records, places }
+    const limits = { maxHops: o.maxHops, idPrefix: o.idPrefix }
+    return new Entries<M>({ clock, metrics, limits, admission, pacing, requests, restore })
   }
 
   // Every stage holding accepted messages outside the pool: for a stop, a cancel, a search.
@@ -339,8 +322,9 @@ export class Engine<M extends MessageMap> {
 
   // Producers waiting for room (`send`, `ready`), overdue delayed messages, pressure transitions.
   #newPacing(): Pacing<M> {
-    const { options, clock, lifecycle, registry, queue, delayed, admission, pressure, events } = this
-    return new Pacing<M>({ options, clock, lifecycle, registry, queue, delayed, admission, pressure, events })
+    const { options, clock, events, lifecycle, registry, admission, queue, pressure, delayed } = this
+    const room = { queue, pressure, delayed }
+    return new Pacing<M>({ options, clock, events, lifecycle, registry, admission, room })
   }
 
   // What the worker count's owners (the autoscaler, a manual resize) read and move.
