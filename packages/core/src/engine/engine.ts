@@ -152,9 +152,9 @@ export class Engine<M extends MessageMap> {
     const deadLetters = new DeadLetterStore(o.deadLetters.maxSize, backs.replay as never)
     this.requests = new Requests(this.clock, backs.cancel)
     this.outcomes = this.#newOutcomes(deadLetters)
-    const { registry, queue, metrics } = this
-    const flow = { options: o, clock, events, registry, queue, extras, traces, metrics }
-    this.limits = newFlowControl({ ...flow, wheel: this.wheel, schedulePump: backs.schedulePump }, urgency)
+    const { registry, queue, metrics, records } = this
+    const holds = { queue, wheel: this.wheel, pump: backs.schedulePump }
+    this.limits = newFlowControl({ options: o, clock, events, metrics, registry, records, holds }, urgency)
     const gated = { options: o, events, queue, limits: this.limits, lingering: this.lingering }
     this.gate = newGate({ ...gated, schedulePump: backs.schedulePump })
     const cancelled = (m: Envelope) => this.outcomes.cancelled(m)
@@ -170,7 +170,8 @@ export class Engine<M extends MessageMap> {
     this.stall = newStallDetector({ ...gated, clock: this.clock, gate: this.gate, running: backs.running })
     this.attempts = this.#newAttempts()
     this.pool = newPool({ options: o, attempts: this.attempts, lingering: this.lingering })
-    this.autoscaler = newAutoscaler(this.#scaling())
+    const { lingering, lifecycle } = this
+    this.autoscaler = newAutoscaler({ options: o, lingering, queue, pool: this.pool, metrics, lifecycle, events })
     this.#holders = this.#newHolders()
     this.holders = holderList(this.#holders)
     this.cancels = this.#newCancels()
@@ -234,7 +235,9 @@ export class Engine<M extends MessageMap> {
 
   /** Counters, gauges and histograms (a fresh plain-data snapshot). */
   snapshotMetrics(): MetricsSnapshot {
-    return snapshotMetrics(this, this.load())
+    const { metrics, queue, pool, watchdog, attempts, journal, pressure, delayed, failures, gate } = this
+    const waits = { pressure, delayed, failures, gate }
+    return snapshotMetrics({ metrics, queue, pool, watchdog, attempts, journal, waits }, this.load())
   }
 
   /** Timed-out handlers still unsettled after `graceMs`. */
@@ -288,7 +291,8 @@ export class Engine<M extends MessageMap> {
 
   /** `loop.resize()`: a manual count turns the autoscaler off for good; a change emits `workers`. */
   resize(workers: number): void {
-    resizeByHand({ ...this.#scaling(), autoscaler: this.autoscaler }, workers)
+    const { autoscaler, pool, queue, clock, events } = this
+    resizeByHand({ autoscaler, pool, queue, clock, events }, workers)
   }
 
   // The way in: validate, stamp, claim the key, place or refuse.
@@ -325,12 +329,6 @@ export class Engine<M extends MessageMap> {
     const { options, clock, events, lifecycle, registry, admission, queue, pressure, delayed } = this
     const room = { queue, pressure, delayed }
     return new Pacing<M>({ options, clock, events, lifecycle, registry, admission, room })
-  }
-
-  // What the worker count's owners (the autoscaler, a manual resize) read and move.
-  #scaling() {
-    const { options, clock, lingering, queue, pool, metrics, lifecycle, events } = this
-    return { options, clock, lingering, queue, pool, metrics, lifecycle, events }
   }
 
   // The idempotency ledger (made when first needed): its finished keys are journaled with a store.

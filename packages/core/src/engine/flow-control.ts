@@ -12,35 +12,35 @@ import type { RateRule } from '../contracts/flow.js'
 import type { Message, MessageMap } from '../contracts/message.js'
 import type { ResolvedLoopOptions } from '../contracts/options.js'
 import type { Registry } from '../dispatcher/registry.js'
-import type { Failures } from '../failure/failures.js'
-import type { Traces } from '../failure/trace.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
-import type { PostExtras } from '../internal/post-extras.js'
+import type { RecordParts } from '../journal/records.js'
 import { DispatchGate } from '../limits/dispatch-gate.js'
 import type { Limiter } from '../limits/limiter.js'
 import { RateLimits } from '../limits/rate-limits.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
-import type { Outcomes } from '../outcomes/outcomes.js'
-import type { AttemptContext } from '../pool/attempt-context.js'
 import { KeyGroups } from '../queue/key-groups.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { Urgency } from '../queue/urgency.js'
-import { Cancels } from '../requests/cancels.js'
-import type { DelayedPosts } from '../timers/delayed-posts.js'
+
+/** Where rate-limited messages wait: their place in the queue, their wake-up on the wheel. */
+export interface FlowHoldPorts {
+  readonly queue: RunQueue
+  readonly wheel: unknown
+  /** Held messages re-entered the queue: pump. */
+  pump(): void
+}
 
 /** What flow control is built from. */
 export interface FlowParts<M extends MessageMap> {
   readonly options: ResolvedLoopOptions
   readonly clock: Clock
-  readonly queue: RunQueue
-  readonly registry: Registry<M>
-  readonly extras: PostExtras
-  readonly traces: Traces
-  readonly metrics: LoopMetrics
   readonly events: LoopEmitter<M>
-  readonly wheel: unknown
-  readonly schedulePump: () => void
+  readonly metrics: LoopMetrics
+  readonly registry: Registry<M>
+  /** The per-post side tables: a post's group, the traces. */
+  readonly records: RecordParts
+  readonly holds: FlowHoldPorts
 }
 
 const NONE: readonly RateRule[] = []
@@ -52,7 +52,7 @@ export function newFlowControl<M extends MessageMap>(p: FlowParts<M>, urgency: U
   const everyType = o.rateLimit.filter((r) => r.per !== 'loop')
   const rules = new Map<string, readonly RateRule[]>()
   const groups = o.groups
-  const queue = p.queue
+  const queue = p.holds.queue
   const enable = () => {
     queue.limitIf ??= (m) => limits.mustHold(m, p.clock.now())
   }
@@ -61,13 +61,13 @@ export function newFlowControl<M extends MessageMap>(p: FlowParts<M>, urgency: U
       hold: (m) => queue.markLimited(m),
       release: (m) => {
         queue.resume(m)
-        p.traces.note(m, 'queued', p.clock.now(), undefined, 'its rate limit has room')
+        p.records.traces.note(m, 'queued', p.clock.now(), undefined, 'its rate limit has room')
       },
       limited: (m, hold) => {
-        p.traces.note(m, 'rate-limited', p.clock.now(), undefined, hold.limit)
+        p.records.traces.note(m, 'rate-limited', p.clock.now(), undefined, hold.limit)
         p.events.emit('rate-limited', m as unknown as Message<M>, hold)
       },
-      pump: p.schedulePump,
+      pump: p.holds.pump,
       enable,
       rulesOf: (type) => {
         let r = rules.get(type)
@@ -78,10 +78,10 @@ export function newFlowControl<M extends MessageMap>(p: FlowParts<M>, urgency: U
         }
         return r
       },
-      groupOf: (m: Envelope) => p.extras.groupOf(m),
+      groupOf: (m: Envelope) => p.records.extras.groupOf(m),
       groupRules: (group) => (groups === undefined ? NONE : (groups.overrides.get(group)?.rules ?? groups.rules)),
     },
-    p.wheel as DeadlineScheduler<Limiter>,
+    p.holds.wheel as DeadlineScheduler<Limiter>,
     urgency.compare,
     loopRules,
   )
@@ -89,7 +89,7 @@ export function newFlowControl<M extends MessageMap>(p: FlowParts<M>, urgency: U
   if (groups !== undefined) {
     queue.groups = new KeyGroups(
       {
-        of: (m) => p.extras.groupOf(m),
+        of: (m) => p.records.extras.groupOf(m),
         limit: (group) => groups.overrides.get(group)?.concurrency ?? groups.concurrency,
       },
       urgency.compare,

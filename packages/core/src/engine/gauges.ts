@@ -6,10 +6,18 @@
  */
 import type { Watchdog } from '@flowing/watchdog'
 import type { LoopPressure } from '../admission/pressure.js'
+import type { JournalStats } from '../contracts/store.js'
 import type { QueueLoad } from '../errors.js'
-import type { Journal } from '../journal/journal.js'
 import type { LoopMetrics, MetricsSnapshot } from '../metrics/loop-metrics.js'
 import type { RunQueue } from '../queue/run-queue.js'
+
+/** The stages holding messages outside the queue and the pool, by the gauges they show. */
+export interface WaitGaugePorts {
+  readonly pressure: LoopPressure | undefined
+  readonly delayed: { readonly scheduled: number; readonly overdue: number }
+  readonly failures: { readonly retries: { readonly size: number }; readonly deadLetters: { readonly size: number } }
+  readonly gate: { readonly closed: boolean } | undefined
+}
 
 /** What the snapshot reads, each stage by the gauges it shows. */
 export interface GaugeParts {
@@ -18,12 +26,8 @@ export interface GaugeParts {
   readonly pool: { readonly size: number }
   readonly watchdog: Pick<Watchdog, 'lateCompletions' | 'stats' | 'zombieCount'>
   readonly attempts: { readonly fencedUnguarded: number }
-  readonly pressure: LoopPressure | undefined
-  readonly delayed: { readonly scheduled: number; readonly overdue: number }
-  readonly failures: { readonly retries: { readonly size: number }; readonly deadLetters: { readonly size: number } }
-  readonly gate: { readonly closed: boolean } | undefined
-  // biome-ignore lint/suspicious/noExplicitAny: any message map
-  readonly journal: Journal<any> | undefined
+  readonly waits: WaitGaugePorts
+  readonly journal: { stats(): JournalStats } | undefined
 }
 
 /** Counters, gauges and histograms (a fresh plain-data snapshot); `load` as overload errors report it. */
@@ -41,19 +45,19 @@ export function snapshotMetrics(e: GaugeParts, load: QueueLoad): MetricsSnapshot
       parked: e.queue.parked,
       workers: e.pool.size,
       busyKeys: e.queue.busyKeys,
-      pressure: e.pressure?.level ?? 'normal',
+      pressure: e.waits.pressure?.level ?? 'normal',
       zombies: e.watchdog.zombieCount,
-      delayed: e.delayed.scheduled,
-      overdue: e.delayed.overdue,
-      retrying: e.failures.retries.size,
+      delayed: e.waits.delayed.scheduled,
+      overdue: e.waits.delayed.overdue,
+      retrying: e.waits.failures.retries.size,
       held: e.queue.held,
-      deadLetters: e.failures.deadLetters.size,
+      deadLetters: e.waits.failures.deadLetters.size,
       fill: load.queued / load.capacity,
       limited: e.queue.limited,
       grouped: e.queue.groups?.waiting ?? 0,
-      gateClosed: e.gate?.closed ?? false,
+      gateClosed: e.waits.gate?.closed ?? false,
     },
-    e.pressure?.stats(e.queue.length),
+    e.waits.pressure?.stats(e.queue.length),
     e.journal?.stats(),
   )
 }

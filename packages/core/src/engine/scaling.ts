@@ -16,18 +16,25 @@ import type { Attempts } from '../pool/attempts.js'
 import { Autoscaler } from '../pool/autoscaler.js'
 import { WorkerPool } from '../pool/worker-pool.js'
 
-/** What the wiring reads of the engine. */
-export interface ScalingParts<M extends MessageMap> {
-  readonly options: ResolvedLoopOptions
-  readonly clock: Clock
+/** What the autoscaler samples and moves. */
+export interface AutoscaleParts<M extends MessageMap> {
+  readonly options: Pick<ResolvedLoopOptions, 'autoscale'>
   // The releasable clock: the sampling timer is released with the loop's others at stop.
   readonly lingering: Clock
   readonly queue: { readonly length: number }
   readonly pool: { readonly running: number; readonly size: number; resize(size: number): void }
-  readonly metrics: LoopMetrics
-  readonly lifecycle: Lifecycle
+  readonly metrics: Pick<LoopMetrics, 'succeeded' | 'failed'>
+  readonly lifecycle: Pick<Lifecycle, 'state'>
   readonly events: LoopEmitter<M>
-  readonly autoscaler: Autoscaler | undefined
+}
+
+/** What a manual resize reads and moves. */
+export interface ResizeParts<M extends MessageMap> {
+  readonly autoscaler: Pick<Autoscaler, 'stop'> | undefined
+  readonly pool: { readonly running: number; readonly size: number; resize(size: number): void }
+  readonly queue: { readonly length: number }
+  readonly clock: Clock
+  readonly events: LoopEmitter<M>
 }
 
 /** The worker pool: its clock lets go of the process at stop (the saturation check's timer). */
@@ -51,7 +58,7 @@ export function newPool<M extends MessageMap>(e: {
 }
 
 /** The autoscaler of `workers: { min, max }`, sampling already; undefined for a fixed count. */
-export function newAutoscaler<M extends MessageMap>(e: Omit<ScalingParts<M>, 'autoscaler'>): Autoscaler | undefined {
+export function newAutoscaler<M extends MessageMap>(e: AutoscaleParts<M>): Autoscaler | undefined {
   const range = e.options.autoscale
   if (range === undefined) return undefined
   const scaler = new Autoscaler(range, e.lingering, {
@@ -68,7 +75,7 @@ export function newAutoscaler<M extends MessageMap>(e: Omit<ScalingParts<M>, 'au
 }
 
 /** `loop.resize(n)`: the user takes over (the autoscaler stops for good); a change emits `workers`. */
-export function resizeByHand<M extends MessageMap>(e: ScalingParts<M>, workers: number): void {
+export function resizeByHand<M extends MessageMap>(e: ResizeParts<M>, workers: number): void {
   e.autoscaler?.stop()
   const from = e.pool.size
   e.pool.resize(workers)

@@ -21,7 +21,7 @@ const ADOPT_RETRY_MS = 1_000
 export interface RecoveryParts<M extends MessageMap> {
   /** Whether the loop is stopping (a stopping loop adopts nothing). */
   readonly lifecycle: { readonly stopping: boolean }
-  readonly journal: Journal<M>
+  readonly journal: Pick<Journal<M>, 'recovered' | 'store' | 'forgetIds'>
   /** Re-admits the recovered messages, all or nothing (`restore()`, counted as posts). */
   restore(snapshot: LoopSnapshot): number
   /** Where recovered dead letters go. */
