@@ -15,7 +15,7 @@ import type { Registry } from '../dispatcher/registry.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
 import type { RecordParts } from '../journal/records.js'
-import { DispatchGate } from '../limits/dispatch-gate.js'
+import { DispatchGate, type LoopBudgets } from '../limits/dispatch-gate.js'
 import type { Limiter } from '../limits/limiter.js'
 import { RateLimits } from '../limits/rate-limits.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
@@ -106,15 +106,18 @@ export function newFlowControl<M extends MessageMap>(p: FlowParts<M>, urgency: U
   return limits
 }
 
-// The resource gate and the loop-wide budgets, asked before every start (when there are any).
-export function newGate<M extends MessageMap>(e: {
+/** What the dispatch gate (and the stall detector) is built from. */
+export interface GateParts<M extends MessageMap> {
   readonly options: ResolvedLoopOptions
   readonly events: LoopEmitter<M>
   readonly queue: RunQueue
-  readonly limits: RateLimits
+  readonly limits: LoopBudgets
   readonly lingering: Clock
   readonly schedulePump: () => void
-}): DispatchGate | undefined {
+}
+
+/** The resource gate and the loop-wide budgets, asked before every start (when there are any). */
+export function newGate<M extends MessageMap>(e: GateParts<M>): DispatchGate | undefined {
   const gate = e.options.gate
   if (gate === false && !e.limits.gated) return undefined
   return new DispatchGate(e.limits, gate, e.lingering, {

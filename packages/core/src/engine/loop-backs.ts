@@ -17,16 +17,19 @@
  *  admission, pacing         load             queue, pool, pacing (what overload errors report)
  *  the outcomes              workLeft         queue, pool, delayed posts, retries (is the loop idle?)
  *  the outcomes              succeeded        the failure stage (breakers, failure exit, trace)
+ *  the timing wheel          due              each due item's owner: the watchdog, a rate limit,
+ *                                             the retries, the delayed posts
  * ```
  *
  * @module
  */
 import type { PressureTransition } from '@flowing/backpressure'
-import type { Attempt } from '@flowing/watchdog'
+import { type Attempt, Watchdog } from '@flowing/watchdog'
 import type { DeadLetter, FailureExitReport } from '../contracts/failures.js'
 import type { MessageMap } from '../contracts/message.js'
 import type { QueueLoad } from '../errors.js'
-import type { Envelope } from '../internal/envelope.js'
+import { type Envelope, Where } from '../internal/envelope.js'
+import { Limiter } from '../limits/limiter.js'
 import type { AttemptContext } from '../pool/attempt-context.js'
 
 const RESOLVED = Promise.resolve()
@@ -40,12 +43,12 @@ export interface LoopBackTargets<M extends MessageMap> {
   readonly pacing: { onPressure(transition: PressureTransition): void; readonly waiting: number }
   readonly failures: {
     succeeded(m: Envelope, attempt: number, startedAt: number, now: number): void
-    readonly retries: { readonly size: number }
+    readonly retries: { readonly size: number; due(m: Envelope): void }
   }
+  readonly watchdog: { onDue(attempt: Attempt): void }
+  readonly limits: { due(limiter: Limiter, now: number): void }
   readonly queue: { readonly length: number }
-  /** The loop's `capacity`. */
-  readonly capacity: number
-  readonly delayed: { readonly overdue: number }
+  readonly delayed: { readonly overdue: number; due(m: Envelope): void }
   readonly pool: {
     readonly running: number
     pump(): void
@@ -56,12 +59,23 @@ export interface LoopBackTargets<M extends MessageMap> {
 
 /** The loop-backs of one loop (see the module). */
 export class LoopBacks<M extends MessageMap> {
+  readonly #clock: { now(): number }
+  readonly #capacity: number
   #targets: LoopBackTargets<M> | undefined
   // A pump is queued on the microtask queue; posts in one synchronous burst share it.
   #pumpScheduled = false
   readonly #pumpNow = (): void => {
     this.#pumpScheduled = false
     this.#to.pool.pump()
+  }
+
+  /**
+   * @param clock - the loop's clock (a rate limit's wake-up is dated on it)
+   * @param capacity - the loop's `capacity` (the load reports it)
+   */
+  constructor(clock: { now(): number }, capacity: number) {
+    this.#clock = clock
+    this.#capacity = capacity
   }
 
   /** Binds every loop-back, once, when the last stage exists. */
@@ -99,8 +113,8 @@ export class LoopBacks<M extends MessageMap> {
   readonly onPressure = (transition: PressureTransition): void => this.#to.pacing.onPressure(transition)
   /** The queue's load, as overload errors and metrics report it. */
   readonly load = (): QueueLoad => {
-    const { queue, capacity, pool, pacing } = this.#to
-    return { queued: queue.length, capacity, running: pool.running, waitingProducers: pacing.waiting }
+    const { queue, pool, pacing } = this.#to
+    return { queued: queue.length, capacity: this.#capacity, running: pool.running, waitingProducers: pacing.waiting }
   }
   /** Whether work is left outside the outcomes: queued, running, overdue or backing off. */
   readonly workLeft = (): boolean => {
@@ -110,6 +124,17 @@ export class LoopBacks<M extends MessageMap> {
   /** A success reaches the failure stage (breakers, the failure-exit window, the trace). */
   readonly succeeded = (m: Envelope, attempt: number, startedAt: number, now: number): void => {
     this.#to.failures.succeeded(m, attempt, startedAt, now)
+  }
+  /** The wheel's due items, each to its owner, one line per kind. */
+  readonly due = (items: readonly (Envelope | Attempt | Limiter)[]): void => {
+    const { watchdog, limits, failures, delayed } = this.#to
+    for (const item of items) {
+      if (Watchdog.owns(item)) watchdog.onDue(item)
+      else if (item instanceof Limiter) limits.due(item, this.#clock.now())
+      else if (item.where === Where.Backoff) failures.retries.due(item)
+      else if (item.where === Where.Delayed) delayed.due(item)
+      // else: cancelled or handed back by a listener of an earlier item of this batch
+    }
   }
   /** A handler deadline passed: its attempt leaves its slot. */
   readonly timedOut = (attempt: Attempt, error: unknown): void => {

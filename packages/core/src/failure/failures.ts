@@ -19,6 +19,7 @@ import type { Message, MessageMap } from '../contracts/message.js'
 import type { FailureExitOptions } from '../contracts/options.js'
 import { describeValue, type RetryAfterScope } from '../errors.js'
 import { type Envelope, Where } from '../internal/envelope.js'
+import { rethrowLater } from '../internal/loop-emitter.js'
 import { Alerts } from './alerts.js'
 import { Circuits } from './circuits.js'
 import { classify, errorInfo } from './classify.js'
@@ -84,16 +85,14 @@ export class Failures<M extends MessageMap> {
       },
       changed: (change) => host.events.emit('circuit', change),
     })
-    if (o.circuitBreaker !== false) this.enableBreakers()
+    if (o.circuitBreaker !== false) this.#enableBreakers()
     this.#exitWindow = o.failureExit === false ? undefined : new SlidingWindow(o.failureExit.windowMs ?? 10_000)
     this.#alerts = new Alerts(o.alerts, host.clock, (alert) => {
       host.metrics.alerts++
       try {
         o.alerts.onAlert?.(alert)
       } catch (error) {
-        queueMicrotask(() => {
-          throw error // as a throwing listener's: reported, never in the loop's way
-        })
+        rethrowLater(error) // as a throwing listener's: reported, never in the loop's way
       }
       host.events.emit('alert', alert)
     })
@@ -110,8 +109,12 @@ export class Failures<M extends MessageMap> {
     return this.circuits.probeTimeout(m)
   }
 
-  /** Breakers exist for some type (the queue consults them when a message would start). */
-  enableBreakers(): void {
+  /** A type was registered: breakers start watching if it has one (the queue consults them at starts). */
+  registered(type: string): void {
+    if (this.#h.policy.registry.breakerFor(type) !== undefined) this.#enableBreakers()
+  }
+
+  #enableBreakers(): void {
     this.circuits.enable()
     this.#h.holds.queue.holdIf ??= (m) => this.circuits.mustHold(m)
   }
@@ -121,9 +124,7 @@ export class Failures<M extends MessageMap> {
     this.traces.note(m, 'running', now, attempt)
   }
 
-  /**
-   * An attempt succeeded (the outcome was counted by the loop).
-   */
+  /** An attempt succeeded (the outcome was counted by the loop). */
   succeeded(m: Envelope, attempt: number, startedAt: number, now: number): void {
     this.circuits.record(m, false, now) // may emit `circuit`
     this.#exitWindow?.record(now, false)

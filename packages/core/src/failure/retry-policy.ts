@@ -105,6 +105,24 @@ function checkCap(name: string, p: RetryOptions): void {
   }
 }
 
+/**
+ * Checks a registration's retry policy against the loop's before anything is registered: layered over
+ * the loop's, it must make sense (capMs ≥ baseMs). A throwing getter is a typed error.
+ * @throws InvalidArgumentError
+ */
+export function checkTypeRetry(options: { readonly retry?: unknown } | undefined, loopRetry: RetryOptions): void {
+  const retry = check.readably('options.retry', () => options?.retry)
+  check.readably(
+    'options.retry',
+    () => {
+      if (retry !== undefined && retry !== null && typeof retry === 'object') {
+        mergeRetry('options.retry', checkRetryOptions('options.retry', retry), loopRetry)
+      }
+    },
+    retry,
+  )
+}
+
 /** How many attempts in all a failure of this class allows. */
 export function attemptsAllowed(policy: RetryPolicy, errorClass: ErrorClass): number {
   if (errorClass === 'retryable') return policy.maxAttempts

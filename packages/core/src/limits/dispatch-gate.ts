@@ -9,6 +9,8 @@ import type { Clock, TimerHandle } from '../contracts/clock.js'
 import type { GateChange, ResourceGate } from '../contracts/flow.js'
 import type { RateLimits } from './rate-limits.js'
 
+/** The loop-wide budgets the gate asks: whether there are any, and whether they have room now. */
+export type LoopBudgets = Pick<RateLimits, 'gated' | 'open'>
 /** What the gate asks of the loop. */
 export interface GateHost {
   /** The gate changed (the `gate` event). */
@@ -21,7 +23,7 @@ export interface GateHost {
 
 /** The resource gate and the loop-wide budgets. */
 export class DispatchGate {
-  readonly #limits: RateLimits
+  readonly #limits: LoopBudgets
   readonly #gate: ResourceGate | false
   readonly #pollMs: number
   readonly #clock: Clock
@@ -34,7 +36,7 @@ export class DispatchGate {
     if (this.#host.waiting()) this.#host.pump() // the pump asks the gate again
   }
 
-  constructor(limits: RateLimits, gate: ResourceGate | false, clock: Clock, host: GateHost) {
+  constructor(limits: LoopBudgets, gate: ResourceGate | false, clock: Clock, host: GateHost) {
     this.#limits = limits
     this.#gate = gate
     this.#pollMs = gate === false ? 100 : (gate.pollMs ?? 100)

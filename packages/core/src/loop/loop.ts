@@ -6,7 +6,6 @@
  * @module
  */
 
-import { restoreSnapshot } from '../admission/restore.js'
 import type { LoopState, ZombieSummary } from '../contracts/events.js'
 import type { CircuitState, DeadLetter } from '../contracts/failures.js'
 import type {
@@ -30,6 +29,7 @@ import type { Router } from '../dispatcher/router.js'
 import { Engine } from '../engine/engine.js'
 import { LoopStoppedError } from '../errors.js'
 import type { DeadLetterStore } from '../failure/dead-letters.js'
+import { checkTypeRetry } from '../failure/retry-policy.js'
 import type { MessageTrace } from '../failure/trace.js'
 import { LoopEmitter } from '../internal/loop-emitter.js'
 import * as check from '../internal/validate.js'
@@ -84,9 +84,9 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
     handler: Handler<M, T, ResultOf<Results, T>>,
     options?: RegisterOptions<M, T>,
   ): this {
-    this.#e.checkRegistration(options)
+    checkTypeRetry(options, this.#e.options.retry)
     this.#e.registry.on(type, handler, options)
-    this.#e.registered(type)
+    this.#e.failures.registered(type)
     return this
   }
 
@@ -100,9 +100,9 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
     selector: (message: Message<M, T>) => R,
     options?: RegisterOptions<M, T>,
   ): Router<M, T, R, ResultOf<Results, T>> {
-    this.#e.checkRegistration(options)
+    checkTypeRetry(options, this.#e.options.retry)
     const router = this.#e.registry.route(type, selector, options)
-    this.#e.registered(type)
+    this.#e.failures.registered(type)
     return router
   }
 
@@ -402,7 +402,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
 
   /** Timed-out handlers still unsettled after `graceMs`: what ran, for how long. */
   zombies(): ZombieSummary[] {
-    return this.#e.zombies()
+    return this.#e.watchdog.zombies().map(({ epoch, label, ageMs }) => ({ epoch, label, ageMs }))
   }
 
   /** Messages waiting (ready + parked). */
