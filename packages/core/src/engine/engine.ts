@@ -30,26 +30,21 @@ import { Urgency } from '../queue/urgency.js'
 import { Cancels } from '../requests/cancels.js'
 import { Requests } from '../requests/requests.js'
 import { HandBack } from '../shutdown/hand-back.js'
-import {
-  breakerHolder,
-  delayedHolder,
-  holderList,
-  type LoopHolders,
-  limitHolder,
-  queueHolder,
-} from '../shutdown/holders.js'
+import { delayedHolder, holderList, type LoopHolders, type QueueHold, queueHolder } from '../shutdown/holders.js'
 import { Stopper } from '../shutdown/stopper.js'
 import { journalTransitions, newJournal, newJournaledKeys, newLedger, recover } from './durability.js'
-import { type GateParts, newFlowControl, newGate } from './flow-control.js'
+import { type GateParts, newFlowControl, newGate, newKeyGroups } from './flow-control.js'
 import { snapshotMetrics } from './gauges.js'
 import { LoopBacks } from './loop-backs.js'
 import { newAutoscaler, newPool, resizeByHand } from './scaling.js'
 import { newDelayed, newWatchdog, newWheel } from './timers.js'
 import { newStallDetector, newTimeoutBreakers } from './watchers.js'
 
-// The loop's run queue over the ready queue its `queue` option names (`levels`, the default, or `heap`).
-function newRunQueue(kind: 'levels' | 'heap' | undefined, urgency: Urgency): RunQueue {
-  return new RunQueue(kind === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency), urgency)
+// The loop's run queue over the ready queue its `queue` option names (`levels`, the default, or `heap`),
+// with its key groups.
+function newRunQueue(options: ResolvedLoopOptions, urgency: Urgency, extras: PostExtras): RunQueue {
+  const ready = options.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency)
+  return new RunQueue(ready, urgency, newKeyGroups(options.groups, extras, urgency))
 }
 
 /** What every stage is built from: the resolved options and the front's emitter. */
@@ -75,10 +70,10 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   readonly metrics = new LoopMetrics()
   readonly registry = new Registry<M>(this.options.timeoutMs)
   readonly #urgency = new Urgency(this.options.agingMs)
-  readonly queue = newRunQueue(this.options.queue, this.#urgency)
   readonly lifecycle = new Lifecycle(this.options.autoStart, (next, was) => this.events.emit('state', next, was))
   // The per-post side tables (extras, traces, the idempotency ledger, made when first needed).
   readonly extras = new PostExtras()
+  readonly queue = newRunQueue(this.options, this.#urgency, this.extras)
   readonly traces = new Traces(this.options.traces === 'all', this.options.keepTraces)
   readonly ledger = new LedgerSlot(() => this.#newLedger(), this.options.idempotency !== undefined)
   readonly records: RecordParts = { extras: this.extras, traces: this.traces, ledger: this.ledger }
@@ -96,7 +91,8 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   readonly requests = new Requests(this.clock, this.#backs.cancel)
   readonly outcomes = this.#newOutcomes()
   // Flow control: rate limits, the dispatch gate.
-  readonly limits = this.#newLimits()
+  readonly #flow = this.#newLimits()
+  readonly limits = this.#flow.limits
   readonly gate = newGate(this.#gated())
   readonly delayed = newDelayed(this.wheel, this.#backs.enterDue, this.outcomes)
   readonly breakers = newTimeoutBreakers({ options: this.options, clock: this.clock, events: this.events })
@@ -175,7 +171,7 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   }
 
   // Rate limits and key groups, hooked into the run queue.
-  #newLimits(): RateLimits {
+  #newLimits(): { readonly limits: RateLimits; readonly hold: QueueHold } {
     const { options, clock, events, metrics, registry, records, queue } = this
     const holds = { queue, wheel: this.wheel, pump: this.schedulePump }
     return newFlowControl({ options, clock, events, metrics, registry, records, holds }, this.#urgency)
@@ -248,16 +244,9 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   }
 
   #newHolders(): LoopHolders {
-    const { failures, limits, delayed, queue } = this
-    const breakers = breakerHolder(failures.circuits, queue)
-    const limited = limitHolder(limits, queue)
-    return {
-      retries: failures.retries,
-      breakers,
-      limits: limited,
-      delayed: delayedHolder(delayed),
-      queue: queueHolder(queue),
-    }
+    const { retries, breakerHold: breakers } = this.failures
+    const [limits, delayed, queue] = [this.#flow.hold, delayedHolder(this.delayed), queueHolder(this.queue)]
+    return { retries, breakers, limits, delayed, queue }
   }
 
   // Per-message cancel, wherever the message waits.

@@ -14,6 +14,7 @@ import type { ResolvedLoopOptions } from '../contracts/options.js'
 import type { Registry } from '../dispatcher/registry.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
+import type { PostExtras } from '../internal/post-extras.js'
 import type { RecordParts } from '../journal/records.js'
 import { DispatchGate, type LoopBudgets } from '../limits/dispatch-gate.js'
 import type { Limiter } from '../limits/limiter.js'
@@ -22,6 +23,7 @@ import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import { KeyGroups } from '../queue/key-groups.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { Urgency } from '../queue/urgency.js'
+import { QueueHold } from '../shutdown/holders.js'
 
 /** Where rate-limited messages wait: their place in the queue, their wake-up on the wheel. */
 export interface FlowHoldPorts {
@@ -46,21 +48,22 @@ export interface FlowParts<M extends MessageMap> {
 const NONE: readonly RateRule[] = []
 
 /** The loop's rate-limit stage, with the run queue's hooks set. */
-export function newFlowControl<M extends MessageMap>(p: FlowParts<M>, urgency: Urgency): RateLimits {
+export function newFlowControl<M extends MessageMap>(
+  p: FlowParts<M>,
+  urgency: Urgency,
+): { readonly limits: RateLimits; readonly hold: QueueHold } {
   const o = p.options
   const loopRules = o.rateLimit.filter((r) => r.per === 'loop')
   const everyType = o.rateLimit.filter((r) => r.per !== 'loop')
   const rules = new Map<string, readonly RateRule[]>()
   const groups = o.groups
   const queue = p.holds.queue
-  const enable = () => {
-    queue.limitIf ??= (m) => limits.mustHold(m, p.clock.now())
-  }
+  const enable = () => hold.filterStarts((m) => limits.mustHold(m, p.clock.now()))
   const limits: RateLimits = new RateLimits(
     {
-      hold: (m) => queue.markLimited(m),
+      hold: (m) => hold.enter(m),
       release: (m) => {
-        queue.resume(m)
+        hold.leave(m)
         p.records.traces.note(m, 'queued', p.clock.now(), undefined, 'its rate limit has room')
       },
       limited: (m, hold) => {
@@ -85,16 +88,8 @@ export function newFlowControl<M extends MessageMap>(p: FlowParts<M>, urgency: U
     urgency.compare,
     loopRules,
   )
+  const hold = new QueueHold(limits, queue, 'limit')
   p.metrics.rateLimitHolds = () => limits.holds
-  if (groups !== undefined) {
-    queue.groups = new KeyGroups(
-      {
-        of: (m) => p.records.extras.groupOf(m),
-        limit: (group) => groups.overrides.get(group)?.concurrency ?? groups.concurrency,
-      },
-      urgency.compare,
-    )
-  }
   const grouped =
     groups !== undefined && (groups.rules.length > 0 || [...groups.overrides.values()].some((g) => g.rules.length > 0))
   if (loopRules.length > 0 || everyType.length > 0 || grouped) enable()
@@ -103,7 +98,7 @@ export function newFlowControl<M extends MessageMap>(p: FlowParts<M>, urgency: U
     rules.clear()
     if (p.registry.limited) enable()
   })
-  return limits
+  return { limits, hold }
 }
 
 /** What the dispatch gate (and the stall detector) is built from. */
@@ -125,4 +120,15 @@ export function newGate<M extends MessageMap>(e: GateParts<M>): DispatchGate | u
     pump: e.schedulePump,
     waiting: () => e.queue.length > 0,
   })
+}
+
+/** The key groups of the `groups` option (a concurrency per group), or none: a filter of the run queue. */
+export function newKeyGroups(
+  groups: ResolvedLoopOptions['groups'],
+  extras: Pick<PostExtras, 'groupOf'>,
+  urgency: Urgency,
+): KeyGroups | undefined {
+  if (groups === undefined) return undefined
+  const limit = (group: string) => groups.overrides.get(group)?.concurrency ?? groups.concurrency
+  return new KeyGroups({ of: (m) => extras.groupOf(m), limit }, urgency.compare)
 }

@@ -15,6 +15,7 @@
  */
 import type { Clock, TimerHandle } from '../contracts/clock.js'
 import type { AlertOptions, DeadLetterAlert } from '../contracts/failures.js'
+import { rethrowLater } from '../internal/loop-emitter.js'
 import { SlidingWindow } from './sliding-window.js'
 
 const MAX_SIGNATURES = 10_000
@@ -134,4 +135,25 @@ export class Alerts {
     w.lastAlertAt = at
     this.#emit(alert)
   }
+}
+
+/**
+ * The loop's alerts: each one counted in `metrics.alerts`, handed to the `onAlert` option (what it
+ * throws is reported, never in the loop's way) and emitted as `alert`.
+ */
+export function newAlerts(
+  options: AlertOptions,
+  clock: Clock,
+  metrics: { alerts: number },
+  events: { emit(event: 'alert', alert: DeadLetterAlert): unknown },
+): Alerts {
+  return new Alerts(options, clock, (alert) => {
+    metrics.alerts++
+    try {
+      options.onAlert?.(alert)
+    } catch (error) {
+      rethrowLater(error) // as a throwing listener's
+    }
+    events.emit('alert', alert)
+  })
 }

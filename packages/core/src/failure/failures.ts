@@ -19,8 +19,8 @@ import type { Message, MessageMap } from '../contracts/message.js'
 import type { FailureExitOptions } from '../contracts/options.js'
 import { describeValue, type RetryAfterScope } from '../errors.js'
 import { type Envelope, Where } from '../internal/envelope.js'
-import { rethrowLater } from '../internal/loop-emitter.js'
-import { Alerts } from './alerts.js'
+import { QueueHold } from '../shutdown/holders.js'
+import { type Alerts, newAlerts } from './alerts.js'
 import { Circuits } from './circuits.js'
 import { classify, errorInfo } from './classify.js'
 import { deadLetterOf } from './dead-letter-of.js'
@@ -37,8 +37,9 @@ export class Failures<M extends MessageMap> {
   readonly traces: Traces
   /** Messages backing off before a retry (on the shared wheel), and due ones waiting for room. */
   readonly retries: Retries
-  /** The per-route breakers. */
+  /** The per-route breakers, and their hold on the messages they keep (places and keys in the queue). */
   readonly circuits: Circuits
+  readonly breakerHold: QueueHold
   /** The in-memory dead-letter store. */
   readonly deadLetters: DeadLetterStore
   readonly #h: FailureParts<M>
@@ -73,29 +74,22 @@ export class Failures<M extends MessageMap> {
     })
     this.circuits = new Circuits(host.clock, compare, (type) => this.#circuitPolicy(type), {
       release: (m) => {
-        host.holds.queue.resume(m)
+        this.breakerHold.leave(m)
         this.traces.note(m, 'queued', host.clock.now(), undefined, 'released by its breaker')
         host.holds.pump() // it kept its place: the queue's length did not change
       },
       held: (m, route) => {
-        host.holds.queue.markHeld(m) // first: a listener of `held` may call back into the loop
+        this.breakerHold.enter(m) // first: a listener of `held` may call back into the loop
         host.metrics.held++
         this.traces.open(m).note('held', host.clock.now(), undefined, route)
         host.events.emit('held', m as unknown as Message<M>, route)
       },
       changed: (change) => host.events.emit('circuit', change),
     })
+    this.breakerHold = new QueueHold(this.circuits, host.holds.queue, 'breaker')
     if (o.circuitBreaker !== false) this.#enableBreakers()
     this.#exitWindow = o.failureExit === false ? undefined : new SlidingWindow(o.failureExit.windowMs ?? 10_000)
-    this.#alerts = new Alerts(o.alerts, host.clock, (alert) => {
-      host.metrics.alerts++
-      try {
-        o.alerts.onAlert?.(alert)
-      } catch (error) {
-        rethrowLater(error) // as a throwing listener's: reported, never in the loop's way
-      }
-      host.events.emit('alert', alert)
-    })
+    this.#alerts = newAlerts(o.alerts, host.clock, host.metrics, host.events)
   }
 
   /** The attempt number `m` runs next (1 unless it failed before). */
@@ -116,7 +110,7 @@ export class Failures<M extends MessageMap> {
 
   #enableBreakers(): void {
     this.circuits.enable()
-    this.#h.holds.queue.holdIf ??= (m) => this.circuits.mustHold(m)
+    this.breakerHold.filterStarts((m) => this.circuits.mustHold(m))
   }
 
   /** An attempt of `m` started. */

@@ -42,26 +42,22 @@ export class RunQueue {
   // queue, skipped when they reach its front.
   #limited = 0
   #dead = 0
-  /** Key groups with a concurrency limit (set by the loop when it has `groups`). */
-  groups: KeyGroups | undefined = undefined
-  /**
-   * Asked when a message would start: true holds it (its route's circuit breaker is open). The hook
-   * keeps the message and hands it back with {@link RunQueue.resume}. Set by the loop when breakers exist.
-   */
+  /** Key groups with a concurrency limit (the loop's `groups`), a filter of what starts. */
+  readonly groups: KeyGroups | undefined
+  /** Asked when `m` would start: true holds it (its route's breaker is open; set by the breakers' hold). */
   holdIf: ((m: Envelope) => boolean) | undefined = undefined
-  /**
-   * Asked last, when nothing else holds `m`: true when a rate limit makes it wait (the hook keeps it,
-   * see {@link RunQueue.markLimited}); false records the start in its budgets. Set once limits exist.
-   */
+  /** Asked last: true when a rate limit makes `m` wait (set by the rate limits' hold); false books the start. */
   limitIf: ((m: Envelope) => boolean) | undefined = undefined
 
   /**
    * @param ready - the priority structure for fresh messages
    * @param urgency - the shared (rank, seq) order
+   * @param groups - key groups with a concurrency limit, if the loop has `groups`
    */
-  constructor(ready: ReadyQueue, urgency: Urgency) {
+  constructor(ready: ReadyQueue, urgency: Urgency, groups?: KeyGroups) {
     this.#ready = ready
     this.#urgency = urgency
+    this.groups = groups
     this.#unparked = new Heap<Envelope>(urgency.compare)
   }
 

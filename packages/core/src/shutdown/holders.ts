@@ -11,9 +11,7 @@
  */
 
 import type { SnapshotState } from '../contracts/snapshot.js'
-import type { Circuits } from '../failure/circuits.js'
 import { type Envelope, Where } from '../internal/envelope.js'
-import type { RateLimits } from '../limits/rate-limits.js'
 import type { RunQueue } from '../queue/run-queue.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
 
@@ -85,42 +83,80 @@ export function queueHolder(queue: RunQueue): Holder {
   }
 }
 
-/** Messages held by their route's open circuit breaker. */
-export function breakerHolder(circuits: Circuits, queue: RunQueue): Holder {
-  return keyKeepingHolder(circuits, queue, 'held')
+/** A stage that keeps messages in their queue places while they wait there (a breaker, a rate limit). */
+export interface HoldingStage {
+  /** Messages it keeps now. */
+  readonly held: number
+  /** Takes every kept message out. */
+  clear(): Envelope[]
+  find(seq: number): Envelope | undefined
+  /** Takes `m` out; false when it does not keep `m`. */
+  remove(m: Envelope): boolean
 }
 
-/** Messages waiting for a rate limit (they keep their places and keys in the queue meanwhile). */
-export function limitHolder(limits: RateLimits, queue: RunQueue): Holder {
-  return keyKeepingHolder(limits, queue, 'queued')
-}
+/** The run queue's side of a hold. */
+export type HoldQueue = Pick<RunQueue, 'markHeld' | 'markLimited' | 'resume' | 'forget' | 'holdIf' | 'limitIf'>
 
-// A stage whose messages keep their keys claimed while they wait there.
-function keyKeepingHolder(
-  stage: {
-    readonly held: number
-    clear(): Envelope[]
-    find(seq: number): Envelope | undefined
-    remove(m: Envelope): boolean
-  },
-  queue: RunQueue,
-  state: 'held' | 'queued',
-): Holder {
-  return {
-    get size() {
-      return stage.held
-    },
-    takeAll: () =>
-      stage.clear().map((m) => {
-        queue.forget(m) // the key it kept moves on
-        return { m, state }
-      }),
-    find: (seq) => stage.find(seq),
-    remove: (m) => {
-      if (!stage.remove(m)) return false
-      queue.forget(m) // the key it kept moves on
-      return true
-    },
+/**
+ * A circuit breaker's or a rate limit's hold on the messages its stage keeps: the one writer of their
+ * queue places and key holds, and of the queue's start filter for its kind. It marks a message kept
+ * when its stage takes it ({@link QueueHold.enter}), puts it back to compete when the stage lets it
+ * go ({@link QueueHold.leave}), and forgets its place and key when a stop or a cancel takes it out
+ * (the {@link Holder} port).
+ */
+export class QueueHold implements Holder {
+  readonly #stage: HoldingStage
+  readonly #queue: HoldQueue
+  readonly #kind: 'breaker' | 'limit'
+
+  /**
+   * @param stage - the stage that keeps the messages
+   * @param queue - the run queue
+   * @param kind - a breaker's hold (`held` in a snapshot) or a rate limit's (`queued` in a snapshot)
+   */
+  constructor(stage: HoldingStage, queue: HoldQueue, kind: 'breaker' | 'limit') {
+    this.#stage = stage
+    this.#queue = queue
+    this.#kind = kind
+  }
+
+  /** From now on the queue asks `keeps` before a message starts (once: the first filter stays). */
+  filterStarts(keeps: (m: Envelope) => boolean): void {
+    if (this.#kind === 'breaker') this.#queue.holdIf ??= keeps
+    else this.#queue.limitIf ??= keeps
+  }
+
+  /** The stage kept `m` as it would start: it stays counted in the queue's length and keeps its key. */
+  enter(m: Envelope): void {
+    if (this.#kind === 'breaker') this.#queue.markHeld(m)
+    else this.#queue.markLimited(m)
+  }
+
+  /** The stage let `m` go: it competes by urgency again, still holding its key. */
+  leave(m: Envelope): void {
+    this.#queue.resume(m)
+  }
+
+  get size(): number {
+    return this.#stage.held
+  }
+
+  takeAll(): HeldMessage[] {
+    const state = this.#kind === 'breaker' ? 'held' : 'queued'
+    return this.#stage.clear().map((m) => {
+      this.#queue.forget(m) // the key it kept moves on
+      return { m, state }
+    })
+  }
+
+  find(seq: number): Envelope | undefined {
+    return this.#stage.find(seq)
+  }
+
+  remove(m: Envelope): boolean {
+    if (!this.#stage.remove(m)) return false
+    this.#queue.forget(m) // the key it kept moves on
+    return true
   }
 }
 
