@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Envelope } from '../src/internal/envelope.js'
+import { StartFilters } from '../src/queue/start-filters.js'
 import { type HoldingStage, type HoldQueue, QueueHold } from '../src/shutdown/holders.js'
 
 const message = (seq: number) => ({ seq, id: `m${seq}` }) as unknown as Envelope
@@ -7,8 +8,6 @@ const message = (seq: number) => ({ seq, id: `m${seq}` }) as unknown as Envelope
 /** A queue that records which of its operations a hold calls, and with what. */
 function recordingQueue(calls: string[]): HoldQueue {
   const q = {
-    holdIf: undefined as ((m: Envelope) => boolean) | undefined,
-    limitIf: undefined as ((m: Envelope) => boolean) | undefined,
     markHeld: (m: Envelope) => calls.push(`markHeld ${m.seq}`),
     markLimited: (m: Envelope) => calls.push(`markLimited ${m.seq}`),
     resume: (m: Envelope) => calls.push(`resume ${m.seq}`),
@@ -37,8 +36,8 @@ function stage(kept: Envelope[]): HoldingStage {
 describe('QueueHold: the one writer of a hold’s queue accounting', () => {
   it('marks a kept message by its kind, and puts it back to compete when its stage lets it go', () => {
     const calls: string[] = []
-    const breaker = new QueueHold(stage([]), recordingQueue(calls), 'breaker')
-    const limit = new QueueHold(stage([]), recordingQueue(calls), 'limit')
+    const breaker = new QueueHold(stage([]), recordingQueue(calls), new StartFilters(), 'breaker')
+    const limit = new QueueHold(stage([]), recordingQueue(calls), new StartFilters(), 'limit')
     breaker.enter(message(1))
     limit.enter(message(2))
     breaker.leave(message(1))
@@ -49,19 +48,19 @@ describe('QueueHold: the one writer of a hold’s queue accounting', () => {
   it('hands every kept message over with its snapshot state, forgetting each place and key', () => {
     const calls: string[] = []
     const kept = [message(1), message(2)]
-    const hold = new QueueHold(stage(kept), recordingQueue(calls), 'breaker')
+    const hold = new QueueHold(stage(kept), recordingQueue(calls), new StartFilters(), 'breaker')
     expect(hold.size).toBe(2)
     expect(hold.takeAll().map(({ m, state }) => `${m.seq} ${state}`)).toEqual(['1 held', '2 held'])
     expect(calls).toEqual(['forget 1', 'forget 2'])
     expect(hold.size).toBe(0)
-    const limited = new QueueHold(stage([message(3)]), recordingQueue([]), 'limit')
+    const limited = new QueueHold(stage([message(3)]), recordingQueue([]), new StartFilters(), 'limit')
     expect(limited.takeAll().map(({ state }) => state)).toEqual(['queued'])
   })
 
   it('removes one message (a cancel) with its place and key, and nothing it does not keep', () => {
     const calls: string[] = []
     const m = message(7)
-    const hold = new QueueHold(stage([m]), recordingQueue(calls), 'limit')
+    const hold = new QueueHold(stage([m]), recordingQueue(calls), new StartFilters(), 'limit')
     expect(hold.find(7)).toBe(m)
     expect(hold.remove(message(8))).toBe(false)
     expect(calls).toEqual([])
@@ -72,11 +71,12 @@ describe('QueueHold: the one writer of a hold’s queue accounting', () => {
 
   it('sets its kind’s start filter on the queue once: the first filter stays', () => {
     const queue = recordingQueue([])
+    const starts = new StartFilters()
     const first = () => true
-    new QueueHold(stage([]), queue, 'breaker').filterStarts(first)
-    new QueueHold(stage([]), queue, 'breaker').filterStarts(() => false)
-    new QueueHold(stage([]), queue, 'limit').filterStarts(first)
-    expect(queue.holdIf).toBe(first)
-    expect(queue.limitIf).toBe(first)
+    new QueueHold(stage([]), queue, starts, 'breaker').filterStarts(first)
+    new QueueHold(stage([]), queue, starts, 'breaker').filterStarts(() => false)
+    new QueueHold(stage([]), queue, starts, 'limit').filterStarts(first)
+    expect(starts.hold).toBe(first)
+    expect(starts.limit).toBe(first)
   })
 })

@@ -6,6 +6,7 @@ import { HeapReadyQueue } from '../src/queue/heap-ready-queue.js'
 import { KeyGroups } from '../src/queue/key-groups.js'
 import { LevelQueue } from '../src/queue/level-queue.js'
 import { RunQueue } from '../src/queue/run-queue.js'
+import { StartFilters } from '../src/queue/start-filters.js'
 import { Urgency } from '../src/queue/urgency.js'
 
 /** One step against the queue: a post, a take, the end of a running message, a cancel of a waiting one. */
@@ -141,13 +142,14 @@ describe('RunQueue filters', () => {
 
   it('holds a message its start filter keeps, with its place and key, until resumed', () => {
     const urgency = new Urgency(Number.POSITIVE_INFINITY)
-    const queue = new RunQueue(new LevelQueue(urgency), urgency)
+    const starts = new StartFilters()
+    const queue = new RunQueue(new LevelQueue(urgency), urgency, { starts })
     const first = envelope(1, 'k')
-    queue.holdIf = (m) => {
+    starts.set('breaker', (m) => {
       if (m !== first || m.where === Where.Unparked) return false
       queue.markHeld(m)
       return true
-    }
+    })
     queue.push(first)
     queue.push(envelope(2, 'k'))
     expect(queue.take()).toBeUndefined() // 1 held, 2 parked behind its key
@@ -162,7 +164,7 @@ describe('RunQueue filters', () => {
   it('lets at most its concurrency of a key group start, the rest wait in the group with their keys', () => {
     const urgency = new Urgency(Number.POSITIVE_INFINITY)
     const groups = new KeyGroups({ of: () => 'g', limit: () => 1 }, urgency.compare)
-    const queue = new RunQueue(new LevelQueue(urgency), urgency, groups)
+    const queue = new RunQueue(new LevelQueue(urgency), urgency, { groups })
     queue.push(envelope(1, 'a'))
     queue.push(envelope(2, 'b'))
     const started = queue.take() as Envelope

@@ -26,6 +26,7 @@ import type { Autoscaler } from '../pool/autoscaler.js'
 import { HeapReadyQueue } from '../queue/heap-ready-queue.js'
 import { LevelQueue } from '../queue/level-queue.js'
 import { RunQueue } from '../queue/run-queue.js'
+import { StartFilters } from '../queue/start-filters.js'
 import { Urgency } from '../queue/urgency.js'
 import { Cancels } from '../requests/cancels.js'
 import { Requests } from '../requests/requests.js'
@@ -42,9 +43,9 @@ import { newStallDetector, newTimeoutBreakers } from './watchers.js'
 
 // The loop's run queue over the ready queue its `queue` option names (`levels`, the default, or `heap`),
 // with its key groups.
-function newRunQueue(options: ResolvedLoopOptions, urgency: Urgency, extras: PostExtras): RunQueue {
-  const ready = options.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency)
-  return new RunQueue(ready, urgency, newKeyGroups(options.groups, extras, urgency))
+function newRunQueue(o: ResolvedLoopOptions, urgency: Urgency, extras: PostExtras, starts: StartFilters): RunQueue {
+  const ready = o.queue === 'heap' ? new HeapReadyQueue(urgency) : new LevelQueue(urgency)
+  return new RunQueue(ready, urgency, { groups: newKeyGroups(o.groups, extras, urgency), starts })
 }
 
 /** What every stage is built from: the resolved options and the front's emitter. */
@@ -73,7 +74,8 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   readonly lifecycle = new Lifecycle(this.options.autoStart, (next, was) => this.events.emit('state', next, was))
   // The per-post side tables (extras, traces, the idempotency ledger, made when first needed).
   readonly extras = new PostExtras()
-  readonly queue = newRunQueue(this.options, this.#urgency, this.extras)
+  readonly #starts = new StartFilters()
+  readonly queue = newRunQueue(this.options, this.#urgency, this.extras, this.#starts)
   readonly traces = new Traces(this.options.traces === 'all', this.options.keepTraces)
   readonly ledger = new LedgerSlot(() => this.#newLedger(), this.options.idempotency !== undefined)
   readonly records: RecordParts = { extras: this.extras, traces: this.traces, ledger: this.ledger }
@@ -173,7 +175,7 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   // Rate limits and key groups, hooked into the run queue.
   #newLimits(): { readonly limits: RateLimits; readonly hold: QueueHold } {
     const { options, clock, events, metrics, registry, records, queue } = this
-    const holds = { queue, wheel: this.wheel, pump: this.schedulePump }
+    const holds = { queue, starts: this.#starts, wheel: this.wheel, pump: this.schedulePump }
     return newFlowControl({ options, clock, events, metrics, registry, records, holds }, this.#urgency)
   }
 
@@ -208,7 +210,8 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   // Retries, dead letters, breakers, alerts, the failure exit.
   #newFailures(): Failures<M> {
     const { options, registry, clock, events, metrics, records, queue, limits, outcomes, lifecycle } = this
-    const holds = { wheel: this.wheel as DeadlineScheduler<Envelope>, queue, pump: this.schedulePump, limits }
+    const wheel = this.wheel as DeadlineScheduler<Envelope>
+    const holds = { wheel, queue, starts: this.#starts, pump: this.schedulePump, limits }
     const exits = { outcomes, deadLetters: this.#deadLetters, lifecycle, failureExit: this.#backs.failureExit }
     const policy = { options, registry }
     return new Failures<M>({ policy, clock, events, metrics, records, holds, exits }, this.#urgency.compare)

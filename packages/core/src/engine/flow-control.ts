@@ -22,12 +22,15 @@ import { RateLimits } from '../limits/rate-limits.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import { KeyGroups } from '../queue/key-groups.js'
 import type { RunQueue } from '../queue/run-queue.js'
+import type { StartFilters } from '../queue/start-filters.js'
 import type { Urgency } from '../queue/urgency.js'
 import { QueueHold } from '../shutdown/holders.js'
 
 /** Where rate-limited messages wait: their place in the queue, their wake-up on the wheel. */
 export interface FlowHoldPorts {
   readonly queue: RunQueue
+  /** The queue's start filters (the rate limits' hold sets its own). */
+  readonly starts: StartFilters
   readonly wheel: unknown
   /** Held messages re-entered the queue: pump. */
   pump(): void
@@ -88,7 +91,7 @@ export function newFlowControl<M extends MessageMap>(
     urgency.compare,
     loopRules,
   )
-  const hold = new QueueHold(limits, queue, 'limit')
+  const hold = new QueueHold(limits, queue, p.holds.starts, 'limit')
   p.metrics.rateLimitHolds = () => limits.holds
   const grouped =
     groups !== undefined && (groups.rules.length > 0 || [...groups.overrides.values()].some((g) => g.rules.length > 0))

@@ -17,6 +17,7 @@ import type { RateLimits } from '../limits/rate-limits.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
 import type { Outcomes } from '../outcomes/outcomes.js'
 import type { RunQueue } from '../queue/run-queue.js'
+import type { StartFilters } from '../queue/start-filters.js'
 import type { DeadLetterStore } from './dead-letters.js'
 
 /** Where a failure's policy is read: the loop's options, then the type's registration. */
@@ -30,6 +31,8 @@ export interface FailureHoldPorts {
   /** The loop's shared timing wheel (retries back off on it). */
   readonly wheel: DeadlineScheduler<Envelope>
   readonly queue: RunQueue
+  /** The queue's start filters (the breakers' hold sets its own). */
+  readonly starts: StartFilters
   /** Messages that kept their places re-entered the queue (a due retry, a breaker's release): pump. */
   pump(): void
   /** The rate limits (a `RateLimitError` pauses its scope there). */

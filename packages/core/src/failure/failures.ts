@@ -86,7 +86,7 @@ export class Failures<M extends MessageMap> {
       },
       changed: (change) => host.events.emit('circuit', change),
     })
-    this.breakerHold = new QueueHold(this.circuits, host.holds.queue, 'breaker')
+    this.breakerHold = new QueueHold(this.circuits, host.holds.queue, host.holds.starts, 'breaker')
     if (o.circuitBreaker !== false) this.#enableBreakers()
     this.#exitWindow = o.failureExit === false ? undefined : new SlidingWindow(o.failureExit.windowMs ?? 10_000)
     this.#alerts = newAlerts(o.alerts, host.clock, host.metrics, host.events)

@@ -3,6 +3,7 @@ import type { MessageKey } from '../contracts/message.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { KeyGroups } from './key-groups.js'
 import type { ReadyQueue } from './ready-queue.js'
+import { type QueueFilters, StartFilters } from './start-filters.js'
 import type { Urgency } from './urgency.js'
 
 /**
@@ -44,20 +45,19 @@ export class RunQueue {
   #dead = 0
   /** Key groups with a concurrency limit (the loop's `groups`), a filter of what starts. */
   readonly groups: KeyGroups | undefined
-  /** Asked when `m` would start: true holds it (its route's breaker is open; set by the breakers' hold). */
-  holdIf: ((m: Envelope) => boolean) | undefined = undefined
-  /** Asked last: true when a rate limit makes `m` wait (set by the rate limits' hold); false books the start. */
-  limitIf: ((m: Envelope) => boolean) | undefined = undefined
+  // Asked when a message would start, after its key and its group: a breaker's hold, a rate limit.
+  readonly #starts: StartFilters
 
   /**
    * @param ready - the priority structure for fresh messages
    * @param urgency - the shared (rank, seq) order
-   * @param groups - key groups with a concurrency limit, if the loop has `groups`
+   * @param filters - the loop's key groups, and the start filters of breakers and rate limits
    */
-  constructor(ready: ReadyQueue, urgency: Urgency, groups?: KeyGroups) {
+  constructor(ready: ReadyQueue, urgency: Urgency, filters: QueueFilters = {}) {
     this.#ready = ready
     this.#urgency = urgency
-    this.groups = groups
+    this.groups = filters.groups
+    this.#starts = filters.starts ?? new StartFilters()
     this.#unparked = new Heap<Envelope>(urgency.compare)
   }
 
@@ -139,8 +139,8 @@ export class RunQueue {
         groups.wait(m)
         continue
       }
-      if (this.holdIf?.(m) === true) continue // held: see markHeld
-      if (this.limitIf?.(m) === true) continue // waits for its rate limit: see markLimited
+      if (this.#starts.hold?.(m) === true) continue // held: see markHeld
+      if (this.#starts.limit?.(m) === true) continue // waits for its rate limit: see markLimited
       groups?.claim(m)
       m.where = Where.Running
       return m

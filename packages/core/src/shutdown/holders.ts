@@ -13,6 +13,7 @@
 import type { SnapshotState } from '../contracts/snapshot.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 import type { RunQueue } from '../queue/run-queue.js'
+import type { StartFilters } from '../queue/start-filters.js'
 import type { DelayedPosts } from '../timers/delayed-posts.js'
 
 /** A message handed over by its holder: taken out, about to get its outcome. */
@@ -95,7 +96,7 @@ export interface HoldingStage {
 }
 
 /** The run queue's side of a hold. */
-export type HoldQueue = Pick<RunQueue, 'markHeld' | 'markLimited' | 'resume' | 'forget' | 'holdIf' | 'limitIf'>
+export type HoldQueue = Pick<RunQueue, 'markHeld' | 'markLimited' | 'resume' | 'forget'>
 
 /**
  * A circuit breaker's or a rate limit's hold on the messages its stage keeps: the one writer of their
@@ -107,23 +108,25 @@ export type HoldQueue = Pick<RunQueue, 'markHeld' | 'markLimited' | 'resume' | '
 export class QueueHold implements Holder {
   readonly #stage: HoldingStage
   readonly #queue: HoldQueue
+  readonly #starts: StartFilters
   readonly #kind: 'breaker' | 'limit'
 
   /**
    * @param stage - the stage that keeps the messages
    * @param queue - the run queue
+   * @param starts - the run queue's start filters
    * @param kind - a breaker's hold (`held` in a snapshot) or a rate limit's (`queued` in a snapshot)
    */
-  constructor(stage: HoldingStage, queue: HoldQueue, kind: 'breaker' | 'limit') {
+  constructor(stage: HoldingStage, queue: HoldQueue, starts: StartFilters, kind: 'breaker' | 'limit') {
     this.#stage = stage
     this.#queue = queue
+    this.#starts = starts
     this.#kind = kind
   }
 
   /** From now on the queue asks `keeps` before a message starts (once: the first filter stays). */
   filterStarts(keeps: (m: Envelope) => boolean): void {
-    if (this.#kind === 'breaker') this.#queue.holdIf ??= keeps
-    else this.#queue.limitIf ??= keeps
+    this.#starts.set(this.#kind, keeps)
   }
 
   /** The stage kept `m` as it would start: it stays counted in the queue's length and keeps its key. */
