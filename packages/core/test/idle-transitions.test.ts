@@ -1,10 +1,7 @@
 /**
- * `idle` fires "on each transition to idle" (LoopEvents): never twice for one idle stretch.
- *
- * Fails today: `Outcomes.idleCheck()` emits `idle` on every call while the loop is idle (it keeps no
- * memory of the last transition), and `stop({ drain: false })` (Stopper.#escalate) calls it
- * unconditionally — so stopping a loop that was already idle emits a second `idle` with no work in
- * between. A draining `stop()` of the same loop emits none.
+ * `idle` fires "on each transition to idle" (LoopEvents): never twice for one idle stretch. It did:
+ * `stop({ drain: false })` checks for idle unconditionally, and the check emitted on every call while
+ * the loop was idle — a second `idle` with no work in between.
  */
 import { describe, expect, it } from 'vitest'
 import { virtualLoop } from './fixtures.js'

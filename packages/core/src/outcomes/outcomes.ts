@@ -79,6 +79,8 @@ export class Outcomes<M extends MessageMap> {
   // Failed messages whose failure is being handled (user code runs: the classifier, listeners):
   // not finished, not idle, and held by no structure meanwhile.
   #inTransit = 0
+  // Whether `idle` fired since the last message ended (it fires once per transition to idle).
+  #idleTold = false
   // Resolvers of `drain()`, settled at the next idle.
   #idleWaiters: (() => void)[] = []
 
@@ -246,13 +248,13 @@ export class Outcomes<M extends MessageMap> {
     return new Promise((resolve) => this.#idleWaiters.push(resolve))
   }
 
-  /**
-   * When idle: `idle` fires and `drain()` waiters resolve.
-   * @returns whether an `idle` listener ran
-   */
+  /** When idle: `idle` fires (once per transition: not again before another message ends) and `drain()` waiters resolve. */
   idleCheck(): void {
     if (!this.idle) return
-    this.#p.events.emit('idle')
+    if (!this.#idleTold) {
+      this.#idleTold = true
+      this.#p.events.emit('idle')
+    }
     const waiters = this.#idleWaiters
     if (waiters.length > 0) {
       this.#idleWaiters = []
@@ -301,6 +303,7 @@ export class Outcomes<M extends MessageMap> {
 
   // Steps 1 and 2: nothing may act on `m` any more, and its key moves on.
   #finish(m: Envelope, holdsKey: boolean): void {
+    this.#idleTold = false // a message ended: the next idle is a new transition
     m.where = Where.Done
     if (holdsKey && m.key !== undefined) this.#p.queue.release(m.key)
     this.#p.sinks.journal?.touch(m) // its row goes at the next commit
