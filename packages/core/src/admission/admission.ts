@@ -42,6 +42,10 @@ export type Placement = 'queued' | 'dropped' | 'full'
 /** Validates, stamps, claims and places posts; counts and reports every refusal. */
 export class Admission<M extends MessageMap> {
   readonly #p: AdmissionParts<M>
+  // The parts read per post, kept at hand (one load each instead of two).
+  readonly #gates: AdmissionParts<M>['gates']
+  readonly #places: AdmissionParts<M>['places']
+  readonly #records: AdmissionParts<M>['records']
   // Post order: the tiebreak among equal urgency, and the id's suffix.
   #seq = 0
   /** The headers of posts: given, inherited, stamped. */
@@ -50,11 +54,14 @@ export class Admission<M extends MessageMap> {
   /** @param parts - the stages admission touches */
   constructor(parts: AdmissionParts<M>) {
     this.#p = parts
+    this.#gates = parts.gates
+    this.#places = parts.places
+    this.#records = parts.records
   }
 
   /** The queue's load now. */
   load(): QueueLoad {
-    return this.#p.gates.load()
+    return this.#gates.load()
   }
 
   /**
@@ -85,19 +92,19 @@ export class Admission<M extends MessageMap> {
     origin: Origin | undefined,
   ): Message<M> | PostResult<M, MessageType<M>> {
     const p = this.#p
-    const request = p.places.requests.take() // before any user code (a listener, a selector) may post
-    const lifecycle = p.gates.lifecycle
+    const request = this.#places.requests.take() // before any user code (a listener, a selector) may post
+    const lifecycle = this.#gates.lifecycle
     if (!(origin !== undefined && origin.hops > 0 ? lifecycle.admitsFollowUps : lifecycle.admitsRoots)) {
       const state = lifecycle.state
       return this.refuse(type, 'stopped', () => stoppedError(`post \`${type}\``, state), throws)
     }
-    if (p.gates.breakers !== undefined) this.#checkTimeoutBreaker(type)
-    const pressure = p.gates.pressure
+    if (this.#gates.breakers !== undefined) this.#checkTimeoutBreaker(type)
+    const pressure = this.#gates.pressure
     if (pressure !== undefined) {
       const refused = this.#pressureRefusal(pressure, type, options, throws)
       if (refused !== undefined) return refused
     }
-    const journal = p.gates.journal
+    const journal = this.#gates.journal
     let json: string | undefined
     if (journal !== undefined) {
       const refusal = journal.refusal
@@ -105,12 +112,12 @@ export class Admission<M extends MessageMap> {
       json = this.#payloadJson(type, payload)
     }
     const m = this.stamp(type, payload, options, origin)
-    if (request !== undefined) p.places.requests.bind(m, request)
+    if (request !== undefined) this.#places.requests.bind(m, request)
     if (options !== undefined) {
-      p.records.extras.keep(m, options)
+      this.#records.extras.keep(m, options)
       const holder = this.#claimKey(m, options)
       if (holder !== undefined) return this.#refuseDuplicate(m, holder, throws)
-    } else if (p.records.ledger.current !== undefined) {
+    } else if (this.#records.ledger.current !== undefined) {
       const holder = this.#claimKey(m, options) // `dedupe: 'id'` claims keyless posts too
       if (holder !== undefined) return this.#refuseDuplicate(m, holder, throws)
     }
@@ -125,7 +132,7 @@ export class Admission<M extends MessageMap> {
   // Refuses a post the pressure gauge sheds or rejects at the queue's length now (undefined: admitted).
   #pressureRefusal(pressure: LoopPressure, type: string, options: PostOptions | undefined, throws: boolean) {
     const priority = options?.priority ?? this.#p.policy.options.defaultPriority
-    const queued = this.#p.places.queue.length
+    const queued = this.#places.queue.length
     const decision = pressure.decide(queued, priority)
     if (decision.admitted) return undefined
     const status = decision.outcome === 'shed' ? 'shed' : 'reject'
@@ -144,21 +151,21 @@ export class Admission<M extends MessageMap> {
   ): DelayedMessage<M, T> {
     this.checkOptions(type, options)
     const { metrics, clock, events } = this.#p
-    const { lifecycle } = this.#p.gates
-    const { delayed } = this.#p.places
+    const { lifecycle } = this.#gates
+    const { delayed } = this.#places
     const o = this.#p.policy.options
-    const traces = this.#p.records.traces
+    const traces = this.#records.traces
     if (!lifecycle.admitsRoots) this.refuseInput(type, stoppedError(`schedule \`${type}\``, lifecycle.state))
     this.#checkTimeoutBreaker(type)
     if (delayed.length >= o.maxDelayed) {
       this.refuseInput(type, new DelayedFullError(type, delayed.length, o.maxDelayed))
     }
-    const journal = this.#p.gates.journal
+    const journal = this.#gates.journal
     const refusal = journal?.refusal
     if (refusal !== undefined) this.refuseInput(type, refusal)
     const json = journal === undefined ? undefined : this.#payloadJson(type, payload)
     const m = this.stamp(type, payload, options, this.#originOrRefuse(type, options, undefined))
-    this.#p.records.extras.keep(m, options)
+    this.#records.extras.keep(m, options)
     const holder = this.#claimKey(m, options)
     if (holder !== undefined) this.#refuseDuplicate(m, holder, true)
     const due = Math.max(dueAt, clock.now()) // a time in the past is due at once
@@ -187,20 +194,20 @@ export class Admission<M extends MessageMap> {
     const result = this.post(letter.type, letter.payload, options, throws)
     const m = (throws ? result : (result as { message?: Message<M> }).message) as unknown as Envelope | undefined
     if (m !== undefined && m.where !== Where.Done && letter.checkpoint !== undefined) {
-      this.#p.records.extras.commit(m, letter.checkpoint)
+      this.#records.extras.commit(m, letter.checkpoint)
     }
     return result
   }
 
   // A post's `signal` cancels its message (at once when it is already aborted).
   #watch(m: Envelope, signal: AbortSignalLike): void {
-    const places = this.#p.places
+    const places = this.#places
     const cancel = (e: Envelope) => {
       places.requests.cancelling(e, signal.reason)
       places.cancel(e, 'its signal was aborted', signal.reason)
     }
     if (signal.aborted) cancel(m)
-    else this.#p.records.extras.watch(m, signal, cancel)
+    else this.#records.extras.watch(m, signal, cancel)
   }
 
   /** Validates per-post options; a bad one is a refused post. */
@@ -249,7 +256,7 @@ export class Admission<M extends MessageMap> {
    * leave everything as it was and answer `full`. With `accept`, a placed message is counted accepted.
    */
   place(m: Envelope, overflow: OverflowPolicy, accept: boolean): Placement {
-    const { queue, outcomes } = this.#p.places
+    const { queue, outcomes } = this.#places
     const { metrics } = this.#p
     const options = this.#p.policy.options
     if (queue.length >= options.capacity) {
@@ -282,17 +289,17 @@ export class Admission<M extends MessageMap> {
    * @param ranBefore - it had attempts or a commit point (restored): it may not be evicted
    */
   insert(m: Envelope, ranBefore = false): void {
-    if (ranBefore) this.#p.places.queue.reenter(m)
-    else this.#p.places.queue.push(m)
-    this.#p.gates.journal?.touch(m) // a delayed message that came due is queued now
+    if (ranBefore) this.#places.queue.reenter(m)
+    else this.#places.queue.push(m)
+    this.#gates.journal?.touch(m) // a delayed message that came due is queued now
     this.queueChanged()
-    this.#p.records.traces.note(m, 'queued', m.postedAt)
+    this.#records.traces.note(m, 'queued', m.postedAt)
   }
 
   /** The queue's length changed: pressure levels follow, a pump is scheduled. */
   queueChanged(): void {
-    this.#p.gates.pressure?.update(this.#p.places.queue.length)
-    this.#p.places.schedulePump()
+    this.#gates.pressure?.update(this.#places.queue.length)
+    this.#places.schedulePump()
   }
 
   /** A due delayed message enters under the overflow policy in force now; false: no room, it waits. */
@@ -346,7 +353,7 @@ export class Admission<M extends MessageMap> {
   }
 
   #checkTimeoutBreaker(type: string): void {
-    const openFor = this.#p.gates.breakers?.refuses(type)
+    const openFor = this.#gates.breakers?.refuses(type)
     if (openFor !== undefined) this.refuseInput(type, new TimeoutBreakerOpenError(type, openFor))
   }
 
@@ -360,7 +367,7 @@ export class Admission<M extends MessageMap> {
 
   // Claims the idempotency key of a message being admitted; returns what holds it when it is a duplicate.
   #claimKey(m: Envelope, options: PostOptions | undefined): string | undefined {
-    const { ledger } = this.#p.records
+    const { ledger } = this.#records
     if (ledger.current === undefined && options?.idempotencyKey === undefined) return undefined
     const idem = ledger.ensure()
     const key = idem.keyOf(m)
@@ -368,7 +375,7 @@ export class Admission<M extends MessageMap> {
     try {
       return idem.claim(key, m.postedAt) // the reading the post stamped: no second one
     } catch (error) {
-      this.#p.records.extras.forget(m)
+      this.#records.extras.forget(m)
       return this.refuseInput(m.type, error as Error) // a store that throws: refused, nothing admitted
     }
   }
@@ -384,13 +391,13 @@ export class Admission<M extends MessageMap> {
 
   // A refused message was never accepted: its claim and its side-table entry go.
   #unclaim(m: Envelope): void {
-    this.#p.records.ledger.current?.ended(m, 'released')
-    this.#p.records.extras.forget(m)
+    this.#records.ledger.current?.ended(m, 'released')
+    this.#records.extras.forget(m)
   }
 
   #refuseDuplicate(m: Envelope, holder: string, throws: boolean): PostResult<M, MessageType<M>> {
-    const key = this.#p.records.ledger.current?.keyOf(m) as string
-    this.#p.records.extras.forget(m)
+    const key = this.#records.ledger.current?.keyOf(m) as string
+    this.#records.extras.forget(m)
     this.#p.metrics.duplicates++
     this.#p.events.emit('duplicate', m.type, key, holder)
     return this.refuse(m.type, 'duplicate', () => new DuplicateMessageError(m.type, key, holder), throws)
@@ -399,7 +406,7 @@ export class Admission<M extends MessageMap> {
   // Answers a placement as `post` (the message) or `tryPost` (a result) does; `full` is refused.
   #answer(m: Envelope, placed: Placement, throws: boolean): Message<M> | PostResult<M, MessageType<M>> {
     if (placed === 'full') {
-      const load = this.#p.gates.load()
+      const load = this.#gates.load()
       return this.refuse(m.type, 'full', () => new QueueFullError(m.type, load), throws)
     }
     const message = m as unknown as Message<M>

@@ -34,6 +34,17 @@ import type { AttemptContext } from '../pool/attempt-context.js'
 
 const RESOLVED = Promise.resolve()
 
+// The targets of loop-backs not bound yet: reading any of them throws (a plain field read per call
+// once bound, where a getter with a check would run per message).
+const UNBOUND: object = new Proxy(
+  {},
+  {
+    get() {
+      throw new Error('Flowing internal error: a loop-back ran before the loop was built')
+    },
+  },
+)
+
 /** The stages the loop-backs reach, bound at the end of construction. */
 export interface LoopBackTargets<M extends MessageMap> {
   readonly stopper: { cutOff(): void; failureExit(report: FailureExitReport): void }
@@ -61,7 +72,8 @@ export interface LoopBackTargets<M extends MessageMap> {
 export class LoopBacks<M extends MessageMap> {
   readonly #clock: { now(): number }
   readonly #capacity: number
-  #targets: LoopBackTargets<M> | undefined
+  // The bound stages; until bound, an object any read of which is a loud internal error.
+  #to: LoopBackTargets<M> = UNBOUND as LoopBackTargets<M>
   // A pump is queued on the microtask queue; posts in one synchronous burst share it.
   #pumpScheduled = false
   readonly #pumpNow = (): void => {
@@ -80,14 +92,8 @@ export class LoopBacks<M extends MessageMap> {
 
   /** Binds every loop-back, once, when the last stage exists. */
   bind(targets: LoopBackTargets<M>): void {
-    if (this.#targets !== undefined) throw new Error('Flowing internal error: the loop-backs are bound twice')
-    this.#targets = targets
-  }
-
-  get #to(): LoopBackTargets<M> {
-    const targets = this.#targets
-    if (targets === undefined) throw new Error('Flowing internal error: a loop-back ran before the loop was built')
-    return targets
+    if (this.#to !== UNBOUND) throw new Error('Flowing internal error: the loop-backs are bound twice')
+    this.#to = targets
   }
 
   /** Schedules the pool's next pass: one resolved-promise hop per synchronous burst (~3× cheaper than `queueMicrotask`). */

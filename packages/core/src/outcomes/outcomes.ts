@@ -76,6 +76,10 @@ export interface OutcomeParts<M extends MessageMap> {
 /** The loop's outcomes, and the idle check that follows each. */
 export class Outcomes<M extends MessageMap> {
   readonly #p: OutcomeParts<M>
+  // The parts read per message, kept at hand (one load each instead of two).
+  readonly #records: RecordParts
+  readonly #sinks: OutcomeSinkPorts<M>
+  readonly #backs: OutcomeBackPorts
   // Failed messages whose failure is being handled (user code runs: the classifier, listeners):
   // not finished, not idle, and held by no structure meanwhile.
   #inTransit = 0
@@ -87,6 +91,9 @@ export class Outcomes<M extends MessageMap> {
   /** @param parts - the stages an outcome updates */
   constructor(parts: OutcomeParts<M>) {
     this.#p = parts
+    this.#records = parts.records
+    this.#sinks = parts.sinks
+    this.#backs = parts.backs
   }
 
   /**
@@ -94,14 +101,14 @@ export class Outcomes<M extends MessageMap> {
    */
   succeeded(m: Envelope, durationMs: number, attempt: number, startedAt: number, now: number, value: unknown): void {
     const summary = this.#wanted()
-      ? summarize('succeeded', m, this.#p.records.traces.of(m), now, { attempt, startedAt, durationMs })
+      ? summarize('succeeded', m, this.#records.traces.of(m), now, { attempt, startedAt, durationMs })
       : undefined
     this.#finish(m, true)
     this.#p.metrics.succeeded++
-    this.#p.records.ledger.current?.ended(m, 'done', now)
-    this.#p.records.extras.forget(m)
-    this.#p.backs.succeeded(m, attempt, startedAt, now)
-    if (this.#p.sinks.requests.size > 0) this.#p.sinks.requests.succeeded(m, value)
+    this.#records.ledger.current?.ended(m, 'done', now)
+    this.#records.extras.forget(m)
+    this.#backs.succeeded(m, attempt, startedAt, now)
+    if (this.#sinks.requests.size > 0) this.#sinks.requests.succeeded(m, value)
     const events = this.#p.events
     if (events.hears.succeeded) events.emit('succeeded', m as unknown as Message<M>, durationMs)
     if (summary !== undefined) this.#announce(m, summary)
@@ -117,8 +124,8 @@ export class Outcomes<M extends MessageMap> {
     letter: Omit<DeadLetter, 'idempotencyKey' | 'checkpoint' | 'headers'>,
     lastError: unknown,
   ): DeadLetter {
-    const key = this.#p.records.ledger.current?.keyOf(m)
-    const checkpoint = this.#p.records.extras.checkpointOf(m)
+    const key = this.#records.ledger.current?.keyOf(m)
+    const checkpoint = this.#records.extras.checkpointOf(m)
     const headers = m.headers
     const full: DeadLetter = {
       ...(key === undefined ? {} : { idempotencyKey: key }),
@@ -128,12 +135,12 @@ export class Outcomes<M extends MessageMap> {
     }
     this.#finish(m, true)
     this.#p.metrics.deadLettered++
-    this.#p.records.ledger.current?.ended(m, 'failed')
-    this.#p.records.extras.forget(m)
-    const kept = this.#p.sinks.journal?.letterOf(m, full) ?? full // as it was posted and committed
-    this.#p.sinks.deadLetters.add(kept)
-    this.#p.records.traces.note(m, 'dead-lettered', letter.at, undefined, full.reason)
-    if (this.#p.sinks.requests.size > 0) this.#p.sinks.requests.failed(m, 'dead-lettered', full.reason, lastError)
+    this.#records.ledger.current?.ended(m, 'failed')
+    this.#records.extras.forget(m)
+    const kept = this.#sinks.journal?.letterOf(m, full) ?? full // as it was posted and committed
+    this.#sinks.deadLetters.add(kept)
+    this.#records.traces.note(m, 'dead-lettered', letter.at, undefined, full.reason)
+    if (this.#sinks.requests.size > 0) this.#sinks.requests.failed(m, 'dead-lettered', full.reason, lastError)
     return kept
   }
 
@@ -148,7 +155,7 @@ export class Outcomes<M extends MessageMap> {
 
   /** Whether a request waits for `m` and takes its failure for good (see {@link Outcomes.requestFailed}). */
   requestTakes(m: Envelope): boolean {
-    return this.#p.sinks.requests.size > 0 && this.#p.sinks.requests.takesFailure(m)
+    return this.#sinks.requests.size > 0 && this.#sinks.requests.takesFailure(m)
   }
 
   /**
@@ -160,10 +167,10 @@ export class Outcomes<M extends MessageMap> {
   requestFailed(m: Envelope, reason: string, lastError: unknown, now: number): void {
     this.#finish(m, true)
     this.#p.metrics.requestFailed++
-    this.#p.records.ledger.current?.ended(m, 'failed')
-    this.#p.records.extras.forget(m)
-    this.#p.records.traces.note(m, 'request-failed', now, undefined, reason)
-    this.#p.sinks.requests.failedWith(m, lastError)
+    this.#records.ledger.current?.ended(m, 'failed')
+    this.#records.extras.forget(m)
+    this.#records.traces.note(m, 'request-failed', now, undefined, reason)
+    this.#sinks.requests.failedWith(m, lastError)
   }
 
   /**
@@ -184,11 +191,11 @@ export class Outcomes<M extends MessageMap> {
     const summary = this.#unran('dropped', m, reason)
     this.#finish(m, holdsKey)
     this.#p.metrics.dropped++
-    if (reason === 'duplicate') this.#p.records.ledger.current?.handedBack(m)
+    if (reason === 'duplicate') this.#records.ledger.current?.handedBack(m)
     else this.#release(m)
-    this.#p.records.extras.forget(m)
-    this.#p.records.traces.note(m, 'dropped', this.#p.clock.now())
-    if (this.#p.sinks.requests.size > 0) this.#p.sinks.requests.failed(m, 'dropped', reason)
+    this.#records.extras.forget(m)
+    this.#records.traces.note(m, 'dropped', this.#p.clock.now())
+    if (this.#sinks.requests.size > 0) this.#sinks.requests.failed(m, 'dropped', reason)
     this.#p.events.emit('dropped', m as unknown as Message<M>, reason)
     if (summary !== undefined) this.#announce(m, summary)
   }
@@ -199,9 +206,9 @@ export class Outcomes<M extends MessageMap> {
     this.#finish(m, false)
     this.#p.metrics.cancelled++
     this.#release(m)
-    this.#p.records.extras.forget(m)
-    this.#p.records.traces.note(m, 'cancelled', this.#p.clock.now())
-    if (this.#p.sinks.requests.size > 0) this.#p.sinks.requests.failed(m, 'cancelled', 'cancelled before it ran')
+    this.#records.extras.forget(m)
+    this.#records.traces.note(m, 'cancelled', this.#p.clock.now())
+    if (this.#sinks.requests.size > 0) this.#sinks.requests.failed(m, 'cancelled', 'cancelled before it ran')
     this.#p.events.emit('cancelled', m as unknown as Message<M>)
     if (summary !== undefined) this.#announce(m, summary)
   }
@@ -212,18 +219,17 @@ export class Outcomes<M extends MessageMap> {
    * @param dueAt - clock time, for delayed and retry-scheduled messages
    */
   snapshotted(m: Envelope, state: SnapshotState, dueAt?: number, holdsKey = false): void {
-    const { extras, traces, ledger } = this.#p.records
+    const { extras, traces, ledger } = this.#records
     const summary = this.#unran('snapshotted', m, state)
-    const entry = fieldsOf(this.#p.records, m)
-    this.#p.sinks.journal?.saved(m, state, entry, dueAt) // with a journal, its row stays for the next start
+    const entry = fieldsOf(this.#records, m)
+    this.#sinks.journal?.saved(m, state, entry, dueAt) // with a journal, its row stays for the next start
     this.#finish(m, holdsKey)
-    this.#p.sinks.handBack.write(m, state, entry, dueAt)
+    this.#sinks.handBack.write(m, state, entry, dueAt)
     this.#p.metrics.snapshotted++
     ledger.current?.handedBack(m)
     extras.forget(m)
     traces.note(m, 'snapshotted', this.#p.clock.now(), undefined, state)
-    if (this.#p.sinks.requests.size > 0)
-      this.#p.sinks.requests.failed(m, 'snapshotted', `handed back by a stop (${state})`)
+    if (this.#sinks.requests.size > 0) this.#sinks.requests.failed(m, 'snapshotted', `handed back by a stop (${state})`)
     if (summary !== undefined) this.#announce(m, summary)
   }
 
@@ -239,7 +245,7 @@ export class Outcomes<M extends MessageMap> {
 
   /** Nothing is queued, running, overdue, backing off or in transit. */
   get idle(): boolean {
-    return this.#inTransit === 0 && !this.#p.backs.workLeft()
+    return this.#inTransit === 0 && !this.#backs.workLeft()
   }
 
   /** Resolves at the next idle (at once when idle). */
@@ -264,20 +270,20 @@ export class Outcomes<M extends MessageMap> {
 
   // Whether a summary is wanted: `finished` has listeners, or the per-message log is on.
   #wanted(): boolean {
-    return this.#p.events.hears.finished || this.#p.sinks.messageLog !== undefined
+    return this.#p.events.hears.finished || this.#sinks.messageLog !== undefined
   }
 
   // The summary of an outcome that ends a message outside an attempt (read before its trace retires).
   #unran(outcome: Outcome, m: Envelope, reason?: string): FinishedSummary | undefined {
     if (!this.#wanted()) return undefined
-    return summarize(outcome, m, this.#p.records.traces.of(m), this.#p.clock.now(), undefined, reason)
+    return summarize(outcome, m, this.#records.traces.of(m), this.#p.clock.now(), undefined, reason)
   }
 
   // The last step of every outcome: the per-message log line, then `finished`. A logger that throws is
   // reported as a throwing listener is (re-thrown on a microtask), never in the outcome's way.
   // Returns whether user code ran.
   #announce(m: Envelope, summary: FinishedSummary): void {
-    const log = this.#p.sinks.messageLog
+    const log = this.#sinks.messageLog
     const events = this.#p.events
     if (log !== undefined) {
       events.userCodeRan()
@@ -295,9 +301,9 @@ export class Outcomes<M extends MessageMap> {
   // The ledger step of a message that will not run: its key is released — unless it committed, in
   // which case the key stays `committed` (its side effect happened: a redelivery must not repeat it).
   #release(m: Envelope): void {
-    const ledger = this.#p.records.ledger.current
+    const ledger = this.#records.ledger.current
     if (ledger === undefined) return
-    if (this.#p.records.extras.checkpointOf(m) === undefined) ledger.ended(m, 'released')
+    if (this.#records.extras.checkpointOf(m) === undefined) ledger.ended(m, 'released')
     else ledger.handedBack(m)
   }
 
@@ -306,6 +312,6 @@ export class Outcomes<M extends MessageMap> {
     this.#idleTold = false // a message ended: the next idle is a new transition
     m.where = Where.Done
     if (holdsKey && m.key !== undefined) this.#p.queue.release(m.key)
-    this.#p.sinks.journal?.touch(m) // its row goes at the next commit
+    this.#sinks.journal?.touch(m) // its row goes at the next commit
   }
 }

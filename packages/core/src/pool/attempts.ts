@@ -18,6 +18,7 @@ import type { HandlerContext } from '../dispatcher/handler.js'
 import { LoopAbortedError } from '../errors.js'
 import { DuplicateSkip } from '../idempotency/ledger.js'
 import { type Envelope, Where } from '../internal/envelope.js'
+import type { LoopEmitter } from '../internal/loop-emitter.js'
 import { isInstance } from '../internal/total.js'
 import { Journal } from '../journal/journal.js'
 import { AttemptContext } from './attempt-context.js'
@@ -34,6 +35,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   readonly #p: AttemptParts<M>
   readonly #starts: AttemptStartPorts
   readonly #ends: AttemptEndPorts<M>
+  readonly #events: LoopEmitter<M>
   // The reading end() took, reused by the next begin() of the same pump stretch while the emitter's
   // user-code count has not moved since (no listener, selector or logger ran): one clock read saved
   // per message, lagging real time only by loop code. NOT_REUSABLE after a stretch or a failure.
@@ -47,6 +49,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     this.#p = parts
     this.#starts = parts.starts
     this.#ends = parts.ends
+    this.#events = parts.events
   }
 
   canDispatch(): boolean {
@@ -67,7 +70,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
 
   begin(m: Envelope): AttemptContext<M> {
     const p = this.#p
-    const now = this.#lastReadingMark === p.events.userCode ? this.#lastReading : p.clock.now()
+    const now = this.#lastReadingMark === this.#events.userCode ? this.#lastReading : p.clock.now()
     this.#lastReadingMark = NOT_REUSABLE
     p.metrics.recordWait(m.priority, now - m.postedAt)
     const attempt = this.#ends.failures.attemptOf(m)
@@ -126,7 +129,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     if (ok && ctx.guard === undefined && this.#ends.stall === undefined) {
       // The common case, kept small: a success without a deadline or a stall detector to tell.
       const now = p.clock.now()
-      const mark = p.events.userCode
+      const mark = this.#events.userCode
       const duration = now - ctx.startedAt
       p.metrics.recordHandler(duration)
       this.#ends.breakers?.record(m.type, false)
@@ -146,7 +149,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   #endGuarded(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
     const p = this.#p
     const now = p.clock.now()
-    const mark = p.events.userCode
+    const mark = this.#events.userCode
     const duration = now - ctx.startedAt
     p.metrics.recordHandler(duration)
     const guard = ctx.guard
