@@ -6,18 +6,39 @@
 import { describe, expect, it } from 'vitest'
 import { virtualLoop } from './fixtures.js'
 
+// A loop that ran one message and went idle, counting its `idle` events.
+async function idleAfterOne() {
+  const { clock, loop } = virtualLoop()
+  const seen = { idles: 0 }
+  loop.events.on('idle', () => seen.idles++)
+  loop.on('work', () => {})
+  loop.post('work', 1)
+  await clock.run()
+  expect(seen.idles).toBe(1)
+  return { clock, loop, seen }
+}
+
 describe('idle', () => {
   it.each([true, false])('is not emitted again by stop({ drain: %s }) of a loop already idle', async (drain) => {
-    const { clock, loop } = virtualLoop()
-    let idles = 0
-    loop.events.on('idle', () => idles++)
-    loop.on('work', () => {})
-    loop.post('work', 1)
-    await clock.run()
-    expect(idles).toBe(1)
+    const { clock, loop, seen } = await idleAfterOne()
     const stopped = loop.stop({ drain })
     await clock.run()
     await stopped
-    expect(idles).toBe(1)
+    expect(seen.idles).toBe(1)
+  })
+
+  it('is not emitted again when a stop cancels a delayed message that was never due', async () => {
+    const { loop, seen } = await idleAfterOne()
+    loop.postDelayed('work', 2, 60_000)
+    await loop.stop({ drain: false })
+    expect(seen.idles).toBe(1)
+  })
+
+  it('is emitted again after new work, however short', async () => {
+    const { clock, loop, seen } = await idleAfterOne()
+    loop.post('work', 2)
+    await clock.run()
+    expect(seen.idles).toBe(2)
+    await loop.stop()
   })
 })

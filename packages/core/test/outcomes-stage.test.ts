@@ -14,7 +14,8 @@ import { Envelope, Where } from '../src/internal/envelope.js'
 import { LoopEmitter } from '../src/internal/loop-emitter.js'
 import { PostExtras } from '../src/internal/post-extras.js'
 import { LoopMetrics } from '../src/metrics/loop-metrics.js'
-import { type OutcomeParts, Outcomes } from '../src/outcomes/outcomes.js'
+import type { OutcomeParts } from '../src/outcomes/outcome-ports.js'
+import { Outcomes } from '../src/outcomes/outcomes.js'
 import { catchRethrown } from './fixtures.js'
 
 interface Messages {
@@ -55,7 +56,7 @@ function rig(o: RigOptions = {}) {
   const emitted: string[] = []
   for (const name of ['succeeded', 'dropped', 'cancelled', 'idle'] as const)
     events.on(name, (...args: unknown[]) => emitted.push([name, ...args.map(show)].join(' ')))
-  const state = { work: false }
+  const state = { work: false, entries: 0 }
   const requests = {
     size: o.waiting ?? 1,
     succeeded: (m: Envelope, value: unknown) => calls.push(`request ${m.seq} succeeded ${show(value)}`),
@@ -83,7 +84,12 @@ function rig(o: RigOptions = {}) {
     events,
     metrics,
     records: { extras, traces, ledger },
-    queue: { release: (key) => calls.push(`release ${key}`) },
+    queue: {
+      release: (key) => calls.push(`release ${key}`),
+      get entries() {
+        return state.entries
+      },
+    },
     sinks: {
       deadLetters: {
         add: (l) => calls.push(`dead letter ${l.id} ${l.reason} idem=${l.idempotencyKey} payload=${l.payload}`),
@@ -105,6 +111,7 @@ function rig(o: RigOptions = {}) {
   /** An admitted message with ordering key `k` and idempotency key `idem-<seq>`, claimed and traced. */
   const admitted = (): Envelope => {
     const m = new Envelope('t', ++seq, 'job', seq, 'k', 4, clock.now(), undefined)
+    state.entries++ // it entered the queue
     extras.keep(m, { idempotencyKey: `idem-${m.seq}` })
     expect(ledger.current?.claim(`idem-${m.seq}`)).toBeUndefined()
     traces.note(m, 'queued', m.postedAt)
@@ -436,6 +443,17 @@ describe('Outcomes (against fakes of its ports)', () => {
       r.outcomes.idleCheck()
       await flush()
       expect(resolved).toEqual(['a', 'b', 'c'])
+    })
+
+    it('emits idle once per transition: again only after work entered the queue since', () => {
+      const r = rig()
+      r.outcomes.idleCheck()
+      r.outcomes.idleCheck()
+      expect(r.emitted).toEqual(['idle'])
+      r.state.entries++
+      r.outcomes.idleCheck()
+      r.outcomes.idleCheck()
+      expect(r.emitted).toEqual(['idle', 'idle'])
     })
 
     it('a success checks for idle; with work left it emits nothing', () => {

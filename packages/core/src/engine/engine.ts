@@ -62,7 +62,8 @@ class Roots<M extends MessageMap> {
 
 /**
  * One loop's stages, each a field built from the ones above it — the declaration order is the build
- * order (TypeScript refuses a field that reads one declared after it). The public `Loop` is a front.
+ * order (TypeScript refuses an initializer that reads a later field; test/engine-build-order.test.ts
+ * checks the `#newX()` builders it calls too). The public `Loop` is a front.
  */
 export class Engine<M extends MessageMap> extends Roots<M> {
   readonly clock = this.options.clock
@@ -77,7 +78,7 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   readonly #starts = new StartFilters()
   readonly queue = newRunQueue(this.options, this.#urgency, this.extras, this.#starts)
   readonly traces = new Traces(this.options.traces === 'all', this.options.keepTraces)
-  readonly ledger = new LedgerSlot(() => this.#newLedger(), this.options.idempotency !== undefined)
+  readonly ledger = new LedgerSlot(() => this.#newLedger(), false) // made in the constructor with `idempotency`
   readonly records: RecordParts = { extras: this.extras, traces: this.traces, ledger: this.ledger }
   // The journal store's stage, and the ledger's durable keys (a loop created with `store`).
   readonly #durable = { options: this.options, clock: this.clock, events: this.events, records: this.records }
@@ -123,6 +124,7 @@ export class Engine<M extends MessageMap> extends Roots<M> {
    */
   constructor(options: LoopOptions | undefined, events: LoopEmitter<M>) {
     super(resolveOptions(options), events)
+    if (this.options.idempotency !== undefined) this.ledger.ensure() // now that the journal's keys exist
     journalTransitions(this.journal, [this.delayed, this.failures.retries], this.#deadLetters)
     this.stall?.start()
     const { stopper, entries, cancels, admission, pacing, pool, failures, queue, delayed, watchdog, limits } = this

@@ -22,56 +22,18 @@
 import type { DropReason } from '../contracts/events.js'
 import type { DeadLetter, ErrorInfo } from '../contracts/failures.js'
 import type { Message, MessageMap } from '../contracts/message.js'
-import type { FinishedSummary, MessageLogger, Outcome } from '../contracts/outcomes.js'
+import type { FinishedSummary, Outcome } from '../contracts/outcomes.js'
 import type { SnapshotState } from '../contracts/snapshot.js'
-import type { DeadLetterStore } from '../failure/dead-letters.js'
 import type { Trace } from '../failure/trace.js'
 import { NO_HEADERS } from '../headers.js'
 import { type Envelope, Where } from '../internal/envelope.js'
-import { type LoopEmitter, rethrowLater } from '../internal/loop-emitter.js'
-import type { Journal } from '../journal/journal.js'
+import { rethrowLater } from '../internal/loop-emitter.js'
 import { fieldsOf, type RecordParts } from '../journal/records.js'
-import type { LoopMetrics } from '../metrics/loop-metrics.js'
-import type { RunQueue } from '../queue/run-queue.js'
-import type { Requests } from '../requests/requests.js'
-import type { HandBack } from '../shutdown/hand-back.js'
 import { logLine, summarize } from './finished.js'
+import type { OutcomeBackPorts, OutcomeParts, OutcomeSinkPorts } from './outcome-ports.js'
 
 // The per-message log's message.
 const FINISHED = 'message finished'
-
-/** The feedback edges of the outcomes: stages built after them, reached through the loop-backs. */
-export interface OutcomeBackPorts {
-  /** Whether work is left outside the outcomes: queued, running, overdue or backing off. */
-  workLeft(): boolean
-  /** Records a success on the failure side: breakers, the failure-exit window, the trace. */
-  succeeded(m: Envelope, attempt: number, startedAt: number, now: number): void
-}
-
-/** Where an outcome's message or its news goes besides the counters. */
-export interface OutcomeSinkPorts<M extends MessageMap> {
-  readonly deadLetters: Pick<DeadLetterStore, 'add'>
-  /** A stop's snapshot being written. */
-  readonly handBack: Pick<HandBack, 'write'>
-  /** The requests waiting for an outcome (`loop.request()`). */
-  readonly requests: Pick<Requests, 'size' | 'succeeded' | 'failed' | 'failedWith' | 'takesFailure'>
-  readonly journal: Pick<Journal<M>, 'letterOf' | 'saved' | 'touch'> | undefined
-  /** The per-message log (`messageLog` option), if on. */
-  readonly messageLog: MessageLogger | undefined
-}
-
-/** The parts an outcome touches. */
-export interface OutcomeParts<M extends MessageMap> {
-  readonly clock: { now(): number }
-  readonly events: LoopEmitter<M>
-  readonly metrics: LoopMetrics
-  /** The per-post side tables an ended message leaves. */
-  readonly records: RecordParts
-  /** Keys held by ended messages go back to the queue. */
-  readonly queue: Pick<RunQueue, 'release'>
-  readonly sinks: OutcomeSinkPorts<M>
-  readonly backs: OutcomeBackPorts
-}
 
 /** The loop's outcomes, and the idle check that follows each. */
 export class Outcomes<M extends MessageMap> {
@@ -83,8 +45,8 @@ export class Outcomes<M extends MessageMap> {
   // Failed messages whose failure is being handled (user code runs: the classifier, listeners):
   // not finished, not idle, and held by no structure meanwhile.
   #inTransit = 0
-  // Whether `idle` fired since the last message ended (it fires once per transition to idle).
-  #idleTold = false
+  // The queue's entry count when `idle` last fired: it fires again only once work entered since.
+  #idleAt = -1
   // Resolvers of `drain()`, settled at the next idle.
   #idleWaiters: (() => void)[] = []
 
@@ -105,7 +67,11 @@ export class Outcomes<M extends MessageMap> {
       : undefined
     this.#finish(m, true)
     this.#p.metrics.succeeded++
-    this.#records.ledger.current?.ended(m, 'done', now)
+    const ledger = this.#records.ledger.current
+    if (ledger !== undefined) {
+      this.#p.events.userCodeRan() // an idempotency store's set() may be user code
+      ledger.ended(m, 'done', now)
+    }
     this.#records.extras.forget(m)
     this.#backs.succeeded(m, attempt, startedAt, now)
     if (this.#sinks.requests.size > 0) this.#sinks.requests.succeeded(m, value)
@@ -257,8 +223,9 @@ export class Outcomes<M extends MessageMap> {
   /** When idle: `idle` fires (once per transition: not again before another message ends) and `drain()` waiters resolve. */
   idleCheck(): void {
     if (!this.idle) return
-    if (!this.#idleTold) {
-      this.#idleTold = true
+    const entries = this.#p.queue.entries
+    if (entries !== this.#idleAt) {
+      this.#idleAt = entries
       this.#p.events.emit('idle')
     }
     const waiters = this.#idleWaiters
@@ -309,7 +276,6 @@ export class Outcomes<M extends MessageMap> {
 
   // Steps 1 and 2: nothing may act on `m` any more, and its key moves on.
   #finish(m: Envelope, holdsKey: boolean): void {
-    this.#idleTold = false // a message ended: the next idle is a new transition
     m.where = Where.Done
     if (holdsKey && m.key !== undefined) this.#p.queue.release(m.key)
     this.#sinks.journal?.touch(m) // its row goes at the next commit

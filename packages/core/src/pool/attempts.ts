@@ -23,6 +23,7 @@ import { isInstance } from '../internal/total.js'
 import { Journal } from '../journal/journal.js'
 import { AttemptContext } from './attempt-context.js'
 import type { AttemptEndPorts, AttemptParts, AttemptStartPorts } from './attempt-ports.js'
+import { compensate } from './compensate.js'
 import type { PoolHost } from './worker-pool.js'
 
 const NOT_REUSABLE = -1 // a reading mark no user-code count equals: the next begin() reads the clock
@@ -58,7 +59,10 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
 
   take(): Envelope | undefined {
     const gate = this.#starts.gate
-    if (gate !== undefined && !gate.allows()) return undefined
+    if (gate !== undefined) {
+      this.#events.userCodeRan() // a resource gate's open() may be user code
+      if (!gate.allows()) return undefined
+    }
     const m = this.#starts.queue.take()
     if (m !== undefined) this.#starts.pacing.roomFreed()
     return m
@@ -281,27 +285,12 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     this.#p.metrics.timedOut++
     const hook = this.#p.registry.compensationFor(m.type)
     if (hook === undefined) return
-    const message = m as unknown as Message<M>
-    const report = (error: unknown) => this.#p.events.emit('compensated', message, error)
-    const guard = this.#ends.watchdog.guard({
-      timeoutMs: this.timeoutFor(m),
-      label: m,
-      onTimeout: (_a: Attempt, e: unknown) => report(e),
-    })
-    let result: unknown
-    try {
-      result = hook(m as unknown as Message, {
-        get signal() {
-          return guard.signal
-        },
-      })
-    } catch (error) {
-      if (guard.fail()) report(error)
-      return
-    }
-    Promise.resolve(result).then(
-      () => guard.done() && report(undefined),
-      (error: unknown) => guard.fail() && report(error),
+    const report = (error: unknown) => this.#p.events.emit('compensated', m as unknown as Message<M>, error)
+    compensate(
+      m,
+      hook,
+      this.#ends.watchdog.guard({ timeoutMs: this.timeoutFor(m), label: m, onTimeout: (_a, e) => report(e) }),
+      report,
     )
   }
 }

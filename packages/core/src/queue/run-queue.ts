@@ -75,6 +75,11 @@ export class RunQueue {
     )
   }
 
+  /** Messages that entered so far (posted, due, re-entering): it moves whenever work arrives. */
+  get entries(): number {
+    return this.#entries
+  }
+
   /** Of `length`, messages waiting for a rate limit. */
   get limited(): number {
     return this.#limited
@@ -161,8 +166,8 @@ export class RunQueue {
   }
 
   /**
-   * `holdIf` kept `m` (its breaker is open): it stays counted in `length` and keeps its key. Called by
-   * the hook before anything else learns of the hold (listeners may call back into the loop).
+   * The breakers' start filter kept `m` (its breaker is open): it stays counted in `length` and keeps
+   * its key. Called before anything else learns of the hold (listeners may call back into the loop).
    */
   markHeld(m: Envelope): void {
     m.where = Where.Held

@@ -12,8 +12,8 @@ export interface QueueFilters {
 /**
  * What may keep a message from starting once the run queue picked it: its route's open circuit
  * breaker, then a rate limit. Given to the run queue at construction; each filter is set once, by the
- * hold of its stage (`QueueHold`), when that stage first has something to hold — until then the
- * queue asks nothing (one property read per start).
+ * hold of its stage (`QueueHold`), once that stage is in use (a breaker or a rate rule configured or
+ * registered) — until then the queue asks nothing (one property read per start).
  */
 export class StartFilters {
   /** True holds `m` (its breaker is open; the filter keeps it, see `RunQueue.markHeld`). */
