@@ -24,6 +24,7 @@ export default defineConfig({
       },
       { extends: true, test: { name: 'watchdog', root: 'packages/watchdog', include: ['test/**/*.test.ts'] } },
       { extends: true, test: { name: 'sqlite', root: 'packages/sqlite', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'threads', root: 'packages/threads', include: ['test/**/*.test.ts'] } },
       {
         extends: true,
         test: {

@@ -1,0 +1,140 @@
+/**
+ * A pool of worker threads (piscina) that threaded handlers run on. Its threads are the only queue
+ * besides the loop's own: the loop's worker slots bound how many attempts are handed over at once, so
+ * backpressure, priorities and per-key order stay the loop's.
+ *
+ * @module
+ */
+import { existsSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import type { ResourceLimits, Transferable } from 'node:worker_threads'
+import { InvalidArgumentError } from '@flowing/core'
+import { argumentChecks } from '@flowing/errors'
+import { Piscina } from 'piscina'
+import type { Outcome, Task } from './wire.js'
+
+const check = argumentChecks(InvalidArgumentError)
+const KEYS = ['minThreads', 'maxThreads', 'idleTimeoutMs', 'resourceLimits', 'execArgv'] as const
+
+/** How a {@link ThreadPool} sizes its threads. */
+export interface ThreadPoolOptions {
+  /**
+   * Threads kept even when idle.
+   * @defaultValue 1
+   */
+  readonly minThreads?: number
+  /**
+   * Threads at most: the CPU work running at once.
+   * @defaultValue the machine's available parallelism − 1 (at least 1)
+   */
+  readonly maxThreads?: number
+  /**
+   * An idle thread above `minThreads` ends after this long (ms).
+   * @defaultValue 30 000
+   */
+  readonly idleTimeoutMs?: number
+  /** Each thread's heap and stack limits; a thread past them dies, failing only its attempt. */
+  readonly resourceLimits?: ResourceLimits
+  /**
+   * Node options of the threads (`--enable-source-maps`, …).
+   * @defaultValue the process's own (`process.execArgv`)
+   */
+  readonly execArgv?: readonly string[]
+}
+
+/**
+ * The worker threads threaded handlers run on. One pool may serve several types and loops; without
+ * one, `threaded()` uses a shared default pool.
+ * @group Threads
+ */
+export class ThreadPool {
+  readonly #piscina: Piscina
+  /** Threads at most. */
+  readonly maxThreads: number
+
+  /**
+   * @param options - sizing (see {@link ThreadPoolOptions})
+   * @throws InvalidArgumentError for an unknown option or a value out of range
+   */
+  constructor(options?: ThreadPoolOptions) {
+    const o = check.snapshot('options', options ?? {})
+    check.knownKeys('options', o, KEYS)
+    const maxThreads =
+      o['maxThreads'] === undefined
+        ? Math.max(1, availableParallelism() - 1)
+        : check.integer('options.maxThreads', o['maxThreads'], { min: 1 })
+    const minThreads =
+      o['minThreads'] === undefined
+        ? Math.min(1, maxThreads)
+        : check.integer('options.minThreads', o['minThreads'], { min: 0, max: maxThreads })
+    const idleTimeout =
+      o['idleTimeoutMs'] === undefined ? 30_000 : check.number('options.idleTimeoutMs', o['idleTimeoutMs'], { min: 0 })
+    const resourceLimits = check.optionsObject('options.resourceLimits', o['resourceLimits']) as
+      | ResourceLimits
+      | undefined
+    const execArgv = o['execArgv'] === undefined ? undefined : checkArgv(o['execArgv'])
+    this.maxThreads = maxThreads
+    this.#piscina = new Piscina({
+      filename: workerFile(),
+      minThreads,
+      maxThreads,
+      idleTimeout,
+      ...(resourceLimits === undefined ? {} : { resourceLimits }),
+      ...(execArgv === undefined ? {} : { execArgv: [...execArgv] }),
+    })
+  }
+
+  /** Threads now. */
+  get threads(): number {
+    return this.#piscina.threads.length
+  }
+
+  /** Tasks handed over and not yet started (they wait for a free thread). */
+  get queued(): number {
+    return this.#piscina.queueSize
+  }
+
+  /** The share of the pool's capacity used since it started (0–1). */
+  get utilization(): number {
+    return this.#piscina.utilization
+  }
+
+  /**
+   * Runs one task; `signal` aborting ends it — a running thread is terminated and replaced.
+   * @internal `threaded()` calls it.
+   */
+  run(task: Task, transferList: readonly Transferable[], signal: AbortSignal | undefined): Promise<Outcome> {
+    return this.#piscina.run(task, {
+      transferList: transferList as Transferable[],
+      ...(signal === undefined ? {} : { signal }),
+    })
+  }
+
+  /** Ends every thread (running tasks are rejected); the pool cannot be used after. */
+  async close(): Promise<void> {
+    await this.#piscina.destroy()
+  }
+}
+
+let shared: ThreadPool | undefined
+
+/** The pool `threaded()` uses when it is given none, made at the first threaded attempt. */
+export function defaultPool(): ThreadPool {
+  shared ??= new ThreadPool()
+  return shared
+}
+
+function checkArgv(value: unknown): readonly string[] {
+  if (!Array.isArray(value) || !value.every((a) => typeof a === 'string')) {
+    throw new InvalidArgumentError('options.execArgv', 'an array of strings', value)
+  }
+  return value
+}
+
+// The built thread entry: beside this file in `dist/`; from the sources (tests), the build's.
+function workerFile(): string {
+  const beside = new URL('./worker.js', import.meta.url)
+  if (existsSync(fileURLToPath(beside))) return beside.href
+  return new URL('../dist/worker.js', import.meta.url).href
+}

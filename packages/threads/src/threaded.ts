@@ -1,0 +1,216 @@
+/**
+ * `threaded(module)`: a handler that runs its message on a worker thread. In the loop it is an
+ * ordinary handler — its attempt holds a worker slot, its key, its deadline — so every guarantee of
+ * the loop holds across the hop: per-key order, retries (errors come back as their classes), dead
+ * letters, breakers, rate limits, requests, cancel and stop.
+ *
+ * @module
+ */
+import { existsSync } from 'node:fs'
+import { isAbsolute } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { MessageChannel, type MessagePort, receiveMessageOnPort, type Transferable } from 'node:worker_threads'
+import {
+  type Handler,
+  type HandlerContext,
+  InvalidArgumentError,
+  type Message,
+  type MessageMap,
+  type MessageType,
+  NonRetryableError,
+  RateLimitError,
+  RetryableError,
+} from '@flowing/core'
+import { argumentChecks } from '@flowing/errors'
+import { ThreadCrashedError, ThreadModuleError, UncloneablePayloadError } from './errors.js'
+import { defaultPool, ThreadPool } from './pool.js'
+import type { Note, Task, WireError } from './wire.js'
+
+const check = argumentChecks(InvalidArgumentError)
+const KEYS = ['export', 'pool', 'transfer'] as const
+
+/** How a threaded handler runs. */
+export interface ThreadedOptions<P = unknown> {
+  /**
+   * The module's export to call.
+   * @defaultValue `'default'` (a CommonJS module's `module.exports`)
+   */
+  readonly export?: string
+  /** The pool to run on (default: one shared pool). */
+  readonly pool?: ThreadPool
+  /** What of the payload to transfer instead of copy (`ArrayBuffer`s, `MessagePort`s). */
+  readonly transfer?: (payload: P) => readonly Transferable[]
+}
+
+/**
+ * A handler that runs `module`'s export on a worker thread: `export default (payload, ctx) => result`.
+ * The result is what `loop.request()` resolves with; a throw fails the attempt as in the loop, its
+ * class kept (`RetryableError`, `RateLimitError`, `NonRetryableError`, or an error with the same name,
+ * message, stack, `cause` and fields). The attempt's deadline and a cancel or a stop without drain
+ * terminate the thread (the CPU is freed) and the pool replaces it.
+ *
+ * @param module - the handler module: a `file:` URL (`new URL('./resize.js', import.meta.url)`) or an absolute path; ESM or CommonJS
+ * @param options - the export, the pool, what to transfer
+ * @throws ThreadModuleError when the file does not exist; InvalidArgumentError for bad options
+ * @group Threads
+ */
+export function threaded<
+  M extends MessageMap = MessageMap,
+  T extends MessageType<M> = MessageType<M>,
+  Result = unknown,
+>(module: URL | string, options?: ThreadedOptions<M[T]>): Handler<M, T, Result> {
+  const href = moduleHref(module)
+  const o = check.snapshot('options', options ?? {})
+  check.knownKeys('options', o, KEYS)
+  const name = o['export'] === undefined ? 'default' : checkName(o['export'])
+  const pool = o['pool'] === undefined ? undefined : checkPool(o['pool'])
+  const transfer =
+    o['transfer'] === undefined
+      ? undefined
+      : check.fn<(payload: M[T]) => readonly Transferable[]>('options.transfer', o['transfer'])
+  return (message, ctx) =>
+    runOnThread<M, T, Result>({ href, name, pool: pool ?? defaultPool(), transfer }, message, ctx)
+}
+
+interface Target<P> {
+  readonly href: string
+  readonly name: string
+  readonly pool: ThreadPool
+  readonly transfer: ((payload: P) => readonly Transferable[]) | undefined
+}
+
+async function runOnThread<M extends MessageMap, T extends MessageType<M>, Result>(
+  target: Target<M[T]>,
+  message: Message<M, T>,
+  ctx: HandlerContext<M>,
+): Promise<Result> {
+  const { port1, port2 } = new MessageChannel()
+  const notes = new Notes(port1, ctx)
+  const task: Task = {
+    module: target.href,
+    name: target.name,
+    payload: message.payload,
+    context: {
+      id: message.id,
+      type: message.type,
+      key: message.key as string | number | undefined,
+      headers: { ...message.headers },
+      attempt: ctx.attempt,
+      committed: ctx.committed,
+    },
+    port: port2,
+  }
+  const transferList = [port2, ...(target.transfer?.(message.payload) ?? [])]
+  const signal = ctx.signal as AbortSignal
+  let outcome: Awaited<ReturnType<ThreadPool['run']>>
+  try {
+    outcome = await target.pool.run(task, transferList, signal)
+  } catch (error) {
+    notes.drain()
+    if (signal.aborted) throw signal.reason // the deadline, a cancel or a stop ended it
+    if (isCloneError(error))
+      throw new UncloneablePayloadError(`the payload of ${message.type} ${message.id}`, { cause: error })
+    throw new ThreadCrashedError(target.href, { cause: error })
+  } finally {
+    port1.close()
+  }
+  notes.drain()
+  notes.rethrow()
+  if (outcome.ok) return outcome.value as Result
+  throw fromWire(outcome.error, target.href)
+}
+
+// The commit points and follow-ups a running handler sends, applied in order as they arrive and,
+// at its end, those still queued.
+class Notes<M extends MessageMap> {
+  readonly #port: MessagePort
+  readonly #ctx: HandlerContext<M>
+  #failed: { error: unknown } | undefined
+
+  constructor(port: MessagePort, ctx: HandlerContext<M>) {
+    this.#port = port
+    this.#ctx = ctx
+    port.on('message', (note: Note) => this.#apply(note))
+  }
+
+  drain(): void {
+    for (let got = receiveMessageOnPort(this.#port); got !== undefined; got = receiveMessageOnPort(this.#port)) {
+      this.#apply(got.message as Note)
+    }
+  }
+
+  // A follow-up the loop refused (full, stopped) fails the attempt, as `ctx.post` would have thrown.
+  rethrow(): void {
+    if (this.#failed !== undefined) throw this.#failed.error
+  }
+
+  #apply(note: Note): void {
+    try {
+      if (note.kind === 'commit') this.#ctx.commit(note.checkpoint)
+      else this.#ctx.post(note.type as MessageType<M>, note.payload as M[MessageType<M>], note.options)
+    } catch (error) {
+      this.#failed ??= { error }
+    }
+  }
+}
+
+/** The error a thread reported, rebuilt in the loop as its class. */
+function fromWire(w: WireError, module: string): unknown {
+  if (!w.isError) return w.value
+  const options = w.hasCause && w.cause !== undefined ? { cause: fromWire(w.cause, module) } : undefined
+  const error = rebuild(w, module, options)
+  for (const [key, value] of Object.entries(w.fields)) {
+    if (!(key in error)) (error as unknown as Record<string, unknown>)[key] = value
+  }
+  if (error.name !== w.name) Object.defineProperty(error, 'name', { value: w.name, configurable: true, writable: true })
+  if (w.stack !== undefined)
+    Object.defineProperty(error, 'stack', { value: w.stack, configurable: true, writable: true })
+  return error
+}
+
+function rebuild(w: WireError, module: string, options: ErrorOptions | undefined): Error {
+  switch (w.code) {
+    case 'ERR_FLOWING_RETRYABLE':
+      return new RetryableError(w.message, options)
+    case 'ERR_FLOWING_NON_RETRYABLE':
+      return new NonRetryableError(w.message, options)
+    case 'ERR_FLOWING_RATE_LIMITED': {
+      const { retryAfterMs, scope } = w.fields as { retryAfterMs?: number; scope?: 'route' | 'key' | 'group' }
+      return new RateLimitError(w.message, {
+        ...options,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        ...(scope === undefined ? {} : { scope }),
+      })
+    }
+    case 'ERR_FLOWING_THREAD_MODULE':
+      return new ThreadModuleError(module, w.message, options)
+    default:
+      return new Error(w.message, options)
+  }
+}
+
+function isCloneError(error: unknown): boolean {
+  return error instanceof Error && error.name === 'DataCloneError'
+}
+
+function moduleHref(module: URL | string): string {
+  let url: URL
+  if (module instanceof URL) url = module
+  else if (typeof module === 'string' && module.startsWith('file:')) url = new URL(module)
+  else if (typeof module === 'string' && isAbsolute(module)) url = pathToFileURL(module)
+  else throw new InvalidArgumentError('module', 'a file: URL or an absolute path', module)
+  if (url.protocol !== 'file:') throw new InvalidArgumentError('module', 'a file: URL or an absolute path', module)
+  if (!existsSync(fileURLToPath(url))) throw new ThreadModuleError(url.href, 'no such file')
+  return url.href
+}
+
+function checkName(value: unknown): string {
+  if (typeof value !== 'string' || value === '')
+    throw new InvalidArgumentError('options.export', 'an export name', value)
+  return value
+}
+
+function checkPool(value: unknown): ThreadPool {
+  if (!(value instanceof ThreadPool)) throw new InvalidArgumentError('options.pool', 'a ThreadPool', value)
+  return value
+}

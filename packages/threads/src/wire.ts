@@ -1,0 +1,107 @@
+/**
+ * What crosses between the loop and a thread: the task, the messages a running handler sends back
+ * (commit points, follow-up posts), and a thrown error as plain data with its class named by `code`.
+ *
+ * @module
+ */
+import type { MessagePort } from 'node:worker_threads'
+
+/** One attempt handed to a thread. */
+export interface Task {
+  /** The handler module's URL (`file:`). */
+  readonly module: string
+  /** The export to call. */
+  readonly name: string
+  readonly payload: unknown
+  readonly context: TaskContext
+  /** The loop's end of a private channel: commit points and follow-ups. */
+  readonly port: MessagePort
+}
+
+/** The attempt as the thread's handler sees it. */
+export interface TaskContext {
+  readonly id: string
+  readonly type: string
+  readonly key: string | number | undefined
+  readonly headers: Readonly<Record<string, string>>
+  readonly attempt: number
+  readonly committed: unknown
+}
+
+/** What a running handler sends back over its channel, in order. */
+export type Note =
+  | { readonly kind: 'commit'; readonly checkpoint: unknown }
+  | {
+      readonly kind: 'post'
+      readonly type: string
+      readonly payload: unknown
+      readonly options: Record<string, unknown> | undefined
+    }
+
+/** How an attempt ended in the thread. */
+export type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: WireError }
+
+/** A thrown value as plain data. */
+export interface WireError {
+  /** False when what was thrown was not an `Error` (it travels as `value`). */
+  readonly isError: boolean
+  readonly value?: unknown
+  readonly name: string
+  readonly message: string
+  readonly stack: string | undefined
+  readonly code: unknown
+  /** Own enumerable fields that survive structured clone (a status, a retry-after). */
+  readonly fields: Record<string, unknown>
+  readonly cause?: WireError
+  readonly hasCause: boolean
+}
+
+const MAX_CAUSE_DEPTH = 8
+
+/** `error` as plain data (its cause chain too, to a depth). */
+export function toWire(error: unknown, depth = 0): WireError {
+  if (!(error instanceof Error)) {
+    const value = cloneable(error)
+    const message = describe(error)
+    const base = { name: 'Error', message, stack: undefined, code: undefined, fields: {}, hasCause: false }
+    return { ...base, isError: false, value: value === DROPPED ? message : value }
+  }
+  const fields: Record<string, unknown> = {}
+  for (const key of Object.keys(error)) {
+    if (key === 'cause' || key === 'stack' || key === 'message') continue
+    const value = cloneable((error as unknown as Record<string, unknown>)[key])
+    if (value !== DROPPED) fields[key] = value
+  }
+  const hasCause = 'cause' in error && depth < MAX_CAUSE_DEPTH
+  return {
+    isError: true,
+    name: error.name,
+    message: error.message,
+    stack: error.stack,
+    code: (error as { code?: unknown }).code,
+    fields,
+    hasCause,
+    ...(hasCause ? { cause: toWire(error.cause, depth + 1) } : {}),
+  }
+}
+
+const DROPPED = Symbol('dropped')
+
+// A thrown non-error as text, whatever it is (a throwing toString, a null prototype).
+function describe(value: unknown): string {
+  try {
+    return String(value)
+  } catch {
+    return Object.prototype.toString.call(value)
+  }
+}
+
+// `value` if structured clone keeps it, else DROPPED (a function, a symbol, …).
+function cloneable(value: unknown): unknown {
+  try {
+    structuredClone(value)
+    return value
+  } catch {
+    return DROPPED
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The thread's side (piscina's task function): loads the handler module once per thread, calls its
+ * export with the payload and a context, and answers with the outcome as plain data. Commit points
+ * and follow-up posts go back over the task's channel before the answer, in order.
+ *
+ * @module
+ */
+import type { MessagePort } from 'node:worker_threads'
+import type { Note, Outcome, Task, TaskContext } from './wire.js'
+import { toWire } from './wire.js'
+
+/**
+ * What a threaded handler receives besides the payload: the attempt, and two ways back to the loop.
+ * A cancel, the attempt's deadline or a stop without drain terminate the thread: there is no signal
+ * to watch, the work simply ends.
+ */
+export interface ThreadContext {
+  /** The message's id. */
+  readonly id: string
+  /** The message's type. */
+  readonly type: string
+  /** Its ordering key, if it has one. */
+  readonly key: string | number | undefined
+  /** Its headers (trace context, tenant …). */
+  readonly headers: Readonly<Record<string, string>>
+  /** 1 for the first attempt, 2 for the first retry. */
+  readonly attempt: number
+  /** The checkpoint of the message's last commit (this attempt's too, once made), or `undefined`. */
+  readonly committed: unknown
+  /** Marks a commit point (see `HandlerContext.commit`): recorded by the loop, in order. */
+  commit(checkpoint?: unknown): void
+  /** Posts a follow-up through the loop (one hop further, this message's trace). */
+  post(type: string, payload: unknown, options?: Record<string, unknown>): void
+}
+
+const modules = new Map<string, Promise<Record<string, unknown>>>()
+
+/** Runs one task (piscina calls it on a pool thread). */
+export default async function run(task: Task): Promise<Outcome> {
+  const { port } = task
+  try {
+    const fn = await handlerOf(task)
+    const value = await fn(task.payload, contextOf(task.context, port))
+    return { ok: true, value }
+  } catch (error) {
+    return { ok: false, error: toWire(error) }
+  } finally {
+    port.close()
+  }
+}
+
+async function handlerOf(task: Task): Promise<(payload: unknown, ctx: ThreadContext) => unknown> {
+  let loading = modules.get(task.module)
+  if (loading === undefined) {
+    loading = import(task.module) as Promise<Record<string, unknown>>
+    modules.set(task.module, loading)
+  }
+  const mod = await loading
+  const fn = mod[task.name]
+  if (typeof fn !== 'function') {
+    const found = task.name in mod ? `is ${typeof fn}, not a function` : 'is not exported'
+    const error = new Error(`its export \`${task.name}\` ${found}`)
+    Object.assign(error, { code: 'ERR_FLOWING_THREAD_MODULE', retryable: false })
+    throw error
+  }
+  return fn as (payload: unknown, ctx: ThreadContext) => unknown
+}
+
+function contextOf(context: TaskContext, port: MessagePort): ThreadContext {
+  const send = (note: Note) => port.postMessage(note)
+  let committed = context.committed
+  return {
+    ...context,
+    get committed() {
+      return committed
+    },
+    commit(checkpoint: unknown = true) {
+      committed = checkpoint
+      send({ kind: 'commit', checkpoint })
+    },
+    post(type, payload, options) {
+      send({ kind: 'post', type, payload, options })
+    },
+  }
+}

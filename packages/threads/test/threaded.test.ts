@@ -1,0 +1,185 @@
+/**
+ * Threaded handlers on real worker threads (no mocks): results, errors and their classes across the
+ * hop, deadlines that terminate a runaway thread, a thread that dies, commit points and follow-ups
+ * through the loop, bad modules and options.
+ */
+import {
+  createLoop,
+  InvalidArgumentError,
+  type LoopOptions,
+  NonRetryableError,
+  RateLimitError,
+  RetryableError,
+} from '@flowing/core'
+import { afterAll, describe, expect, it } from 'vitest'
+import { ThreadCrashedError, ThreadModuleError, ThreadPool, threaded, UncloneablePayloadError } from '../src/index.js'
+
+interface Jobs {
+  hash: { seed: number; rounds: number }
+  fail: { kind: string; value?: unknown }
+  spin: null
+  exit: null
+  steps: null
+  next: { from: string }
+  resumes: string
+  double: number
+  nothing: null
+}
+
+// The tests' threads must not inherit vitest's `--conditions` (they would load core's TypeScript sources).
+const pool = new ThreadPool({ maxThreads: 2, execArgv: [] })
+const WORK = new URL('./fixtures/work.mjs', import.meta.url)
+const on = <T extends keyof Jobs>(name: string) => threaded<Jobs, T>(WORK, { pool, export: name })
+
+afterAll(() => pool.close())
+
+function loopOf(options: LoopOptions = {}) {
+  return createLoop<Jobs>({ logger: false, retry: { maxAttempts: 2, baseMs: 1, jitter: 0 }, ...options })
+}
+
+describe('threaded()', () => {
+  it('runs an ESM default export and a CommonJS module on a thread; request() gets the result', async () => {
+    const loop = loopOf()
+    loop.on('hash', threaded(WORK, { pool }))
+    loop.on('double', threaded(new URL('./fixtures/double.cjs', import.meta.url), { pool }))
+    expect(await loop.request('hash', { seed: 1, rounds: 1 })).toMatch(/^[0-9a-f]{64}$/)
+    expect(await loop.request('double', 21)).toBe(42)
+    await loop.stop()
+  })
+
+  it('brings errors back as their classes, with message, stack, cause and fields', async () => {
+    const loop = loopOf()
+    loop.on('fail', on('fail'))
+    const failed = async (payload: Jobs['fail']) =>
+      loop.request('fail', payload).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+    const retryable = (await failed({ kind: 'retryable' })) as RetryableError & { status: number }
+    expect(retryable).toBeInstanceOf(RetryableError)
+    expect([retryable.message, retryable.status, (retryable.cause as Error).message]).toEqual([
+      'try again',
+      503,
+      'downstream said no',
+    ])
+    expect(retryable.stack).toContain('work.mjs')
+    expect(await failed({ kind: 'non-retryable' })).toBeInstanceOf(NonRetryableError)
+    const custom = (await failed({ kind: 'custom' })) as Error & { quota: number }
+    expect([custom.name, custom.message, custom.quota]).toEqual(['QuotaError', 'over quota', 7])
+    expect(await failed({ kind: 'value', value: { not: 'an error' } })).toEqual({ not: 'an error' })
+    await loop.stop()
+  })
+
+  it('retries a RetryableError under the policy and dead-letters a NonRetryableError at once', async () => {
+    const loop = loopOf()
+    loop.on('fail', on('fail'))
+    loop.post('fail', { kind: 'retryable' })
+    loop.post('fail', { kind: 'non-retryable' })
+    await loop.drain()
+    const letters = loop.deadLetters.list()
+    expect(letters.map((l) => [l.reason, l.attempts.length])).toEqual([
+      ['exhausted', 2],
+      ['non-retryable', 1],
+    ])
+    await loop.stop()
+  })
+
+  it('pauses on a RateLimitError from the thread with its retry-after and scope', async () => {
+    const loop = loopOf()
+    loop.on('fail', on('fail'))
+    const held = new Promise<unknown>((resolve) => {
+      loop.events.on('rate-limited', (_m, hold) => resolve([hold.scope, hold.retryAfterScope]))
+    })
+    loop.post('fail', { kind: 'rate' }, { key: 'k' })
+    expect(await held).toEqual(['retry-after', 'key'])
+    expect(loop.metrics().counters.retried).toBe(0) // a 429 consumes no attempt
+    await loop.stop({ drain: false })
+  })
+
+  it('stops a spinning handler at its deadline, exactly once: its thread is terminated and replaced', async () => {
+    // One thread: the next message can run only if the spinning one's thread was really ended.
+    const single = new ThreadPool({ maxThreads: 1, execArgv: [] })
+    const loop = loopOf({ workers: 2 })
+    loop.on('spin', threaded(WORK, { pool: single, export: 'spin' }), { timeoutMs: 300, retry: { maxAttempts: 1 } })
+    loop.on('hash', threaded(WORK, { pool: single }))
+    const failed: string[] = []
+    loop.events.on('failed', (m, error) => failed.push(`${m.type} ${(error as Error).name}`))
+    loop.post('spin', null)
+    expect(await loop.request('hash', { seed: 2, rounds: 1 })).toMatch(/^[0-9a-f]{64}$/)
+    expect(failed).toEqual(['spin HandlerTimeoutError'])
+    expect(loop.metrics().counters.timedOut).toBe(1)
+    await loop.stop()
+    await single.close()
+  })
+
+  it('fails only its own attempt when its thread dies, with a typed error; the pool heals', async () => {
+    const loop = loopOf()
+    loop.on('exit', on('exit'), { retry: { maxAttempts: 1 } })
+    loop.on('hash', threaded(WORK, { pool }))
+    const error = await loop.request('exit', null).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(ThreadCrashedError)
+    expect((error as Error).message).toMatch(/work\.mjs died/)
+    expect(await loop.request('hash', { seed: 3, rounds: 1 })).toMatch(/^[0-9a-f]{64}$/)
+    await loop.stop()
+  })
+
+  it('records commit points and posts follow-ups through the loop, in order', async () => {
+    const loop = loopOf()
+    loop.on('steps', on('steps'))
+    const next: unknown[] = []
+    loop.on('next', (m) => {
+      next.push(m.payload)
+    })
+    const committed: unknown[] = []
+    loop.events.on('committed', (_m, checkpoint) => committed.push(checkpoint))
+    const m = loop.post('steps', null, { key: 'k1', headers: { tenant: 't1' } })
+    await loop.drain()
+    expect(committed).toEqual([{ step: 1 }])
+    expect(next).toEqual([{ from: m.id }])
+    await loop.stop()
+  })
+
+  it('resumes a retry after the commit point its first attempt made on a thread', async () => {
+    const loop = loopOf()
+    loop.on('resumes', on('resumes'))
+    expect(await loop.request('resumes', 'charge-7')).toEqual({ charged: 'charge-7' })
+    await loop.stop()
+  })
+
+  it('refuses a payload that cannot cross as UncloneablePayloadError, not retried', async () => {
+    const loop = loopOf()
+    loop.on('hash', threaded(WORK, { pool }))
+    const error = await loop.request('hash', { seed: 1, rounds: 1, f: () => 1 } as unknown as Jobs['hash']).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(UncloneablePayloadError)
+    expect(loop.metrics().counters.retried).toBe(0)
+    await loop.stop()
+  })
+
+  it('refuses a missing module at registration, and an export that is no function at its first attempt', async () => {
+    expect(() => threaded(new URL('./fixtures/nowhere.mjs', import.meta.url))).toThrow(ThreadModuleError)
+    expect(() => threaded('relative/path.mjs')).toThrow(InvalidArgumentError)
+    const loop = loopOf()
+    loop.on('nothing', on('notAFunction'))
+    const error = await loop.request('nothing', null).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(ThreadModuleError)
+    expect((error as Error).message).toMatch(/`notAFunction` is number, not a function/)
+    expect(loop.metrics().counters.retried).toBe(0)
+    await loop.stop()
+  })
+
+  it('refuses options with typos and wrong types, typed, naming the option', () => {
+    expect(() => threaded(WORK, { exprot: 'x' } as never)).toThrow(/options\.exprot.*did you mean `export`/)
+    expect(() => threaded(WORK, { pool: {} as never })).toThrow(InvalidArgumentError)
+    expect(() => new ThreadPool({ maxThreads: 0 })).toThrow(InvalidArgumentError)
+    expect(() => new ThreadPool({ maxTreads: 2 } as never)).toThrow(/did you mean `maxThreads`/)
+  })
+})
