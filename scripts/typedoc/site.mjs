@@ -23,6 +23,7 @@ const ORDER = [
   'guides/failure-handling',
   'guides/timeouts-and-zombies',
   'guides/handling-overload',
+  'guides/threads',
   'guides/rate-limits',
   'guides/key-groups',
   'guides/request-and-cancel',

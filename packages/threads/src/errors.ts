@@ -52,8 +52,9 @@ export class ThreadModuleError extends FlowingError {
 }
 
 /**
- * A message's payload cannot cross to a thread: structured clone refuses it (a function, a symbol, a
- * class instance whose methods would be lost). Not retried: the same payload would fail again.
+ * A message's payload cannot cross to a thread, or its handler's result cannot come back: structured
+ * clone refuses it (a function, a symbol, a class instance whose methods would be lost). Not retried:
+ * the same message would fail again.
  * @group Errors
  */
 export class UncloneablePayloadError extends FlowingError {
@@ -66,6 +67,10 @@ export class UncloneablePayloadError extends FlowingError {
    * @param options - `cause`: the clone's error
    */
   constructor(what: string, options?: ErrorOptions) {
-    super('ERR_FLOWING_UNCLONEABLE_PAYLOAD', `${what} cannot be sent to a worker thread (structured clone)`, options)
+    super(
+      'ERR_FLOWING_UNCLONEABLE_PAYLOAD',
+      `${what} cannot cross between the loop and a worker thread (structured clone)`,
+      options,
+    )
   }
 }

@@ -184,6 +184,8 @@ function rebuild(w: WireError, module: string, options: ErrorOptions | undefined
     }
     case 'ERR_FLOWING_THREAD_MODULE':
       return new ThreadModuleError(module, w.message, options)
+    case 'ERR_FLOWING_UNCLONEABLE_PAYLOAD':
+      return new UncloneablePayloadError(`the result of ${module}`, options)
     default:
       return new Error(w.message, options)
   }

@@ -41,11 +41,26 @@ export default async function run(task: Task): Promise<Outcome> {
   try {
     const fn = await handlerOf(task)
     const value = await fn(task.payload, contextOf(task.context, port))
-    return { ok: true, value }
+    return { ok: true, value: crossable(value) }
   } catch (error) {
     return { ok: false, error: toWire(error) }
   } finally {
     port.close()
+  }
+}
+
+// The result if it can go back to the loop (structured clone); else a typed, non-retryable error.
+function crossable(value: unknown): unknown {
+  if (typeof value !== 'object' && typeof value !== 'function' && typeof value !== 'symbol') return value
+  if (value === null) return value
+  try {
+    structuredClone(value)
+    return value
+  } catch (error) {
+    const refused = new Error(
+      `its result cannot be sent back to the loop (structured clone): ${(error as Error).message}`,
+    )
+    throw Object.assign(refused, { code: 'ERR_FLOWING_UNCLONEABLE_PAYLOAD', retryable: false })
   }
 }
 

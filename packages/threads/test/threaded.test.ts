@@ -3,14 +3,7 @@
  * hop, deadlines that terminate a runaway thread, a thread that dies, commit points and follow-ups
  * through the loop, bad modules and options.
  */
-import {
-  createLoop,
-  InvalidArgumentError,
-  type LoopOptions,
-  NonRetryableError,
-  RateLimitError,
-  RetryableError,
-} from '@flowing/core'
+import { createLoop, InvalidArgumentError, type LoopOptions, NonRetryableError, RetryableError } from '@flowing/core'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ThreadCrashedError, ThreadModuleError, ThreadPool, threaded, UncloneablePayloadError } from '../src/index.js'
 
@@ -33,6 +26,13 @@ const on = <T extends keyof Jobs>(name: string) => threaded<Jobs, T>(WORK, { poo
 
 afterAll(() => pool.close())
 
+/** What `promise` rejected with (undefined when it resolved). */
+const rejection = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+
 function loopOf(options: LoopOptions = {}) {
   return createLoop<Jobs>({ logger: false, retry: { maxAttempts: 2, baseMs: 1, jitter: 0 }, ...options })
 }
@@ -50,11 +50,7 @@ describe('threaded()', () => {
   it('brings errors back as their classes, with message, stack, cause and fields', async () => {
     const loop = loopOf()
     loop.on('fail', on('fail'))
-    const failed = async (payload: Jobs['fail']) =>
-      loop.request('fail', payload).then(
-        () => undefined,
-        (e: unknown) => e,
-      )
+    const failed = (payload: Jobs['fail']) => rejection(loop.request('fail', payload))
     const retryable = (await failed({ kind: 'retryable' })) as RetryableError & { status: number }
     expect(retryable).toBeInstanceOf(RetryableError)
     expect([retryable.message, retryable.status, (retryable.cause as Error).message]).toEqual([
@@ -116,10 +112,7 @@ describe('threaded()', () => {
     const loop = loopOf()
     loop.on('exit', on('exit'), { retry: { maxAttempts: 1 } })
     loop.on('hash', threaded(WORK, { pool }))
-    const error = await loop.request('exit', null).then(
-      () => undefined,
-      (e: unknown) => e,
-    )
+    const error = await rejection(loop.request('exit', null))
     expect(error).toBeInstanceOf(ThreadCrashedError)
     expect((error as Error).message).toMatch(/work\.mjs died/)
     expect(await loop.request('hash', { seed: 3, rounds: 1 })).toMatch(/^[0-9a-f]{64}$/)
@@ -152,11 +145,18 @@ describe('threaded()', () => {
   it('refuses a payload that cannot cross as UncloneablePayloadError, not retried', async () => {
     const loop = loopOf()
     loop.on('hash', threaded(WORK, { pool }))
-    const error = await loop.request('hash', { seed: 1, rounds: 1, f: () => 1 } as unknown as Jobs['hash']).then(
-      () => undefined,
-      (e: unknown) => e,
-    )
+    const error = await rejection(loop.request('hash', { seed: 1, rounds: 1, f: () => 1 } as unknown as Jobs['hash']))
     expect(error).toBeInstanceOf(UncloneablePayloadError)
+    expect(loop.metrics().counters.retried).toBe(0)
+    await loop.stop()
+  })
+
+  it('refuses a result that cannot come back as UncloneablePayloadError, not retried', async () => {
+    const loop = loopOf()
+    loop.on('nothing', on('uncloneableResult'))
+    const error = await rejection(loop.request('nothing', null))
+    expect(error).toBeInstanceOf(UncloneablePayloadError)
+    expect((error as Error).message).toMatch(/the result of .*work\.mjs cannot cross/)
     expect(loop.metrics().counters.retried).toBe(0)
     await loop.stop()
   })
@@ -166,10 +166,7 @@ describe('threaded()', () => {
     expect(() => threaded('relative/path.mjs')).toThrow(InvalidArgumentError)
     const loop = loopOf()
     loop.on('nothing', on('notAFunction'))
-    const error = await loop.request('nothing', null).then(
-      () => undefined,
-      (e: unknown) => e,
-    )
+    const error = await rejection(loop.request('nothing', null))
     expect(error).toBeInstanceOf(ThreadModuleError)
     expect((error as Error).message).toMatch(/`notAFunction` is number, not a function/)
     expect(loop.metrics().counters.retried).toBe(0)

@@ -178,7 +178,7 @@ export function explain(
           : `(peak ${rate(peak)} at ${peak.workers}: with the thread this busy, the differences between counts are the machine's noise, not parallelism); `) +
         `the event loop was busy ${busy} of the time at ${workerCount(first.workers)}. Flowing's workers share one JavaScript thread, so synchronous ` +
         'work cannot run in parallel: more workers only add queueing. Keep the count low and move the CPU work to ' +
-        'worker_threads (for example a piscina pool awaited from the handler); then the handler is I/O-bound from ' +
+        "a worker-thread pool (`threaded()` of @flowing/threads, which keeps the loop's guarantees); then the handler is I/O-bound from " +
         "the loop's point of view and this sweep will show the pool's parallelism."
       )
     case 'flat-serial':

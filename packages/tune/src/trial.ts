@@ -62,6 +62,8 @@ const SETTLE_MS = 15_000
 interface TrialState {
   measuring: boolean
   inFlight: number
+  // The ids of the samples offered and not yet finished: a handler's follow-ups are not samples.
+  readonly samples: Set<string>
   next: number
   succeeded: number
   failed: number
@@ -82,6 +84,7 @@ export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<Trial
   const state: TrialState = {
     measuring: true,
     inFlight: 0,
+    samples: new Set(),
     next: 0,
     succeeded: 0,
     failed: 0,
@@ -137,8 +140,10 @@ function offerer(mod: TunerModule, loop: Loop<Record<string, unknown>>, state: T
     const i = state.next++
     const message = checkedSample(mod, i)
     const result = loop.tryPost(message.type, message.payload, { key: message.key, priority: message.priority })
-    if (result.ok) state.inFlight++
-    else state.refused++
+    if (result.ok) {
+      state.inFlight++
+      state.samples.add(result.message.id)
+    } else state.refused++
   }
   return (count) => {
     try {
@@ -162,21 +167,23 @@ function instrument(
   lifecycle: Histogram,
   settled: () => void,
 ): void {
-  const finish = (postedAt: number, ok: boolean | undefined): void => {
+  const finish = (message: { readonly id: string; readonly postedAt: number }, ok: boolean | undefined): void => {
+    if (!state.samples.delete(message.id)) return // a follow-up a handler posted
     state.inFlight--
     if (!state.measuring) return
     if (ok === true) state.succeeded++
     else if (ok === false) state.failed++
-    lifecycle.record(performance.now() - postedAt)
+    lifecycle.record(performance.now() - message.postedAt)
     settled()
   }
   loop.events.on('failed', (_message, error) => {
     state.firstFailure ??= error
   })
-  loop.events.on('succeeded', (message) => finish(message.postedAt, true))
-  loop.events.on('dead-lettered', (message) => finish(message.postedAt, false))
-  // Dropped (a drop-* policy of a handler's own posts, a duplicate) or cancelled: neither outcome.
-  loop.events.on('dropped', (message) => finish(message.postedAt, undefined))
+  loop.events.on('succeeded', (message) => finish(message, true))
+  loop.events.on('dead-lettered', (message) => finish(message, false))
+  // Dropped (a duplicate, a drop-* policy) or cancelled: neither outcome, but no longer in flight.
+  loop.events.on('dropped', (message) => finish(message, undefined))
+  loop.events.on('cancelled', (message) => finish(message, undefined))
 }
 
 /** Ends the run when the window shows the handlers cannot be measured. */

@@ -101,8 +101,8 @@ describe('classify()', () => {
 })
 
 describe('explain()', () => {
-  it('points CPU-bound handlers at worker_threads', () => {
-    expect(explain('flat-cpu', curve([[1, 5000, 1, 1]]), 0.05)).toMatch(/worker_threads.*piscina/)
+  it('points CPU-bound handlers at worker threads, with @flowing/threads', () => {
+    expect(explain('flat-cpu', curve([[1, 5000, 1, 1]]), 0.05)).toMatch(/worker-thread pool.*@flowing\/threads/)
   })
 
   it('in open loop, names the count from which the offered rate is served', () => {
