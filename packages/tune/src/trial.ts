@@ -81,17 +81,7 @@ export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<Trial
   const logger = { warn: load.log ?? (() => {}) }
   const options = trialLoopOptions(mod, { workers: load.workers, capacity: load.capacity, logger })
   const loop = createLoop<Record<string, unknown>>({ ...options, autoStart: false })
-  const state: TrialState = {
-    measuring: true,
-    inFlight: 0,
-    samples: new Set(),
-    next: 0,
-    succeeded: 0,
-    failed: 0,
-    refused: 0,
-    fault: undefined,
-    firstFailure: undefined,
-  }
+  const state = newState()
   const lifecycle = new Histogram()
   const closed = load.rate === undefined
   const target = 2 * load.workers
@@ -131,6 +121,20 @@ export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<Trial
     // No sample at all means one turn blocked the whole window: there is no figure to give.
     eventLoopDelayP99: delay.count > 0 ? delay.percentile(99) / 1e6 : Number.NaN,
     utilization,
+  }
+}
+
+function newState(): TrialState {
+  return {
+    measuring: true,
+    inFlight: 0,
+    samples: new Set(),
+    next: 0,
+    succeeded: 0,
+    failed: 0,
+    refused: 0,
+    fault: undefined,
+    firstFailure: undefined,
   }
 }
 
