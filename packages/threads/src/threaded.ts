@@ -44,6 +44,7 @@ export interface ThreadedOptions<P = unknown> {
 
 /**
  * A handler that runs `module`'s export on a worker thread: `export default (payload, ctx) => result`.
+ * A payload that cannot cross to a thread is refused when it is posted (`UncloneablePayloadError`).
  * The result is what `loop.request()` resolves with; a throw fails the attempt as in the loop, its
  * class kept (`RetryableError`, `RateLimitError`, `NonRetryableError`, or an error with the same name,
  * message, stack, `cause` and fields). The attempt's deadline and a cancel or a stop without drain
@@ -68,8 +69,21 @@ export function threaded<
     o['transfer'] === undefined
       ? undefined
       : check.fn<(payload: M[T]) => readonly Transferable[]>('options.transfer', o['transfer'])
-  return (message, ctx) =>
+  const handler: Handler<M, T, Result> = (message, ctx) =>
     runOnThread<M, T, Result>({ href, name, pool: pool ?? defaultPool(), transfer }, message, ctx)
+  // Read by the loop at registration: a payload that cannot cross is refused at post, not on the thread.
+  return Object.assign(handler, { checkPayload: checkCrossable })
+}
+
+// Refuses a payload structured clone cannot copy (a function, a symbol), with its reason.
+function checkCrossable(payload: unknown): void {
+  if (payload === null || (typeof payload !== 'object' && typeof payload !== 'function' && typeof payload !== 'symbol'))
+    return
+  try {
+    structuredClone(payload)
+  } catch (error) {
+    throw new UncloneablePayloadError('the payload', { cause: error })
+  }
 }
 
 interface Target<P> {

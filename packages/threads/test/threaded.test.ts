@@ -142,12 +142,17 @@ describe('threaded()', () => {
     await loop.stop()
   })
 
-  it('refuses a payload that cannot cross as UncloneablePayloadError, not retried', async () => {
+  it('refuses a payload that cannot cross when it is posted, typed and counted', async () => {
     const loop = loopOf()
     loop.on('hash', threaded(WORK, { pool }))
-    const error = await rejection(loop.request('hash', { seed: 1, rounds: 1, f: () => 1 } as unknown as Jobs['hash']))
-    expect(error).toBeInstanceOf(UncloneablePayloadError)
-    expect(loop.metrics().counters.retried).toBe(0)
+    const uncloneable = { seed: 1, rounds: 1, f: () => 1 } as unknown as Jobs['hash']
+    expect(() => loop.post('hash', uncloneable)).toThrow(UncloneablePayloadError)
+    expect(() => loop.post('hash', uncloneable)).toThrow(
+      /the payload cannot cross between the loop and a worker thread/,
+    )
+    expect(await rejection(loop.request('hash', uncloneable))).toBeInstanceOf(UncloneablePayloadError)
+    const { posted, accepted, rejected } = loop.metrics().counters
+    expect([posted, accepted, rejected]).toEqual([3, 0, 3])
     await loop.stop()
   })
 

@@ -24,7 +24,7 @@ import type { LoopPressure } from './pressure.js'
 /** Where a post's policy is read: the loop's options, then its type's registration. */
 export interface AdmissionPolicyPorts<M extends MessageMap> {
   readonly options: ResolvedLoopOptions
-  readonly registry: Pick<Registry<M>, 'resolve' | 'retryFor'>
+  readonly registry: Pick<Registry<M>, 'resolve' | 'retryFor' | 'payloadCheckFor'>
 }
 
 /** What may refuse a post: the run state, an open timeout breaker, pressure, a failing journal. */

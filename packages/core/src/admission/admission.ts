@@ -19,12 +19,14 @@ import {
   DelayedFullError,
   DuplicateMessageError,
   InvalidArgumentError,
+  isFlowingError,
   LoopStoppedError,
   LoopStoppingError,
   QueueFullError,
   type QueueLoad,
   TimeoutBreakerOpenError,
 } from '../errors.js'
+import { thrownText } from '../failure/describe-failure.js'
 import { mergeRetry } from '../failure/retry-policy.js'
 import { Envelope, type Origin, Where } from '../internal/envelope.js'
 import * as check from '../internal/validate.js'
@@ -111,6 +113,7 @@ export class Admission<M extends MessageMap> {
       if (refusal !== undefined) return this.refuse(type, 'not-durable', () => refusal, throws)
       json = this.#payloadJson(type, payload)
     }
+    this.#checkPayload(type, payload)
     const m = this.stamp(type, payload, options, origin)
     if (request !== undefined) this.#places.requests.bind(m, request)
     if (options !== undefined) {
@@ -154,7 +157,6 @@ export class Admission<M extends MessageMap> {
     const { lifecycle } = this.#gates
     const { delayed } = this.#places
     const o = this.#p.policy.options
-    const traces = this.#records.traces
     if (!lifecycle.admitsRoots) this.refuseInput(type, stoppedError(`schedule \`${type}\``, lifecycle.state))
     this.#checkTimeoutBreaker(type)
     if (delayed.length >= o.maxDelayed) {
@@ -164,6 +166,7 @@ export class Admission<M extends MessageMap> {
     const refusal = journal?.refusal
     if (refusal !== undefined) this.refuseInput(type, refusal)
     const json = journal === undefined ? undefined : this.#payloadJson(type, payload)
+    this.#checkPayload(type, payload)
     const m = this.stamp(type, payload, options, this.#originOrRefuse(type, options, undefined))
     this.#records.extras.keep(m, options)
     const holder = this.#claimKey(m, options)
@@ -178,7 +181,7 @@ export class Admission<M extends MessageMap> {
     }
     metrics.accepted++
     journal?.admitted(m, json)
-    traces.note(m, 'delayed', clock.now(), undefined, `due at ${due}`)
+    this.#records.traces.note(m, 'delayed', clock.now(), undefined, `due at ${due}`)
     events.emit('scheduled', m as unknown as Message<M>, due)
     if (options?.signal !== undefined && m.where === Where.Delayed) this.#watch(m, options.signal)
     return handle
@@ -247,6 +250,22 @@ export class Admission<M extends MessageMap> {
       return m
     } catch (error) {
       return this.refuseInput(type, error as Error)
+    }
+  }
+
+  // A post's payload, by its type's `checkPayload` (if any): a refusal is counted and thrown.
+  #checkPayload(type: string, payload: unknown): void {
+    let checkPayload: ((payload: unknown) => void) | undefined
+    try {
+      checkPayload = this.#p.policy.registry.payloadCheckFor(type)
+    } catch {
+      return // an unknown type: stamp() refuses it, as before
+    }
+    if (checkPayload === undefined) return
+    try {
+      checkPayload(payload)
+    } catch (error) {
+      this.refuseInput(type, payloadRefusal(type, payload, error))
     }
   }
 
@@ -418,4 +437,11 @@ export class Admission<M extends MessageMap> {
 // The refusal of a post after `stop()`: `LoopStoppingError` while it drains, `LoopStoppedError` after.
 function stoppedError(action: string, state: string): LoopStoppedError {
   return state === 'stopped' ? new LoopStoppedError(action, 'stopped') : new LoopStoppingError(action)
+}
+
+// What a type's payload check threw, as a Flowing error (its own, or one naming `payload`).
+function payloadRefusal(type: string, payload: unknown, error: unknown): Error {
+  if (isFlowingError(error)) return error
+  const rule = `a payload the \`checkPayload\` of \`${type}\` accepts`
+  return new InvalidArgumentError('payload', rule, payload, { cause: error, hint: `it threw ${thrownText(error)}` })
 }

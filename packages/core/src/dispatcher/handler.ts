@@ -155,6 +155,16 @@ export interface RegisterOptions<M extends MessageMap = MessageMap, T extends Me
    * event; it never changes the message's outcome. Its message is typed as the handler's.
    */
   compensate?(message: Message<M, T>, context: { readonly signal: AbortSignalLike }): unknown
+  /**
+   * Checks each payload of this type as it is posted — `post`, `tryPost`, `send`, `request`, delayed
+   * posts and follow-ups — before the message is accepted (a restored snapshot is not checked again).
+   * What it throws refuses the post as an invalid post is refused (counted `rejected`, thrown, by
+   * `tryPost` too): as it is when it is a Flowing error, else as an `InvalidArgumentError` of `payload`
+   * with what was thrown as its `cause`. A handler function may
+   * carry one as its own `checkPayload` property (the option wins): `threaded()` of
+   * `@flowing/threads` does, so a payload that cannot cross to a thread is refused at post.
+   */
+  checkPayload?(payload: M[T]): void
   /** Retry policy of this type, over the loop's (fields it omits come from the loop's `retry`). */
   readonly retry?: RetryOptions
   /**

@@ -1,30 +1,20 @@
-import type { Rename } from '@flowing/errors'
 import type { CircuitPolicy } from '../contracts/failures.js'
 import type { RateRule } from '../contracts/flow.js'
 import type { Message, MessageMap, MessageType } from '../contracts/message.js'
 import type { RetryOptions } from '../contracts/retry.js'
 import { DuplicateHandlerError, InvalidArgumentError, UnknownMessageTypeError } from '../errors.js'
-import { checkCircuitOptions } from '../failure/circuits.js'
-import { checkRetryOptions } from '../failure/retry-policy.js'
 import type { Envelope } from '../internal/envelope.js'
-import * as check from '../internal/validate.js'
-import { checkRateLimits } from '../limits/rate-limit.js'
 import type { Handler, HandlerContext, Middleware, RegisterOptions } from './handler.js'
+import { type Extras, extrasOf, registerOptions } from './register-options.js'
 import { type Router, RouteTable } from './router.js'
 
 type AnyHandler = Handler<MessageMap, never>
 type AnyRouter = RouteTable<MessageMap, never, string>
 
 /** What a type dispatches to: a handler, or a router that picks one by route key. */
-interface Entry {
+interface Entry extends Extras {
   readonly handler: AnyHandler | undefined
   readonly router: AnyRouter | undefined
-  readonly timeoutMs: number | undefined
-  readonly compensate: RegisterOptions['compensate']
-  readonly heartbeatMs: number | undefined
-  readonly retry: RetryOptions | undefined
-  readonly breaker: CircuitPolicy | false | undefined
-  readonly rateLimits: readonly RateRule[]
 }
 
 /**
@@ -61,7 +51,7 @@ export class Registry<M extends MessageMap> {
     checkType(type)
     if (typeof handler !== 'function') throw new InvalidArgumentError('handler', 'a function', handler)
     const o = registerOptions(options)
-    const extras = extrasOf(o, this.#loopTimeoutMs) // every check before anything is registered (I7)
+    const extras = extrasOf(o, this.#loopTimeoutMs, handler) // every check before anything is registered (I7)
     this.#claim(type, o)
     this.#set(type, { handler: handler as unknown as AnyHandler, router: undefined, ...extras })
   }
@@ -90,6 +80,11 @@ export class Registry<M extends MessageMap> {
   /** The registered types. */
   types(): string[] {
     return [...this.#entries.keys()]
+  }
+
+  /** The type's payload check (`checkPayload`), if it has one; run at post time. */
+  payloadCheckFor(type: string): ((payload: unknown) => void) | undefined {
+    return this.#lookup(type).checkPayload
   }
 
   /** The type's own handler deadline, if it was registered with one. */
@@ -221,85 +216,8 @@ function callEntering<M extends MessageMap>(
 const NO_TYPE = Symbol('no type')
 const NO_RULES: readonly RateRule[] = []
 
-/** The keys `on()` / `route()` options may have. */
-const REGISTER_KEYS: readonly (keyof RegisterOptions)[] = [
-  'replace',
-  'timeoutMs',
-  'heartbeatMs',
-  'compensate',
-  'retry',
-  'circuitBreaker',
-  'rateLimit',
-]
-
-/** Registration options that were renamed (the old names still work, with a `DeprecationWarning`). */
-const REGISTER_RENAMES: readonly Rename[] = [{ from: 'breaker', to: 'circuitBreaker', code: 'FLOWING_DEP_ON_BREAKER' }]
-
-// Registration options, strictly: an object (read once, see snapshotOptions) with known keys only.
-function registerOptions(options: unknown): RegisterOptions | undefined {
-  if (options === undefined) return undefined
-  const o = check.renamed('options', check.snapshotOptions('options', options), REGISTER_RENAMES)
-  check.checkKnownKeys('options', o, REGISTER_KEYS)
-  const { replace } = o as { readonly replace?: unknown }
-  if (replace !== undefined) check.boolean('options.replace', replace)
-  return o as RegisterOptions
-}
-
 function checkType(type: unknown): void {
   if (typeof type !== 'string' || type.length === 0) {
     throw new InvalidArgumentError('type', 'a non-empty string', type)
   }
-}
-
-type Extras = Pick<Entry, 'timeoutMs' | 'compensate' | 'heartbeatMs' | 'retry' | 'breaker' | 'rateLimits'>
-
-function extrasOf(options: RegisterOptions | undefined, loopTimeoutMs: number): Extras {
-  const compensate = options?.compensate
-  if (compensate !== undefined && typeof compensate !== 'function') {
-    throw new InvalidArgumentError('options.compensate', 'a function', compensate)
-  }
-  const timeoutMs = timeoutOf(options)
-  const heartbeatMs = heartbeatOf(options, timeoutMs ?? loopTimeoutMs)
-  const retry =
-    options?.retry === undefined
-      ? undefined
-      : check.readably('options.retry', () => checkRetryOptions('options.retry', options.retry), options.retry)
-  const given = options?.circuitBreaker
-  const breaker =
-    given === undefined
-      ? undefined
-      : check.readably('options.circuitBreaker', () => checkCircuitOptions('options.circuitBreaker', given), given)
-  const limit = options?.rateLimit
-  const rateLimits =
-    limit === undefined
-      ? NO_RULES
-      : check.readably('options.rateLimit', () => checkRateLimits('options.rateLimit', limit, TYPE_SCOPES), limit)
-  return { timeoutMs, compensate, heartbeatMs, retry, breaker, rateLimits }
-}
-
-const HEARTBEAT_RULE =
-  "given only with a finite handler deadline — `options.timeoutMs` here, or the loop's `timeoutMs` " +
-  '(without one no deadline is armed, so nothing would ever check the heartbeat)'
-
-// A heartbeat deadline: positive and finite, and under a finite hard deadline (`timeoutMs`: the
-// type's, else the loop's), the only thing that arms the watchdog that checks it.
-function heartbeatOf(options: RegisterOptions | undefined, timeoutMs: number): number | undefined {
-  const heartbeatMs = options?.heartbeatMs
-  if (heartbeatMs === undefined) return undefined
-  if (!(typeof heartbeatMs === 'number' && heartbeatMs > 0 && Number.isFinite(heartbeatMs))) {
-    throw new InvalidArgumentError('options.heartbeatMs', 'a positive finite number of ms', heartbeatMs)
-  }
-  if (timeoutMs === Number.POSITIVE_INFINITY)
-    throw new InvalidArgumentError('options.heartbeatMs', HEARTBEAT_RULE, heartbeatMs)
-  return heartbeatMs
-}
-
-const TYPE_SCOPES = ['type', 'route', 'key'] as const
-
-function timeoutOf(options: RegisterOptions | undefined): number | undefined {
-  const t = options?.timeoutMs
-  if (t === undefined) return undefined
-  if (typeof t !== 'number' || !(t > 0))
-    throw new InvalidArgumentError('options.timeoutMs', 'a positive number of ms or Infinity', t)
-  return t
 }
