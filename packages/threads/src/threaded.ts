@@ -75,15 +75,35 @@ export function threaded<
   return Object.assign(handler, { checkPayload: checkCrossable })
 }
 
-// Refuses a payload structured clone cannot copy (a function, a symbol), with its reason.
+// Refuses a payload with a value structured clone cannot copy (a function, a symbol, a promise, a weak
+// collection), naming where: a walk of at most CHECKED_NODES values, no copy — a larger payload's
+// deeper values are checked when it crosses (the attempt then fails the same way, not retried).
 function checkCrossable(payload: unknown): void {
-  if (payload === null || (typeof payload !== 'object' && typeof payload !== 'function' && typeof payload !== 'symbol'))
-    return
-  try {
-    structuredClone(payload)
-  } catch (error) {
-    throw new UncloneablePayloadError('the payload', { cause: error })
+  const path = uncloneableIn(payload)
+  if (path !== undefined) throw new UncloneablePayloadError(path)
+}
+
+const CHECKED_NODES = 2_000
+
+/** The path of the first value of `root` structured clone refuses, within the walk's budget. */
+function uncloneableIn(root: unknown): string | undefined {
+  const stack: [unknown, string][] = [[root, 'payload']]
+  const seen = new Set<object>()
+  for (let budget = CHECKED_NODES; stack.length > 0 && budget > 0; budget--) {
+    const [value, path] = stack.pop() as [unknown, string]
+    if (typeof value === 'function' || typeof value === 'symbol') return path
+    if (typeof value !== 'object' || value === null || seen.has(value)) continue
+    seen.add(value)
+    if (value instanceof Promise || value instanceof WeakMap || value instanceof WeakSet) return path
+    if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) continue
+    const entries = value instanceof Map ? [...value.entries()].flat() : value instanceof Set ? [...value] : undefined
+    if (entries !== undefined) {
+      for (const [i, v] of entries.entries()) stack.push([v, `${path}[${i}]`])
+    } else {
+      for (const key of Object.keys(value)) stack.push([(value as Record<string, unknown>)[key], `${path}.${key}`])
+    }
   }
+  return undefined
 }
 
 interface Target<P> {

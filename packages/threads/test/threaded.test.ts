@@ -147,12 +147,12 @@ describe('threaded()', () => {
     loop.on('hash', threaded(WORK, { pool }))
     const uncloneable = { seed: 1, rounds: 1, f: () => 1 } as unknown as Jobs['hash']
     expect(() => loop.post('hash', uncloneable)).toThrow(UncloneablePayloadError)
-    expect(() => loop.post('hash', uncloneable)).toThrow(
-      /the payload cannot cross between the loop and a worker thread/,
-    )
+    expect(() => loop.post('hash', uncloneable)).toThrow(/payload\.f cannot cross between the loop and a worker thread/)
     expect(await rejection(loop.request('hash', uncloneable))).toBeInstanceOf(UncloneablePayloadError)
+    const nested = { seed: 1, rounds: 1, m: new Map([['k', [Symbol('s')]]]) } as unknown as Jobs['hash']
+    expect(() => loop.post('hash', nested)).toThrow(/payload\.m\[1\]\.0 cannot cross/)
     const { posted, accepted, rejected } = loop.metrics().counters
-    expect([posted, accepted, rejected]).toEqual([3, 0, 3])
+    expect([posted, accepted, rejected]).toEqual([4, 0, 4])
     await loop.stop()
   })
 
