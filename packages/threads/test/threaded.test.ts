@@ -119,6 +119,18 @@ describe('threaded()', () => {
     await loop.stop()
   })
 
+  it('fails only its own attempt when its thread runs out of memory under resourceLimits', async () => {
+    const small = new ThreadPool({ maxThreads: 1, execArgv: [], resourceLimits: { maxOldGenerationSizeMb: 32 } })
+    const loop = loopOf()
+    loop.on('exit', threaded(WORK, { pool: small, export: 'hog' }), { retry: { maxAttempts: 1 } })
+    loop.on('hash', threaded(WORK, { pool: small }))
+    const error = await rejection(loop.request('exit', null))
+    expect(error).toBeInstanceOf(ThreadCrashedError)
+    expect(await loop.request('hash', { seed: 4, rounds: 1 })).toMatch(/^[0-9a-f]{64}$/)
+    await loop.stop()
+    await small.close()
+  })
+
   it('records commit points and posts follow-ups through the loop, in order', async () => {
     const loop = loopOf()
     loop.on('steps', on('steps'))
