@@ -43,6 +43,27 @@ export interface ThreadPoolOptions {
   readonly execArgv?: readonly string[]
 }
 
+/** Quantiles of a time, in ms, over the tasks run so far. */
+export interface TimeSummary {
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+}
+
+/** What a {@link ThreadPool} shows of itself (`pool.stats()`). */
+export interface ThreadPoolStats {
+  /** Threads now. */
+  readonly threads: number
+  /** Tasks handed over and waiting for a free thread. */
+  readonly queued: number
+  /** The share of the pool's capacity used since it started (0–1). */
+  readonly utilization: number
+  /** How long tasks ran on a thread. */
+  readonly runTime: TimeSummary
+  /** How long tasks waited for a thread. */
+  readonly waitTime: TimeSummary
+}
+
 /**
  * The worker threads threaded handlers run on. One pool may serve several types and loops; without
  * one, `threaded()` uses a shared default pool.
@@ -98,6 +119,23 @@ export class ThreadPool {
   /** The share of the pool's capacity used since it started (0–1). */
   get utilization(): number {
     return this.#piscina.utilization
+  }
+
+  /** Threads, queue, utilization, and the run and wait times of the tasks so far. */
+  stats(): ThreadPoolStats {
+    const { runTime, waitTime } = this.#piscina.histogram
+    const summary = (h: { p50: number; p99: number; max: number }): TimeSummary => ({
+      p50: h.p50,
+      p99: h.p99,
+      max: h.max,
+    })
+    return {
+      threads: this.threads,
+      queued: this.queued,
+      utilization: this.utilization,
+      runTime: summary(runTime),
+      waitTime: summary(waitTime),
+    }
   }
 
   /**

@@ -47,6 +47,22 @@ describe('threaded()', () => {
     await loop.stop()
   })
 
+  it('shows its threads and the run and wait times of its tasks', async () => {
+    const own = new ThreadPool({ maxThreads: 1, execArgv: [] })
+    const loop = loopOf()
+    loop.on('hash', threaded(WORK, { pool: own }))
+    await Promise.all([1, 2, 3].map((seed) => loop.request('hash', { seed, rounds: 2_000 })))
+    const stats = own.stats()
+    expect(stats.threads).toBe(1)
+    expect(stats.queued).toBe(0)
+    expect(stats.runTime.p50).toBeGreaterThan(0)
+    expect(stats.runTime.max).toBeGreaterThanOrEqual(stats.runTime.p50)
+    expect(stats.waitTime.max).toBeGreaterThanOrEqual(0)
+    expect(stats.utilization).toBeGreaterThan(0)
+    await loop.stop()
+    await own.close()
+  })
+
   it('brings errors back as their classes, with message, stack, cause and fields', async () => {
     const loop = loopOf()
     loop.on('fail', on('fail'))
