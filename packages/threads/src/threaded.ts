@@ -120,26 +120,15 @@ async function runOnThread<M extends MessageMap, T extends MessageType<M>, Resul
 ): Promise<Result> {
   const { port1, port2 } = new MessageChannel()
   const notes = new Notes(port1, ctx)
-  const task: Task = {
-    module: target.href,
-    name: target.name,
-    payload: message.payload,
-    context: {
-      id: message.id,
-      type: message.type,
-      key: message.key as string | number | undefined,
-      headers: { ...message.headers },
-      attempt: ctx.attempt,
-      committed: ctx.committed,
-    },
-    port: port2,
-  }
-  const transferList = [port2, ...(target.transfer?.(message.payload) ?? [])]
   const signal = ctx.signal as AbortSignal
   let outcome: Awaited<ReturnType<ThreadPool['run']>>
+  let handedOver = false
   try {
-    outcome = await target.pool.run(task, transferList, signal)
+    const transferList = [port2, ...(target.transfer?.(message.payload) ?? [])] // may throw: port1 still closes
+    handedOver = true
+    outcome = await target.pool.run(taskOf(target, message, ctx, port2), transferList, signal)
   } catch (error) {
+    if (!handedOver) throw error // the transfer callback's own error fails the attempt
     notes.drain()
     if (signal.aborted) throw signal.reason // the deadline, a cancel or a stop ended it
     if (isCloneError(error))
@@ -152,6 +141,23 @@ async function runOnThread<M extends MessageMap, T extends MessageType<M>, Resul
   notes.rethrow()
   if (outcome.ok) return outcome.value as Result
   throw fromWire(outcome.error, target.href)
+}
+
+function taskOf<M extends MessageMap, T extends MessageType<M>>(
+  target: Target<M[T]>,
+  message: Message<M, T>,
+  ctx: HandlerContext<M>,
+  port: MessagePort,
+): Task {
+  const context = {
+    id: message.id,
+    type: message.type,
+    key: message.key as string | number | undefined,
+    headers: { ...message.headers },
+    attempt: ctx.attempt,
+    committed: ctx.committed,
+  }
+  return { module: target.href, name: target.name, payload: message.payload, context, port }
 }
 
 // The commit points and follow-ups a running handler sends, applied in order as they arrive and,
@@ -179,6 +185,7 @@ class Notes<M extends MessageMap> {
   }
 
   #apply(note: Note): void {
+    if (this.#failed !== undefined) return // after a refused follow-up nothing more applies, as in the loop
     try {
       if (note.kind === 'commit') this.#ctx.commit(note.checkpoint)
       else this.#ctx.post(note.type as MessageType<M>, note.payload as M[MessageType<M>], note.options)
@@ -192,11 +199,19 @@ class Notes<M extends MessageMap> {
 function fromWire(w: WireError, module: string): unknown {
   if (!w.isError) return w.value
   const options = w.hasCause && w.cause !== undefined ? { cause: fromWire(w.cause, module) } : undefined
-  const error = rebuild(w, module, options)
+  let error: Error
+  try {
+    error = rebuild(w, module, options)
+  } catch {
+    error = new Error(w.message, options) // fields a class refuses (a bad retry-after): kept as fields below
+  }
   for (const [key, value] of Object.entries(w.fields)) {
     if (!(key in error)) (error as unknown as Record<string, unknown>)[key] = value
   }
-  if (error.name !== w.name) Object.defineProperty(error, 'name', { value: w.name, configurable: true, writable: true })
+  // A plain error keeps the thread's name (`QuotaError`); a rebuilt class keeps its own.
+  if (error.constructor === Error && error.name !== w.name) {
+    Object.defineProperty(error, 'name', { value: w.name, configurable: true, writable: true })
+  }
   if (w.stack !== undefined)
     Object.defineProperty(error, 'stack', { value: w.stack, configurable: true, writable: true })
   return error

@@ -58,8 +58,18 @@ export interface WireError {
 
 const MAX_CAUSE_DEPTH = 8
 
-/** `error` as plain data (its cause chain too, to a depth). */
+/** `error` as plain data (its cause chain too, to a depth); whatever it is, this never throws. */
 export function toWire(error: unknown, depth = 0): WireError {
+  try {
+    return errorToWire(error, depth)
+  } catch (unreadable) {
+    // A throwing getter, a revoked Proxy: what can be said of it.
+    const message = `an error that cannot be read (${describe(unreadable)})`
+    return { isError: true, name: 'Error', message, stack: undefined, code: undefined, fields: {}, hasCause: false }
+  }
+}
+
+function errorToWire(error: unknown, depth: number): WireError {
   if (!(error instanceof Error)) {
     const value = cloneable(error)
     const message = describe(error)
@@ -68,17 +78,18 @@ export function toWire(error: unknown, depth = 0): WireError {
   }
   const fields: Record<string, unknown> = {}
   for (const key of Object.keys(error)) {
-    if (key === 'cause' || key === 'stack' || key === 'message') continue
+    if (key === 'cause' || key === 'stack' || key === 'message' || key === 'name' || key === 'code') continue
     const value = cloneable((error as unknown as Record<string, unknown>)[key])
     if (value !== DROPPED) fields[key] = value
   }
   const hasCause = 'cause' in error && depth < MAX_CAUSE_DEPTH
+  const code = (error as { code?: unknown }).code
   return {
     isError: true,
-    name: error.name,
-    message: error.message,
-    stack: error.stack,
-    code: (error as { code?: unknown }).code,
+    name: String(error.name),
+    message: String(error.message),
+    stack: typeof error.stack === 'string' ? error.stack : undefined,
+    code: typeof code === 'string' || typeof code === 'number' ? code : undefined,
     fields,
     hasCause,
     ...(hasCause ? { cause: toWire(error.cause, depth + 1) } : {}),

@@ -71,7 +71,16 @@ async function handlerOf(task: Task): Promise<(payload: unknown, ctx: ThreadCont
     modules.set(task.module, loading)
   }
   const mod = await loading
-  const fn = mod[task.name]
+  let fn = mod[task.name]
+  // CommonJS compiled from TypeScript (`exports.default = fn`): the import's default is module.exports.
+  if (
+    task.name === 'default' &&
+    typeof fn === 'object' &&
+    fn !== null &&
+    typeof (fn as { default?: unknown }).default === 'function'
+  ) {
+    fn = (fn as { default: unknown }).default
+  }
   if (typeof fn !== 'function') {
     const found = task.name in mod ? `is ${typeof fn}, not a function` : 'is not exported'
     const error = new Error(`its export \`${task.name}\` ${found}`)

@@ -206,6 +206,54 @@ describe('threaded()', () => {
     await loop.stop()
   })
 
+  it('runs the default export of CommonJS compiled from TypeScript (exports.default)', async () => {
+    const loop = loopOf()
+    loop.on('double', threaded(new URL('./fixtures/ts-compiled.cjs', import.meta.url), { pool }))
+    expect(await loop.request('double', 41)).toBe(42)
+    await loop.stop()
+  })
+
+  it('fails the attempt with a transfer callback’s own error, and leaves nothing open', async () => {
+    const loop = loopOf({ retry: { maxAttempts: 1 } })
+    const broken = new TypeError('no buffer here')
+    loop.on(
+      'hash',
+      threaded(WORK, {
+        pool,
+        transfer: () => {
+          throw broken
+        },
+      }),
+    )
+    expect(await rejection(loop.request('hash', { seed: 1, rounds: 1 }))).toBe(broken)
+    await loop.stop()
+  })
+
+  it('applies nothing after a follow-up the loop refused: the commit that followed it is not made', async () => {
+    const loop = loopOf({ retry: { maxAttempts: 1 } })
+    loop.on('steps', on('postThenCommit'))
+    const committed: unknown[] = []
+    loop.events.on('committed', (_m, checkpoint) => committed.push(checkpoint))
+    const error = await rejection(loop.request('steps', null))
+    expect((error as Error).name).toBe('UnknownMessageTypeError')
+    expect(committed).toEqual([])
+    await loop.stop()
+  })
+
+  it('keeps its own class name for an error it rebuilt, and a plain error for one it cannot', async () => {
+    const loop = loopOf({ retry: { maxAttempts: 1 } })
+    loop.on('nothing', on('notAFunction'))
+    loop.on('fail', on('badRateLimit'))
+    loop.on('exit', on('unreadableError'))
+    expect(((await rejection(loop.request('nothing', null))) as Error).name).toBe('ThreadModuleError')
+    const bad = (await rejection(loop.request('fail', { kind: 'x' }))) as Error & { retryAfterMs: unknown }
+    expect([bad.constructor, bad.message, bad.retryAfterMs]).toEqual([Error, 'slow down, badly', '5'])
+    const unreadable = (await rejection(loop.request('exit', null))) as Error
+    expect(unreadable).not.toBeInstanceOf(ThreadCrashedError) // the thread is fine
+    expect(unreadable.message).toMatch(/cannot be read/)
+    await loop.stop()
+  })
+
   it('refuses options with typos and wrong types, typed, naming the option', () => {
     expect(() => threaded(WORK, { exprot: 'x' } as never)).toThrow(/options\.exprot.*did you mean `export`/)
     expect(() => threaded(WORK, { pool: {} as never })).toThrow(InvalidArgumentError)
