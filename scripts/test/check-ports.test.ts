@@ -1,27 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MAX_MEMBERS, main, portFindings } from '../check-ports.js'
+import { tempCores } from './temp-core.js'
 
-const roots: string[] = []
-
-/** A throw-away repository root with `files` (path under packages/core/src → source). */
-function core(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'flowing-ports-'))
-  roots.push(root)
-  for (const [path, text] of Object.entries(files)) {
-    const file = join(root, 'packages/core/src', path)
-    mkdirSync(dirname(file), { recursive: true })
-    writeFileSync(file, text)
-  }
-  return root
-}
-
-afterEach(() => {
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true })
-})
+const core = tempCores('flowing-ports-')
 
 const STAGE = 'export class Outcomes { succeeded(): void {} cancelled(): void {} }\n'
 const members = (n: number) => Array.from({ length: n }, (_, i) => `  readonly m${i}: number`).join('\n')

@@ -15,4 +15,4 @@
 export { ThreadCrashedError, ThreadModuleError, UncloneablePayloadError } from './errors.js'
 export { ThreadPool, type ThreadPoolOptions, type ThreadPoolStats, type TimeSummary } from './pool.js'
 export { type ThreadedOptions, threaded } from './threaded.js'
-export type { ThreadContext } from './worker.js'
+export type { ThreadContext } from './wire.js'

@@ -18,15 +18,32 @@ export interface Task {
   readonly port: MessagePort
 }
 
-/** The attempt as the thread's handler sees it. */
-export interface TaskContext {
+/**
+ * What a threaded handler receives besides the payload: the attempt, and two ways back to the loop.
+ * A cancel, the attempt's deadline or a stop without drain terminate the thread: there is no signal
+ * to watch, the work simply ends.
+ */
+export interface ThreadContext {
+  /** The message's id. */
   readonly id: string
+  /** The message's type. */
   readonly type: string
+  /** Its ordering key, if it has one. */
   readonly key: string | number | undefined
+  /** Its headers (trace context, tenant …). */
   readonly headers: Readonly<Record<string, string>>
+  /** 1 for the first attempt, 2 for the first retry. */
   readonly attempt: number
+  /** The checkpoint of the message's last commit (this attempt's too, once made), or `undefined`. */
   readonly committed: unknown
+  /** Marks a commit point (see `HandlerContext.commit`): recorded by the loop, in order. */
+  commit(checkpoint?: unknown): void
+  /** Posts a follow-up through the loop (one hop further, this message's trace). */
+  post(type: string, payload: unknown, options?: Record<string, unknown>): void
 }
+
+/** The attempt as it crosses to the thread (the data of a {@link ThreadContext}). */
+export type TaskContext = Omit<ThreadContext, 'commit' | 'post'>
 
 /** What a running handler sends back over its channel, in order. */
 export type Note =

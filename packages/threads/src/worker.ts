@@ -6,32 +6,8 @@
  * @module
  */
 import type { MessagePort } from 'node:worker_threads'
-import type { Note, Outcome, Task, TaskContext } from './wire.js'
+import type { Note, Outcome, Task, TaskContext, ThreadContext } from './wire.js'
 import { toWire } from './wire.js'
-
-/**
- * What a threaded handler receives besides the payload: the attempt, and two ways back to the loop.
- * A cancel, the attempt's deadline or a stop without drain terminate the thread: there is no signal
- * to watch, the work simply ends.
- */
-export interface ThreadContext {
-  /** The message's id. */
-  readonly id: string
-  /** The message's type. */
-  readonly type: string
-  /** Its ordering key, if it has one. */
-  readonly key: string | number | undefined
-  /** Its headers (trace context, tenant …). */
-  readonly headers: Readonly<Record<string, string>>
-  /** 1 for the first attempt, 2 for the first retry. */
-  readonly attempt: number
-  /** The checkpoint of the message's last commit (this attempt's too, once made), or `undefined`. */
-  readonly committed: unknown
-  /** Marks a commit point (see `HandlerContext.commit`): recorded by the loop, in order. */
-  commit(checkpoint?: unknown): void
-  /** Posts a follow-up through the loop (one hop further, this message's trace). */
-  post(type: string, payload: unknown, options?: Record<string, unknown>): void
-}
 
 const modules = new Map<string, Promise<Record<string, unknown>>>()
 
