@@ -64,7 +64,7 @@ async function runWorkload(workload: string, seconds: number): Promise<Run> {
     logger: false,
     workers: { min: 1, max: 128, intervalMs: 250, cooldownMs: 750 },
   })
-  module.register(loop as never)
+  module.register(loop as never, { workers: 128 }) // the autoscaler's most
   const changes: WorkersChange[] = []
   const started = performance.now()
   loop.events.on('workers', (c) => changes.push({ ...c, at: (c.at - started) / 1000 }))

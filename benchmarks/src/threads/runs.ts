@@ -92,12 +92,7 @@ export async function runCpu(subject: CpuSubject, n: number, rounds: number, wha
     const { piscina } = subject
     run = () => Promise.all(work.map((job) => piscina.run(job) as Promise<CpuResult>))
   } else {
-    const loop = createLoop<{ cpu: CpuJob }>({ capacity: n, workers: loopWorkers(threadsOf(subject)) })
-    if (subject.kind === 'threaded') loop.on('cpu', threaded(TASK_MODULE, { pool: subject.pool }))
-    else if (subject.kind === 'loop-piscina') {
-      const { piscina } = subject
-      loop.on('cpu', (m) => piscina.run(m.payload) as Promise<CpuResult>)
-    } else loop.on('cpu', async (m) => cpuTask(m.payload))
+    const loop = cpuLoop(subject, n, loopWorkers(threadsOf(subject)))
     run = () => Promise.all(work.map((job) => loop.request('cpu', job) as Promise<CpuResult>))
     close = async () => {
       const { counters } = loop.metrics()
@@ -115,11 +110,56 @@ export async function runCpu(subject: CpuSubject, n: number, rounds: number, wha
   return { msgsPerSecond: (n / ms) * 1000, delay }
 }
 
-/** How the mixed workload's CPU-bound messages run: not at all (I/O alone), in the loop, or threaded. */
+/** A loop whose `cpu` handler runs on `subject` (not plain piscina: that one has no loop). */
+function cpuLoop(subject: CpuSubject, capacity: number, workers: number) {
+  const loop = createLoop<{ cpu: CpuJob }>({ capacity, workers, logger: false })
+  if (subject.kind === 'threaded') loop.on('cpu', threaded(TASK_MODULE, { pool: subject.pool }))
+  else if (subject.kind === 'loop-piscina' || subject.kind === 'piscina') {
+    const { piscina } = subject
+    loop.on('cpu', (m) => piscina.run(m.payload) as Promise<CpuResult>)
+  } else loop.on('cpu', async (m) => cpuTask(m.payload))
+  return loop
+}
+
+/**
+ * The hop's fixed cost: `n` empty tasks (no hashing), `inFlight` at a time, on `subject`; µs per
+ * task. What a task of any size pays on top of its work.
+ */
+export async function runHop(subject: CpuSubject, n: number, inFlight: number): Promise<number> {
+  const job: CpuJob = { i: 0, rounds: 0, seed: SEED }
+  let call: () => Promise<unknown>
+  let close = async (): Promise<void> => {}
+  if (subject.kind === 'piscina') {
+    const { piscina } = subject
+    call = () => piscina.run(job)
+  } else {
+    const loop = cpuLoop(subject, n, inFlight)
+    call = () => loop.request('cpu', job)
+    close = async () => {
+      await loop.stop()
+    }
+  }
+  let next = 0
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next++ < n) await call()
+    }),
+  )
+  const us = ((performance.now() - t0) / n) * 1000
+  await close()
+  return us
+}
+
+/**
+ * How the mixed workload's CPU-bound messages run: not at all (I/O alone), in the loop, threaded, or
+ * handed by the handler to plain piscina (what any thread pool costs the loop on this machine).
+ */
 export type MixedCpu =
   | { readonly kind: 'none' }
   | { readonly kind: 'in-loop' }
   | { readonly kind: 'threaded'; readonly pool: ThreadPool }
+  | { readonly kind: 'loop-piscina'; readonly piscina: Piscina }
 
 /** The mixed workload's shape. */
 export interface MixedShape {
@@ -161,6 +201,9 @@ export async function runMixed(cpu: MixedCpu, shape: MixedShape, what: string): 
     loop.on('cpu', async (m, ctx) => {
       cpuResults.push(await handler(m, ctx))
     })
+  } else if (cpu.kind === 'loop-piscina') {
+    const { piscina } = cpu
+    loop.on('cpu', async (m) => void cpuResults.push((await piscina.run(m.payload)) as CpuResult))
   } else loop.on('cpu', async (m) => void cpuResults.push(cpuTask(m.payload)))
   const ended = new Float64Array(shape.io).fill(Number.NaN)
   loop.on('io', async (m) => {

@@ -28,9 +28,10 @@ export class ThreadCrashedError extends FlowingError {
 }
 
 /**
- * A threaded handler's module cannot be used: the file does not exist, it has no such export, or the
- * export is not a function. At registration for a missing file; at the first attempt for the export
- * (a module is loaded in the thread, never in the loop), where it is not retried.
+ * A threaded handler's module cannot be used: the file does not exist, it fails to load, it has no
+ * such export, or the export is not a function. Thrown at registration (the module is loaded once on
+ * a throw-away thread, never in the loop's); should the module change or load differently on the
+ * pool's threads, the attempt fails with it and is not retried.
  * @group Errors
  */
 export class ThreadModuleError extends FlowingError {

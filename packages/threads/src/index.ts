@@ -13,6 +13,6 @@
  * @module
  */
 export { ThreadCrashedError, ThreadModuleError, UncloneablePayloadError } from './errors.js'
-export { ThreadPool, type ThreadPoolOptions, type ThreadPoolStats, type TimeSummary } from './pool.js'
+export { setDefaultPool, ThreadPool, type ThreadPoolOptions, type ThreadPoolStats, type TimeSummary } from './pool.js'
 export { type ThreadedOptions, threaded } from './threaded.js'
 export type { ThreadContext } from './wire.js'

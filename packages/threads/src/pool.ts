@@ -5,16 +5,16 @@
  *
  * @module
  */
-import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { fileURLToPath } from 'node:url'
 import type { ResourceLimits, Transferable } from 'node:worker_threads'
 import { InvalidArgumentError } from '@flowing/core'
 import { argumentChecks } from '@flowing/errors'
 import { Piscina } from 'piscina'
+import { threadFile } from './thread-file.js'
 import type { Outcome, Task } from './wire.js'
 
 const check = argumentChecks(InvalidArgumentError)
+const BRAND = Symbol.for('@flowing/threads.ThreadPool')
 const KEYS = ['minThreads', 'maxThreads', 'idleTimeoutMs', 'resourceLimits', 'execArgv'] as const
 
 /** How a {@link ThreadPool} sizes its threads. */
@@ -70,9 +70,16 @@ export interface ThreadPoolStats {
  * @group Threads
  */
 export class ThreadPool {
+  /** A pool made by any copy of this package in the process is a ThreadPool (`instanceof`). */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && BRAND in value
+  }
+
   readonly #piscina: Piscina
   /** Threads at most. */
   readonly maxThreads: number
+  /** The threads' Node options (`undefined`: the process's own). */
+  readonly execArgv: readonly string[] | undefined
 
   /**
    * @param options - sizing (see {@link ThreadPoolOptions})
@@ -95,9 +102,11 @@ export class ThreadPool {
       | ResourceLimits
       | undefined
     const execArgv = o['execArgv'] === undefined ? undefined : checkArgv(o['execArgv'])
+    Object.defineProperty(this, BRAND, { value: true })
     this.maxThreads = maxThreads
+    this.execArgv = execArgv
     this.#piscina = new Piscina({
-      filename: workerFile(),
+      filename: threadFile('worker.js'),
       minThreads,
       maxThreads,
       idleTimeout,
@@ -155,12 +164,31 @@ export class ThreadPool {
   }
 }
 
-let shared: ThreadPool | undefined
+// The default pool lives on the process, not on this module: two copies of the package in one process
+// (two installs, or a module loaded through tsx beside the tuner) share it.
+const SHARED = Symbol.for('@flowing/threads.defaultPool')
+const slot = globalThis as { [SHARED]?: ThreadPool | undefined }
 
 /** The pool `threaded()` uses when it is given none, made at the first threaded attempt. */
 export function defaultPool(): ThreadPool {
-  shared ??= new ThreadPool()
-  return shared
+  slot[SHARED] ??= new ThreadPool()
+  return slot[SHARED]
+}
+
+/**
+ * Makes `pool` the one threaded handlers without a `pool` option run on from their next attempt (the
+ * tuner sizes threads this way); `undefined` goes back to a default pool made when next needed.
+ * Returns the pool it replaces, which the caller may close.
+ *
+ * @param pool - the new default pool, or `undefined`
+ * @throws InvalidArgumentError when `pool` is not a ThreadPool
+ * @group Threads
+ */
+export function setDefaultPool(pool: ThreadPool | undefined): ThreadPool | undefined {
+  if (pool !== undefined && !(pool instanceof ThreadPool)) throw new InvalidArgumentError('pool', 'a ThreadPool', pool)
+  const before = slot[SHARED]
+  slot[SHARED] = pool
+  return before
 }
 
 function checkArgv(value: unknown): readonly string[] {
@@ -168,11 +196,4 @@ function checkArgv(value: unknown): readonly string[] {
     throw new InvalidArgumentError('options.execArgv', 'an array of strings', value)
   }
   return value
-}
-
-// The built thread entry: beside this file in `dist/`; from the sources (tests), the build's.
-function workerFile(): string {
-  const beside = new URL('./worker.js', import.meta.url)
-  if (existsSync(fileURLToPath(beside))) return beside.href
-  return new URL('../dist/worker.js', import.meta.url).href
 }

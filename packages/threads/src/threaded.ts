@@ -24,6 +24,7 @@ import {
 import { argumentChecks } from '@flowing/errors'
 import { ThreadCrashedError, ThreadModuleError, UncloneablePayloadError } from './errors.js'
 import { defaultPool, ThreadPool } from './pool.js'
+import { exportProblem } from './probe.js'
 import type { Note, Task, WireError } from './wire.js'
 
 const check = argumentChecks(InvalidArgumentError)
@@ -52,7 +53,9 @@ export interface ThreadedOptions<P = unknown> {
  *
  * @param module - the handler module: a `file:` URL (`new URL('./resize.js', import.meta.url)`) or an absolute path; ESM or CommonJS
  * @param options - the export, the pool, what to transfer
- * @throws ThreadModuleError when the file does not exist; InvalidArgumentError for bad options
+ * @throws ThreadModuleError when the file does not exist, cannot be loaded (checked on a throw-away
+ * thread, once per module and export), lacks the export or the export is not a function;
+ * InvalidArgumentError for bad options
  * @group Threads
  */
 export function threaded<
@@ -69,6 +72,8 @@ export function threaded<
     o['transfer'] === undefined
       ? undefined
       : check.fn<(payload: M[T]) => readonly Transferable[]>('options.transfer', o['transfer'])
+  const problem = exportProblem(href, name, pool === undefined ? undefined : pool.execArgv)
+  if (problem !== undefined) throw new ThreadModuleError(href, problem)
   const handler: Handler<M, T, Result> = (message, ctx) =>
     runOnThread<M, T, Result>({ href, name, pool: pool ?? defaultPool(), transfer }, message, ctx)
   // Read by the loop at registration: a payload that cannot cross is refused at post, not on the thread.

@@ -6,6 +6,7 @@
  * @module
  */
 import type { MessagePort } from 'node:worker_threads'
+import { exportOf } from './exports.js'
 import type { Note, Outcome, Task, TaskContext, ThreadContext } from './wire.js'
 import { toWire } from './wire.js'
 
@@ -46,24 +47,11 @@ async function handlerOf(task: Task): Promise<(payload: unknown, ctx: ThreadCont
     loading = import(task.module) as Promise<Record<string, unknown>>
     modules.set(task.module, loading)
   }
-  const mod = await loading
-  let fn = mod[task.name]
-  // CommonJS compiled from TypeScript (`exports.default = fn`): the import's default is module.exports.
-  if (
-    task.name === 'default' &&
-    typeof fn === 'object' &&
-    fn !== null &&
-    typeof (fn as { default?: unknown }).default === 'function'
-  ) {
-    fn = (fn as { default: unknown }).default
+  const found = exportOf(await loading, task.name)
+  if ('problem' in found) {
+    throw Object.assign(new Error(found.problem), { code: 'ERR_FLOWING_THREAD_MODULE', retryable: false })
   }
-  if (typeof fn !== 'function') {
-    const found = task.name in mod ? `is ${typeof fn}, not a function` : 'is not exported'
-    const error = new Error(`its export \`${task.name}\` ${found}`)
-    Object.assign(error, { code: 'ERR_FLOWING_THREAD_MODULE', retryable: false })
-    throw error
-  }
-  return fn as (payload: unknown, ctx: ThreadContext) => unknown
+  return found.fn as (payload: unknown, ctx: ThreadContext) => unknown
 }
 
 function contextOf(context: TaskContext, port: MessagePort): ThreadContext {

@@ -194,14 +194,51 @@ describe('threaded()', () => {
     await loop.stop()
   })
 
-  it('refuses a missing module at registration, and an export that is no function at its first attempt', async () => {
-    expect(() => threaded(new URL('./fixtures/nowhere.mjs', import.meta.url))).toThrow(ThreadModuleError)
+  it('refuses at registration, typed and naming it: a missing module, one that fails to load, a missing or non-function export', () => {
+    const refusal = (make: () => unknown) => {
+      try {
+        make()
+      } catch (error) {
+        return error as ThreadModuleError
+      }
+      throw new Error('not refused')
+    }
+    const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url)
+    const cases = [
+      [() => threaded(fixture('nowhere.mjs')), /nowhere\.mjs: no such file/],
+      [
+        () => threaded(fixture('throws-on-load.mjs'), { pool }),
+        /throws-on-load\.mjs: it could not be loaded: no config at load time/,
+      ],
+      [
+        () => threaded(fixture('exits-on-load.mjs'), { pool }),
+        /exits-on-load\.mjs: it could not be loaded: .*ended the thread/,
+      ],
+      [
+        () => threaded(WORK, { pool, export: 'notAFunction' }),
+        /work\.mjs: its export `notAFunction` is number, not a function/,
+      ],
+      [() => threaded(WORK, { pool, export: 'nowhere' }), /work\.mjs: its export `nowhere` is not exported/],
+      [
+        () => threaded(fixture('double.cjs'), { pool, export: 'nope' }),
+        /double\.cjs: its export `nope` is not exported/,
+      ],
+    ] as const
+    for (const [make, message] of cases) {
+      const error = refusal(make)
+      expect(error).toBeInstanceOf(ThreadModuleError)
+      expect(error.code).toBe('ERR_FLOWING_THREAD_MODULE')
+      expect(error.message).toMatch(message)
+    }
     expect(() => threaded('relative/path.mjs')).toThrow(InvalidArgumentError)
+  })
+
+  it('fails the first attempt, not retried, when the module loads differently on the pool’s threads', async () => {
     const loop = loopOf()
-    loop.on('nothing', on('notAFunction'))
+    loop.on('nothing', on('shifty'))
     const error = await rejection(loop.request('nothing', null))
     expect(error).toBeInstanceOf(ThreadModuleError)
-    expect((error as Error).message).toMatch(/`notAFunction` is number, not a function/)
+    expect((error as Error).message).toMatch(/`shifty` is number, not a function/)
     expect(loop.metrics().counters.retried).toBe(0)
     await loop.stop()
   })
@@ -242,7 +279,7 @@ describe('threaded()', () => {
 
   it('keeps its own class name for an error it rebuilt, and a plain error for one it cannot', async () => {
     const loop = loopOf({ retry: { maxAttempts: 1 } })
-    loop.on('nothing', on('notAFunction'))
+    loop.on('nothing', on('shifty'))
     loop.on('fail', on('badRateLimit'))
     loop.on('exit', on('unreadableError'))
     expect(((await rejection(loop.request('nothing', null))) as Error).name).toBe('ThreadModuleError')

@@ -16,6 +16,11 @@ export interface TuneOptions {
   readonly module: string
   /** Worker counts to try, ascending, distinct. */
   readonly workers: readonly number[]
+  /**
+   * Thread counts to try (ascending, distinct): the worker sweep runs once per count, on a default
+   * `@flowing/threads` pool of that many threads; `undefined` = no thread sweep.
+   */
+  readonly threads: readonly number[] | undefined
   /** Length of one measured trial. */
   readonly durationMs: number
   /** Warm-up before the trials of each worker count (results discarded). */
@@ -53,6 +58,7 @@ export function resolveTuneOptions(input: TuneInput): TuneOptions {
   const durationMs = input.durationMs ?? 10_000
   const options: TuneOptions = {
     workers: [1, 2, 4, 8, 16, 32],
+    threads: undefined,
     warmupMs: Math.min(2000, durationMs * 0.2),
     rate: undefined,
     p99Ms: 50,
@@ -65,6 +71,7 @@ export function resolveTuneOptions(input: TuneInput): TuneOptions {
     durationMs,
   }
   parseWorkers(options.workers.join(','))
+  parseThreads(options.threads?.join(','))
   if (!(options.durationMs > 0 && options.warmupMs >= 0 && options.p99Ms > 0)) {
     throw new TuneError(
       'ERR_FLOWING_TUNE_USAGE',
@@ -72,12 +79,17 @@ export function resolveTuneOptions(input: TuneInput): TuneOptions {
     )
   }
   parseInteger('trials', String(options.trials), 1, 100)
-  return { ...options, workers: [...new Set(options.workers)].sort((a, b) => a - b) }
+  const sorted = (counts: readonly number[]) => [...new Set(counts)].sort((a, b) => a - b)
+  return {
+    ...options,
+    workers: sorted(options.workers),
+    threads: options.threads === undefined ? undefined : sorted(options.threads),
+  }
 }
 
 function withoutUndefined(input: TuneInput): TuneInput {
   return Object.fromEntries(
-    Object.entries(input).filter(([k, v]) => v !== undefined || k === 'rate' || k === 'out'),
+    Object.entries(input).filter(([k, v]) => v !== undefined || k === 'rate' || k === 'out' || k === 'threads'),
   ) as TuneInput
 }
 
@@ -93,6 +105,8 @@ Sweeps worker counts on your own handlers and recommends the smallest count that
 throughput plateau while meeting the p99 target.
 
   --workers <list>    worker counts to try            (default 1,2,4,8,16,32)
+  --threads <list>    also size @flowing/threads: the worker sweep once per thread count, on a
+                      default thread pool of that size (threaded() handlers without a pool)
   --duration <time>   length of each trial, e.g. 10s   (default 10s)
   --warmup <time>     warm-up per worker count         (default 20 % of --duration, at most 2s)
   --trials <n>        trials per worker count (median) (default 3)
@@ -123,10 +137,18 @@ export function parseDuration(name: string, text: string): number {
 }
 
 function parseWorkers(text: string): number[] {
+  return parseCounts('workers', text, 4096)
+}
+
+function parseThreads(text: string | undefined): number[] | undefined {
+  return text === undefined ? undefined : parseCounts('threads', text, 256)
+}
+
+function parseCounts(name: string, text: string, max: number): number[] {
   const parts = text.split(',').map((s) => s.trim())
   const counts = parts.map(Number)
-  if (parts.length === 0 || counts.some((n) => !Number.isInteger(n) || n < 1 || n > 4096)) {
-    throw flag('workers', 'a comma-separated list of integers from 1 to 4096', text)
+  if (parts.length === 0 || counts.some((n) => !Number.isInteger(n) || n < 1 || n > max)) {
+    throw flag(name, `a comma-separated list of integers from 1 to ${max}`, text)
   }
   return [...new Set(counts)].sort((a, b) => a - b)
 }
@@ -151,7 +173,18 @@ function parseTolerance(text: string): number {
   return value
 }
 
-const VALUE_FLAGS = new Set(['workers', 'duration', 'warmup', 'trials', 'rate', 'p99', 'tolerance', 'capacity', 'out'])
+const VALUE_FLAGS = new Set([
+  'workers',
+  'threads',
+  'duration',
+  'warmup',
+  'trials',
+  'rate',
+  'p99',
+  'tolerance',
+  'capacity',
+  'out',
+])
 
 /**
  * What the command line asks for: a sweep, the smoke run, or help.
@@ -207,20 +240,20 @@ export function parseArgs(argv: readonly string[]): Command {
   const get = (name: string): string | undefined => values.get(name)
   const durationMs = parseDuration('duration', get('duration') ?? '10s')
   const warmup = get('warmup')
-  const out = get('out')
   const rate = get('rate')
   return {
     kind: 'tune',
     options: {
       module: positional[0] as string,
       workers: parseWorkers(get('workers') ?? '1,2,4,8,16,32'),
+      threads: parseThreads(get('threads')),
       durationMs,
       warmupMs: warmup === undefined ? Math.min(2000, durationMs * 0.2) : parseDuration('warmup', warmup),
       rate: rate === undefined ? undefined : parseRate(rate),
       p99Ms: parseDuration('p99', get('p99') ?? '50ms'),
       trials: parseInteger('trials', get('trials') ?? '3', 1, 100),
       tolerance: parseTolerance(get('tolerance') ?? '5%'),
-      out,
+      out: get('out'),
       capacity: parseInteger('capacity', get('capacity') ?? '10000', 1, 10_000_000),
       quiet,
     },

@@ -47,6 +47,7 @@ export {
   OWNED_LOOP_OPTIONS,
   type OwnedOptions,
   type TrialInfo,
+  trialInfo,
   trialLoopOptions,
 } from './loop-options.js'
 export { describeMachine, formatMachineInfo, type MachineInfo } from './machine.js'
@@ -57,4 +58,5 @@ export { type TuneRun, tune } from './run.js'
 export { median, spread } from './stats.js'
 export { type MeasuredPoint, sweep } from './sweep.js'
 export { type Align, type Column, renderTable } from './table.js'
+export { judgeThreads, onThreadPool, type ThreadsRun, type ThreadsVerdict } from './threads.js'
 export { runTrial, type TrialLoad, type TrialResult } from './trial.js'

@@ -7,7 +7,7 @@
  */
 import { createLoop, type FailureLogger, InvalidArgumentError, type LoopOptions } from '@flowing/core'
 import { InvalidLoopOptionsError, oneLine } from './errors.js'
-import type { TunerModule } from './module.js'
+import type { TrialInfo, TunerModule } from './module.js'
 
 export type { TrialInfo } from './module.js'
 
@@ -36,29 +36,43 @@ export interface OwnedOptions {
   readonly logger: FailureLogger
 }
 
+function fromFactory(factory: (trial: TrialInfo) => LoopOptions, trial: TrialInfo): unknown {
+  try {
+    return factory(trial)
+  } catch (error) {
+    throw new InvalidLoopOptionsError(
+      'loopOptions()',
+      `loopOptions({ workers: ${trial.workers} }) threw: ${oneLine(error)}`,
+      {
+        cause: error,
+      },
+    )
+  }
+}
+
 /**
- * The options of one trial loop: the module's, then the tuner's.
+ * What a trial tells the module's `loopOptions` factory and `register`.
+ *
+ * @group Tuning
+ */
+export function trialInfo(owned: { readonly workers: number; readonly threads?: number | undefined }): TrialInfo {
+  return owned.threads === undefined ? { workers: owned.workers } : { workers: owned.workers, threads: owned.threads }
+}
+
+/**
+ * The options of one trial loop: the module's (a factory is told `trial`), then the tuner's.
  * @throws InvalidLoopOptionsError for a factory that throws or returns no object, an owned option, or
  * a journal store given as an object (one store would carry messages from one trial into the next)
  *
  * @group Tuning
  */
-export function trialLoopOptions(mod: TunerModule, owned: OwnedOptions): LoopOptions {
+export function trialLoopOptions(
+  mod: TunerModule,
+  owned: OwnedOptions,
+  trial: TrialInfo = { workers: owned.workers },
+): LoopOptions {
   const given = mod.loopOptions
-  let user: unknown = given
-  if (typeof given === 'function') {
-    try {
-      user = given({ workers: owned.workers })
-    } catch (error) {
-      throw new InvalidLoopOptionsError(
-        'loopOptions()',
-        `loopOptions({ workers: ${owned.workers} }) threw: ${oneLine(error)}`,
-        {
-          cause: error,
-        },
-      )
-    }
-  }
+  const user: unknown = typeof given === 'function' ? fromFactory(given, trial) : given
   if (user === undefined) return { ...owned, overflow: 'reject' }
   if (user === null || typeof user !== 'object' || Array.isArray(user)) {
     const what = typeof given === 'function' ? 'loopOptions() returned' : 'loopOptions is'

@@ -18,6 +18,11 @@ import { ModuleLoadError, oneLine, TuneError } from './errors.js'
 export interface TrialInfo {
   /** The worker count of the trial. */
   readonly workers: number
+  /**
+   * With `--threads`: the thread count of the trial. The tuner sizes `@flowing/threads`' default
+   * pool to it (`threaded()` without a `pool`); a module with a pool of its own sizes it from this.
+   */
+  readonly threads?: number | undefined
 }
 
 /**
@@ -56,8 +61,8 @@ export type SampleMessage<M extends MessageMap = Record<string, unknown>> = {
  * @group Tuning
  */
 export interface TunerModule<M extends MessageMap = Record<string, unknown>> {
-  /** Registers the handlers (and middleware) on a fresh loop; called once per trial. */
-  register(loop: Loop<M>): void | Promise<void>
+  /** Registers the handlers (and middleware) on a fresh loop; called once per trial, told which. */
+  register(loop: Loop<M>, trial: TrialInfo): void | Promise<void>
   /** The `i`-th sample message (i = 0, 1, 2 …). Called on the hot path: keep it cheap. */
   sample(i: number): SampleMessage<M>
   /**

@@ -37,11 +37,17 @@ export interface Report {
 }
 
 /**
- * Builds the report of a finished sweep; `machine` is named in its first lines.
+ * Builds the report of a finished sweep; `machine` is named in its first lines, and `threads` (with
+ * `--threads`) the pool the sweep ran on.
  *
  * @group Report
  */
-export function buildReport(points: readonly MeasuredPoint[], options: TuneOptions, machine?: MachineInfo): Report {
+export function buildReport(
+  points: readonly MeasuredPoint[],
+  options: TuneOptions,
+  machine?: MachineInfo,
+  threads?: number,
+): Report {
   const shape = classify(points, options.tolerance)
   const found = findKnee(points, options.tolerance, options.p99Ms)
   const knee = shape === 'scales' ? withdrawWhileScaling(found, points) : found
@@ -50,7 +56,7 @@ export function buildReport(points: readonly MeasuredPoint[], options: TuneOptio
       ? 'closed loop (2 × workers in flight)'
       : `open loop at ${options.rate.toLocaleString('en-US')} msg/s`
   const lines = [
-    `Module \`${options.module}\` — ${load}; ${options.trials} trial${options.trials === 1 ? '' : 's'} of ${seconds(options.durationMs)} per count after a ${seconds(options.warmupMs)} warm-up; target p99 ≤ ${ms(options.p99Ms)} ms; tolerance ${Math.round(options.tolerance * 100)} %.`,
+    `Module \`${options.module}\`${threads === undefined ? '' : ` on ${threads} thread${threads === 1 ? '' : 's'}`} — ${load}; ${options.trials} trial${options.trials === 1 ? '' : 's'} of ${seconds(options.durationMs)} per count after a ${seconds(options.warmupMs)} warm-up; target p99 ≤ ${ms(options.p99Ms)} ms; tolerance ${Math.round(options.tolerance * 100)} %.`,
     ...(machine === undefined ? [] : [formatMachineInfo(machine)]),
     '',
     table(points, knee, options),

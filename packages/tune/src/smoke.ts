@@ -96,6 +96,7 @@ function checkArgs(): void {
 export const tiny = (module: string, extra: Partial<TuneOptions> = {}): TuneOptions => ({
   module,
   workers: [1, 4, 16],
+  threads: undefined,
   durationMs: 250,
   warmupMs: 50,
   rate: undefined,

@@ -39,17 +39,29 @@ export interface MeasuredPoint extends SweepPoint {
 }
 
 /**
- * Runs the whole sweep, reporting each trial to `progress` and each count's result as a line.
+ * Runs the whole sweep, reporting each trial to `progress` and each count's result as a line;
+ * `threads` is the trial's thread count, told to the module (the caller sized the pool).
  *
  * @group Tuning
  */
-export async function sweep(mod: TunerModule, options: TuneOptions, progress: Progress): Promise<MeasuredPoint[]> {
+export async function sweep(
+  mod: TunerModule,
+  options: TuneOptions,
+  progress: Progress,
+  threads?: number,
+): Promise<MeasuredPoint[]> {
   const points: MeasuredPoint[] = []
   const total = options.workers.length * (options.trials + 1)
   let done = 0
   for (const workers of options.workers) {
     const logged: string[] = []
-    const load = { workers, rate: options.rate, capacity: options.capacity, log: (line: string) => logged.push(line) }
+    const load = {
+      workers,
+      threads,
+      rate: options.rate,
+      capacity: options.capacity,
+      log: (line: string) => logged.push(line),
+    }
     progress.step(`${workerCount(workers)}, warm-up`, done++, total)
     await runTrial(mod, { ...load, durationMs: options.warmupMs, warmup: true })
     logged.length = 0 // what the warm-up logged is not part of the measure

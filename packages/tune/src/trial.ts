@@ -6,11 +6,11 @@
  * @module
  */
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
-import { createLoop, Histogram, type Loop } from '@flowing/core'
+import { createLoop, Histogram, type Loop, type LoopOptions } from '@flowing/core'
 import { oneLine, TuneError } from './errors.js'
 import { seconds, workerCount } from './format.js'
-import { trialLoopOptions } from './loop-options.js'
-import { checkedSample, type TunerModule } from './module.js'
+import { trialInfo, trialLoopOptions } from './loop-options.js'
+import { checkedSample, type TrialInfo, type TunerModule } from './module.js'
 
 /**
  * How a trial offers load.
@@ -19,6 +19,8 @@ import { checkedSample, type TunerModule } from './module.js'
  */
 export interface TrialLoad {
   readonly workers: number
+  /** With `--threads`: the thread count the default pool was sized to. */
+  readonly threads?: number | undefined
   readonly durationMs: number
   /** Messages per second (open loop), or `undefined` for closed loop with 2 × workers in flight. */
   readonly rate: number | undefined
@@ -78,10 +80,9 @@ interface TrialState {
  * @group Tuning
  */
 export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<TrialResult> {
-  const logger = { warn: load.log ?? (() => {}) }
-  const options = trialLoopOptions(mod, { workers: load.workers, capacity: load.capacity, logger })
-  const loop = createLoop<Record<string, unknown>>({ ...options, autoStart: false })
   const state = newState()
+  const trial = trialInfo(load)
+  const loop = createLoop<Record<string, unknown>>({ ...trialOptions(mod, load, state), autoStart: false })
   const lifecycle = new Histogram()
   const closed = load.rate === undefined
   const target = 2 * load.workers
@@ -89,7 +90,7 @@ export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<Trial
   instrument(loop, state, lifecycle, () => {
     if (closed) offer(target - state.inFlight)
   })
-  await register(mod, loop)
+  await register(mod, loop, trial)
   loop.start()
 
   const delay = monitorEventLoopDelay({ resolution: 5 })
@@ -122,6 +123,16 @@ export async function runTrial(mod: TunerModule, load: TrialLoad): Promise<Trial
     eventLoopDelayP99: delay.count > 0 ? delay.percentile(99) / 1e6 : Number.NaN,
     utilization,
   }
+}
+
+function trialOptions(mod: TunerModule, load: TrialLoad, state: TrialState): LoopOptions {
+  const owned = { workers: load.workers, capacity: load.capacity, logger: windowLogger(state, load) }
+  return trialLoopOptions(mod, owned, trialInfo(load))
+}
+
+// What the loop logs after the window (the trial's own stop aborting its handlers) is not the handlers'.
+function windowLogger(state: TrialState, load: TrialLoad): { warn(line: string): void } {
+  return { warn: (line) => state.measuring && load.log?.(line) }
 }
 
 function newState(): TrialState {
@@ -208,9 +219,9 @@ function judge(state: TrialState, load: TrialLoad): void {
   }
 }
 
-async function register(mod: TunerModule, loop: Loop<Record<string, unknown>>): Promise<void> {
+async function register(mod: TunerModule, loop: Loop<Record<string, unknown>>, trial: TrialInfo): Promise<void> {
   try {
-    await mod.register(loop)
+    await mod.register(loop, trial)
   } catch (error) {
     throw new TuneError('ERR_FLOWING_TUNE_HANDLERS', `register(loop) threw: ${oneLine(error)}`, { cause: error })
   }
