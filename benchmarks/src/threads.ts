@@ -174,7 +174,7 @@ async function main(args: string[]): Promise<void> {
       `- **msgs/s**: N ÷ (first post → last result). The loop rows use \`loop.request()\` per message, ${loopWorkers(cores)} loop workers for ${cores} threads (2 per thread) and the same for in-loop; plain piscina is \`Promise.all\` of \`piscina.run(job)\`.`,
       '- **ms / msg / thread**: threads × 1000 ÷ msgs/s — the time one message holds a thread (the in-loop row: the main thread).',
       "- **× in-loop**: this row ÷ the in-loop row. **piscina ÷ this**: plain piscina's msgs/s with as many threads ÷ this row's — the overhead per task (1.00× = none).",
-      '- **loop → piscina.run**: the loop with plain `piscina.run(payload)` as the handler (same piscina as the plain row): what the loop alone adds, apart from `@flowing/threads` (its `ThreadPool`, thread entry, per-task channel and abort signal).',
+      '- **loop → piscina.run**: the loop with plain `piscina.run(payload)` as the handler (same piscina as the plain row): what the loop alone adds, apart from `@flowing/threads` (its `ThreadPool`, thread entry, notes channel and abort signal).',
       '- **ELD**: `monitorEventLoopDelay({ resolution: 1 })` during the run, ms (the figure includes the 1 ms resolution). **timer late**: lateness of a 10 ms `setInterval` (gap − 10 ms), p99 and max. A loop blocked for the whole run shows its block as the max.',
       '',
       '## The hop alone: the fixed cost per task',

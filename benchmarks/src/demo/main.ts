@@ -5,6 +5,7 @@
  * with `send()`, and a graceful stop. Live status every 400 ms, a metrics table at the end. Then a
  * second loop with watermark backpressure is flooded, and its timeline printed; last, a handler that
  * hangs is timed out, fenced and compensated, and the stall detector reports one that never yields;
+ * CPU-bound renders move to worker threads (@flowing/threads) and a runaway one is stopped;
  * last, a flaky downstream with an outage: retries with back-off, dead letters, de-noised alerts and a
  * circuit breaker that holds records until the downstream recovers; and a restart: a stop with a
  * deadline hands back a snapshot that the next loop restores, every payment charged exactly once;
@@ -20,6 +21,7 @@ import { runFailuresDemo } from './failures.js'
 import { type OrderMessages, PAYMENT_TIMEOUT_MS, registerOrderHandlers } from './orders.js'
 import { closingReport, liveLine } from './report.js'
 import { runRestartDemo } from './restart.js'
+import { runThreadsDemo } from './threads.js'
 import { runTimeoutsDemo } from './timeouts.js'
 
 const random = mulberry32(42) // the same story on every run
@@ -113,6 +115,13 @@ console.log(`\n${floodSummary(flood)}`)
 // 6. Timeouts: a handler hangs on a slow dependency; another spins without yielding.
 console.log('\nTimeouts — timeoutMs 100, graceMs 150, stall detection on:\n')
 await runTimeoutsDemo((line) => console.log(line))
+
+// 6b. CPU-bound work: in the loop it delays everything; on worker threads it does not, and a runaway
+// render is stopped at its deadline.
+console.log(
+  `\nThreads — 40 invoices of ~8 ms CPU each, with a 10 ms heartbeat; then on @flowing/threads, with a runaway:\n`,
+)
+await runThreadsDemo((line) => console.log(line))
 
 // 7. Failures: a flaky downstream, then an outage — retries, dead letters, alerts, the breaker.
 console.log(

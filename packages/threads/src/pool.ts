@@ -6,12 +6,13 @@
  * @module
  */
 import { availableParallelism } from 'node:os'
-import type { ResourceLimits, Transferable } from 'node:worker_threads'
+import { MessagePort, type ResourceLimits, receiveMessageOnPort, type Transferable } from 'node:worker_threads'
 import { InvalidArgumentError } from '@flowing/core'
 import { argumentChecks } from '@flowing/errors'
 import { Piscina } from 'piscina'
+import { PreloadList } from './preload.js'
 import { threadFile } from './thread-file.js'
-import type { Outcome, Task } from './wire.js'
+import { NOTES_PORT, type Note, type NotesPortMessage, type Outcome, type Task } from './wire.js'
 
 const check = argumentChecks(InvalidArgumentError)
 const BRAND = Symbol.for('@flowing/threads.ThreadPool')
@@ -76,6 +77,11 @@ export class ThreadPool {
   }
 
   readonly #piscina: Piscina
+  // Each thread's notes channel (its commit points and follow-ups), and who listens for each task's.
+  readonly #notePorts = new Set<MessagePort>()
+  readonly #listeners = new Map<number, (note: Note) => void>()
+  readonly #preload = new PreloadList()
+  #nextTask = 0
   /** Threads at most. */
   readonly maxThreads: number
   /** The threads' Node options (`undefined`: the process's own). */
@@ -107,12 +113,35 @@ export class ThreadPool {
     this.execArgv = execArgv
     this.#piscina = new Piscina({
       filename: threadFile('worker.js'),
+      workerData: { preload: this.#preload.buffer },
       minThreads,
       maxThreads,
       idleTimeout,
       ...(resourceLimits === undefined ? {} : { resourceLimits }),
       ...(execArgv === undefined ? {} : { execArgv: [...execArgv] }),
     })
+    this.#piscina.on('message', (message: unknown) => this.#adopt(message))
+  }
+
+  // A starting thread hands over its notes channel (before it can run a task).
+  #adopt(message: unknown): void {
+    const port = (message as Partial<NotesPortMessage> | null)?.[NOTES_PORT]
+    if (!(port instanceof MessagePort)) return
+    this.#notePorts.add(port)
+    port.on('message', (note: Note) => this.#listeners.get(note.task)?.(note))
+    port.on('close', () => this.#notePorts.delete(port))
+    port.unref()
+  }
+
+  // Delivers every note already sent: a task's notes precede its answer on its thread's channel, but
+  // the answer comes over piscina's, which may be read first — and a killed thread's last notes count.
+  #drainNotes(): void {
+    for (const port of this.#notePorts) {
+      for (let got = receiveMessageOnPort(port); got !== undefined; got = receiveMessageOnPort(port)) {
+        const note = got.message as Note
+        this.#listeners.get(note.task)?.(note)
+      }
+    }
   }
 
   /** Threads now. */
@@ -148,14 +177,28 @@ export class ThreadPool {
   }
 
   /**
-   * Runs one task; `signal` aborting ends it — a running thread is terminated and replaced.
+   * Runs one task; `signal` aborting ends it — a running thread is terminated and replaced. The
+   * task's commit points and follow-ups reach `onNote` in order, all of them before this settles.
    * @internal `threaded()` calls it.
    */
-  run(task: Task, transferList: readonly Transferable[], signal: AbortSignal | undefined): Promise<Outcome> {
-    return this.#piscina.run(task, {
-      transferList: transferList as Transferable[],
-      ...(signal === undefined ? {} : { signal }),
-    })
+  async run(
+    task: Omit<Task, 'id'>,
+    transferList: readonly Transferable[],
+    signal: AbortSignal | undefined,
+    onNote: (note: Note) => void,
+  ): Promise<Outcome> {
+    const id = ++this.#nextTask
+    this.#preload.add(task.module)
+    this.#listeners.set(id, onNote)
+    try {
+      return await this.#piscina.run({ ...task, id } satisfies Task, {
+        transferList: transferList as Transferable[],
+        ...(signal === undefined ? {} : { signal }),
+      })
+    } finally {
+      this.#drainNotes()
+      this.#listeners.delete(id)
+    }
   }
 
   /** Ends every thread (running tasks are rejected); the pool cannot be used after. */

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { MessageChannel, type MessagePort, receiveMessageOnPort, type Transferable } from 'node:worker_threads'
+import type { Transferable } from 'node:worker_threads'
 import {
   type Handler,
   type HandlerContext,
@@ -123,26 +123,18 @@ async function runOnThread<M extends MessageMap, T extends MessageType<M>, Resul
   message: Message<M, T>,
   ctx: HandlerContext<M>,
 ): Promise<Result> {
-  const { port1, port2 } = new MessageChannel()
-  const notes = new Notes(port1, ctx)
+  const notes = new Notes(ctx)
   const signal = ctx.signal as AbortSignal
+  const transferList = target.transfer?.(message.payload) ?? [] // its own error fails the attempt
   let outcome: Awaited<ReturnType<ThreadPool['run']>>
-  let handedOver = false
   try {
-    const transferList = [port2, ...(target.transfer?.(message.payload) ?? [])] // may throw: port1 still closes
-    handedOver = true
-    outcome = await target.pool.run(taskOf(target, message, ctx, port2), transferList, signal)
+    outcome = await target.pool.run(taskOf(target, message, ctx), transferList, signal, notes.apply)
   } catch (error) {
-    if (!handedOver) throw error // the transfer callback's own error fails the attempt
-    notes.drain()
     if (signal.aborted) throw signal.reason // the deadline, a cancel or a stop ended it
     if (isCloneError(error))
       throw new UncloneablePayloadError(`the payload of ${message.type} ${message.id}`, { cause: error })
     throw new ThreadCrashedError(target.href, { cause: error })
-  } finally {
-    port1.close()
   }
-  notes.drain()
   notes.rethrow()
   if (outcome.ok) return outcome.value as Result
   throw fromWire(outcome.error, target.href)
@@ -152,8 +144,7 @@ function taskOf<M extends MessageMap, T extends MessageType<M>>(
   target: Target<M[T]>,
   message: Message<M, T>,
   ctx: HandlerContext<M>,
-  port: MessagePort,
-): Task {
+): Omit<Task, 'id'> {
   const context = {
     id: message.id,
     type: message.type,
@@ -162,26 +153,16 @@ function taskOf<M extends MessageMap, T extends MessageType<M>>(
     attempt: ctx.attempt,
     committed: ctx.committed,
   }
-  return { module: target.href, name: target.name, payload: message.payload, context, port }
+  return { module: target.href, name: target.name, payload: message.payload, context }
 }
 
-// The commit points and follow-ups a running handler sends, applied in order as they arrive and,
-// at its end, those still queued.
+// The commit points and follow-ups a running handler sends, applied in order as they arrive.
 class Notes<M extends MessageMap> {
-  readonly #port: MessagePort
   readonly #ctx: HandlerContext<M>
   #failed: { error: unknown } | undefined
 
-  constructor(port: MessagePort, ctx: HandlerContext<M>) {
-    this.#port = port
+  constructor(ctx: HandlerContext<M>) {
     this.#ctx = ctx
-    port.on('message', (note: Note) => this.#apply(note))
-  }
-
-  drain(): void {
-    for (let got = receiveMessageOnPort(this.#port); got !== undefined; got = receiveMessageOnPort(this.#port)) {
-      this.#apply(got.message as Note)
-    }
   }
 
   // A follow-up the loop refused (full, stopped) fails the attempt, as `ctx.post` would have thrown.
@@ -189,7 +170,7 @@ class Notes<M extends MessageMap> {
     if (this.#failed !== undefined) throw this.#failed.error
   }
 
-  #apply(note: Note): void {
+  readonly apply = (note: Note): void => {
     if (this.#failed !== undefined) return // after a refused follow-up nothing more applies, as in the loop
     try {
       if (note.kind === 'commit') this.#ctx.commit(note.checkpoint)

@@ -8,14 +8,25 @@ import type { MessagePort } from 'node:worker_threads'
 
 /** One attempt handed to a thread. */
 export interface Task {
+  /** The attempt's number in its pool: its notes carry it back. */
+  readonly id: number
   /** The handler module's URL (`file:`). */
   readonly module: string
   /** The export to call. */
   readonly name: string
   readonly payload: unknown
   readonly context: TaskContext
-  /** The loop's end of a private channel: commit points and follow-ups. */
-  readonly port: MessagePort
+}
+
+/**
+ * The key of the message a pool thread sends once, as it starts: its end of the channel its tasks'
+ * notes travel on (one channel per thread, not per task).
+ */
+export const NOTES_PORT = '@flowing/threads.notes'
+
+/** That first message. */
+export interface NotesPortMessage {
+  readonly [NOTES_PORT]: MessagePort
 }
 
 /**
@@ -45,8 +56,8 @@ export interface ThreadContext {
 /** The attempt as it crosses to the thread (the data of a {@link ThreadContext}). */
 export type TaskContext = Omit<ThreadContext, 'commit' | 'post'>
 
-/** What a running handler sends back over its channel, in order. */
-export type Note =
+/** What a running handler sends back over its thread's channel, in order, tagged with its task. */
+export type Note = { readonly task: number } & (
   | { readonly kind: 'commit'; readonly checkpoint: unknown }
   | {
       readonly kind: 'post'
@@ -54,6 +65,7 @@ export type Note =
       readonly payload: unknown
       readonly options: Record<string, unknown> | undefined
     }
+)
 
 /** How an attempt ended in the thread. */
 export type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: WireError }

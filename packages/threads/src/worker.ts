@@ -1,28 +1,38 @@
 /**
  * The thread's side (piscina's task function): loads the handler module once per thread, calls its
  * export with the payload and a context, and answers with the outcome as plain data. Commit points
- * and follow-up posts go back over the task's channel before the answer, in order.
+ * and follow-up posts go back over the thread's notes channel before the answer, in order.
  *
  * @module
  */
-import type { MessagePort } from 'node:worker_threads'
+import { MessageChannel, parentPort, workerData } from 'node:worker_threads'
 import { exportOf } from './exports.js'
-import type { Note, Outcome, Task, TaskContext, ThreadContext } from './wire.js'
-import { toWire } from './wire.js'
+import { readPreload } from './preload.js'
+import type { Note, NotesPortMessage, Outcome, Task, TaskContext, ThreadContext } from './wire.js'
+import { NOTES_PORT, toWire } from './wire.js'
 
 const modules = new Map<string, Promise<Record<string, unknown>>>()
 
+// The modules the pool's tasks used so far are loaded before the thread reports ready (piscina parks
+// an idle thread in Atomics.wait, where nothing loads); a task meets a failed import's error itself.
+const preloads = readPreload((workerData as { preload?: unknown } | null)?.preload)
+for (const href of preloads) modules.set(href, import(href) as Promise<Record<string, unknown>>)
+await Promise.allSettled(modules.values())
+
+// This thread's channel for its tasks' notes, handed to the pool as the thread starts — before piscina
+// reports the thread ready, so before any task of it runs (both go over the parent port, in order).
+const notes = new MessageChannel()
+notes.port1.unref()
+parentPort?.postMessage({ [NOTES_PORT]: notes.port2 } satisfies NotesPortMessage, [notes.port2])
+
 /** Runs one task (piscina calls it on a pool thread). */
 export default async function run(task: Task): Promise<Outcome> {
-  const { port } = task
   try {
     const fn = await handlerOf(task)
-    const value = await fn(task.payload, contextOf(task.context, port))
+    const value = await fn(task.payload, contextOf(task))
     return { ok: true, value: crossable(value) }
   } catch (error) {
     return { ok: false, error: toWire(error) }
-  } finally {
-    port.close()
   }
 }
 
@@ -54,8 +64,9 @@ async function handlerOf(task: Task): Promise<(payload: unknown, ctx: ThreadCont
   return found.fn as (payload: unknown, ctx: ThreadContext) => unknown
 }
 
-function contextOf(context: TaskContext, port: MessagePort): ThreadContext {
-  const send = (note: Note) => port.postMessage(note)
+function contextOf(task: Task): ThreadContext {
+  const context: TaskContext = task.context
+  const send = (note: Note) => notes.port1.postMessage(note)
   let committed = context.committed
   return {
     ...context,
@@ -64,10 +75,10 @@ function contextOf(context: TaskContext, port: MessagePort): ThreadContext {
     },
     commit(checkpoint: unknown = true) {
       committed = checkpoint
-      send({ kind: 'commit', checkpoint })
+      send({ task: task.id, kind: 'commit', checkpoint })
     },
     post(type, payload, options) {
-      send({ kind: 'post', type, payload, options })
+      send({ task: task.id, kind: 'post', type, payload, options })
     },
   }
 }

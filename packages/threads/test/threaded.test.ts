@@ -3,8 +3,15 @@
  * hop, deadlines that terminate a runaway thread, a thread that dies, commit points and follow-ups
  * through the loop, bad modules and options.
  */
-import { createLoop, InvalidArgumentError, type LoopOptions, NonRetryableError, RetryableError } from '@flowing/core'
-import { afterAll, describe, expect, it } from 'vitest'
+import {
+  createLoop,
+  HandlerTimeoutError,
+  InvalidArgumentError,
+  type LoopOptions,
+  NonRetryableError,
+  RetryableError,
+} from '@flowing/core'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { ThreadCrashedError, ThreadModuleError, ThreadPool, threaded, UncloneablePayloadError } from '../src/index.js'
 
 interface Jobs {
@@ -169,6 +176,32 @@ describe('threaded()', () => {
     expect(await loop.request('resumes', 'charge-7')).toEqual({ charged: 'charge-7' })
     await loop.stop()
   })
+
+  it('keeps a commit point made just before its thread was terminated (deadline) or died (exit)', async () => {
+    // A fresh thread loading work.mjs (and @flowing/core) takes ~0.2 s here: the deadline leaves room.
+    const loop = loopOf({ timeoutMs: 1_500 })
+    loop.on('resumes', on('commitThenHang'))
+    const [hung, exited] = await Promise.all([loop.request('resumes', 'spin'), loop.request('resumes', 'exit')])
+    expect(hung).toEqual({ step: 1, of: 'spin' })
+    expect(exited).toEqual({ step: 1, of: 'exit' })
+    expect(loop.metrics().counters.timedOut).toBe(1)
+    await loop.stop()
+  })
+
+  it('starts loading the modules its pool used in a replacement thread, before any task reaches it', async () => {
+    const loads = new BroadcastChannel('flowing-threads-test-loads')
+    const loaded: number[] = []
+    loads.onmessage = (event) => loaded.push((event as { data: number }).data)
+    const single = new ThreadPool({ minThreads: 1, maxThreads: 1, execArgv: [] })
+    const loop = loopOf({ timeoutMs: 300, retry: { maxAttempts: 1 } })
+    loop.on('spin', threaded(new URL('./fixtures/announce.mjs', import.meta.url), { pool: single, export: 'spin' }))
+    expect(await rejection(loop.request('spin', null))).toBeInstanceOf(HandlerTimeoutError)
+    // The spinning thread was terminated; its replacement loads announce.mjs with no task sent to it.
+    await vi.waitFor(() => expect(new Set(loaded).size).toBeGreaterThanOrEqual(3), { timeout: 10_000 })
+    loads.close()
+    await loop.stop()
+    await single.close()
+  }, 15_000)
 
   it('refuses a payload that cannot cross when it is posted, typed and counted', async () => {
     const loop = loopOf()
