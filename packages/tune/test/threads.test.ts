@@ -5,9 +5,10 @@
 import { setDefaultPool, ThreadPool, threaded } from '@flowing/threads'
 import { describe, expect, it } from 'vitest'
 import { parseArgs, resolveTuneOptions } from '../src/args.js'
+import { TuneError } from '../src/errors.js'
 import type { TunerModule } from '../src/module.js'
 import { buildReport } from '../src/report.js'
-import { tune } from '../src/run.js'
+import { type TuneRun, tune } from '../src/run.js'
 import type { MeasuredPoint } from '../src/sweep.js'
 import { judgeThreads, type ThreadsRun } from '../src/threads.js'
 
@@ -32,6 +33,8 @@ describe('flowing-tune --threads', () => {
     const before = new ThreadPool({ maxThreads: 1 })
     setDefaultPool(before)
     const lines: string[] = []
+    // The verdict depends on the machine's noise (a curve still rising is withdrawn): judgeThreads is
+    // tested on fixed points below; here, the sweep's mechanics.
     const run = await tune(
       {
         module: 'cpu-thread.mjs',
@@ -45,7 +48,9 @@ describe('flowing-tune --threads', () => {
       },
       (text) => lines.push(text),
       mod as unknown as TunerModule,
-    )
+    ).catch((error: unknown) => error)
+    if (run instanceof TuneError) expect(run.code).toBe('ERR_FLOWING_TUNE_NO_RECOMMENDATION')
+    else expect((run as TuneRun).threads?.runs.map((r) => r.threads)).toEqual([1, 2])
     expect(told).toEqual([1, 1, 1, 1, 2, 2, 2, 2]) // a warm-up and a trial per worker count
     // Never more threads than the count; the measured trials (each after its warm-up) use them all. A
     // trial's stop aborts its running attempts, which ends their threads: ids differ across trials.
@@ -53,9 +58,9 @@ describe('flowing-tune --threads', () => {
     expect(Math.max(...sizes(1), ...sizes(2).map((n) => n - 1))).toBe(1)
     expect(sizes(1).filter((_, i) => i % 2 === 1)).toEqual([1, 1])
     expect(sizes(2).filter((_, i) => i % 2 === 1)).toEqual([2, 2])
-    expect(run.threads?.runs.map((r) => r.threads)).toEqual([1, 2])
-    expect([1, 2]).toContain(run.threads?.verdict.threads)
-    expect(lines.join('\n')).toMatch(/## Threads[\s\S]*\*\*Recommendation: \d threads? and \d workers\*\*/)
+    expect(lines.join('\n')).toMatch(
+      /## 1 thread\n[\s\S]*## 2 threads\n[\s\S]*## Threads\n[\s\S]*\| threads \| workers \|/,
+    )
     expect(setDefaultPool(undefined)).toBe(before) // the default pool is put back
     await before.close()
   })
