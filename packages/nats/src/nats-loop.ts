@@ -20,7 +20,6 @@ import {
   type Message,
   type MessageMap,
   type MessageType,
-  type MetricsSnapshot,
   type Middleware,
   mergeHeaders,
   NO_HEADERS,
@@ -35,13 +34,15 @@ import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { NatsDeadLetters } from './dead-letters.js'
 import type { Wire } from './internal/codec.js'
+import { makeRunner, ownershipOptions } from './internal/consuming.js'
 import { type FollowUp, NatsContext } from './internal/context.js'
 import { DelayMover } from './internal/delays.js'
 import { Deliveries } from './internal/deliveries.js'
+import { Ownership, type OwnershipBuckets } from './internal/ownership.js'
 import { partitionOf } from './internal/partition.js'
 import { checkDelay, checkPost, type NatsPostOptions } from './internal/post-input.js'
 import { Ids, Publisher } from './internal/publisher.js'
-import { Runner } from './internal/runner.js'
+import type { Runner } from './internal/runner.js'
 import { StreamPressure } from './internal/stream-pressure.js'
 import { pause } from './internal/timers.js'
 import { Topology } from './internal/topology.js'
@@ -82,7 +83,8 @@ export async function createNatsLoop<M extends MessageMap = MessageMap>(
     await topology.ensure(jsm)
     const ledger =
       o.idempotencyTtlMs === undefined ? undefined : await openLedger(nc, topology.keys, o.idempotencyTtlMs)
-    return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger })
+    const buckets = await Ownership.buckets(nc, ownershipOptions(o))
+    return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger, buckets })
   } catch (error) {
     if (own) await nc.close()
     throw error
@@ -100,6 +102,7 @@ async function openLedger(nc: NatsConnection, bucket: string, ttlMs: number): Pr
 }
 
 interface Parts {
+  readonly buckets: OwnershipBuckets
   readonly nc: NatsConnection
   readonly own: boolean
   readonly jsm: JetStreamManager
@@ -125,6 +128,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   readonly #publisher: Publisher
   readonly #deliveries: Deliveries
   readonly #runner: Runner<M>
+  readonly #ownership: Ownership
   readonly #delays: DelayMover
   readonly #followUp: FollowUp
   readonly #pressure: StreamPressure | undefined
@@ -136,7 +140,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   /** @internal Use {@link createNatsLoop}. */
   constructor(parts: Parts) {
     this.#p = parts
-    const { nc, jsm, topology, options: o, ledger } = parts
+    const { nc, jsm, topology, options: o, ledger, buckets } = parts
     this.serverVersion = nc.info?.version ?? 'unknown'
     const js = jsm.jetstream()
     this.#publisher = new Publisher(js, o.maxMessages)
@@ -144,25 +148,15 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       ...o.loop,
       clock: o.clock,
       workers: o.workers,
-      capacity: Math.max(2 * o.partitions, 64),
+      capacity: o.partitions * o.maxAckPending + 64, // every owned partition's messages at once
       autoStart: false,
       ...(ledger === undefined ? {} : { idempotency: { store: ledger, ttlMs: o.idempotencyTtlMs ?? 0 } }),
     })
     this.deadLetters = new NatsDeadLetters(o.clock, jsm, topology, this.#publisher, o.partitions)
-    this.#deliveries = new Deliveries(o.clock, o.leaseMs, (d) => d.release())
-    this.#runner = new Runner<M>({
-      local: this.local,
-      clock: o.clock,
-      js,
-      jsm,
-      topology,
-      partitions: o.partitions,
-      maxDeliveries: o.maxDeliveries,
-      deliveries: this.#deliveries,
-      ledger,
-      deadLetters: this.deadLetters,
-      report: o.onError,
-    })
+    this.#deliveries = new Deliveries(o.clock, o.leaseMs, (d) => this.#runner.leaseLost(d))
+    const wiring = { ...parts, js, local: this.local, deliveries: this.#deliveries, deadLetters: this.deadLetters }
+    this.#runner = makeRunner({ ...wiring, holds: (p, token) => this.#ownership.holds(p, token) })
+    this.#ownership = new Ownership(buckets, ownershipOptions(o), this.#runner)
     this.#delays = new DelayMover(o.clock, js, topology, this.#publisher, o.partitions)
     this.#followUp = (parent, id, type, payload, options) => {
       const wire = this.#wire(id ?? this.#ids.next(), type, payload, options, parent)
@@ -213,13 +207,14 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     return this
   }
 
-  /** Starts pulling every partition and moving due delayed messages. */
+  /** Joins the loop's processes: takes its share of the partitions and consumes them; moves due delays. */
   async start(): Promise<this> {
     if (this.#state !== 'idle') return this
     this.#state = 'running'
     this.local.start()
     this.#deliveries.start()
-    await this.#runner.start()
+    this.#runner.start()
+    await this.#ownership.start()
     await this.#delays.start()
     return this
   }
@@ -317,6 +312,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     return {
       local: this.local.metrics(),
       held: this.#deliveries.size,
+      partitions: this.#runner.partitions,
       ...this.#publisher.counters,
       ...this.#runner.counters,
       leasesLost: this.#deliveries.lost,
@@ -329,12 +325,15 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     if (typeof deadlineMs !== 'number' || !(deadlineMs >= 0)) {
       throw new InvalidArgumentError('options.deadlineMs', 'a number ≥ 0', deadlineMs)
     }
+    const started = this.#state === 'running'
     this.#state = 'stopping'
     this.#pressure?.stop()
     await this.#runner.stopPulling()
     await this.#delays.stop()
     const snapshot = await this.local.stop({ deadlineMs, ...(options?.signal ? { signal: options.signal } : {}) })
     const handedBack = this.#runner.handBack(snapshot.messages)
+    await this.#runner.recordHandBacks()
+    if (started) await this.#ownership.stop() // its partitions go to the others at once
     this.#deliveries.stop()
     await this.#runner.ended()
     await this.#p.nc.flush().catch(() => {})
@@ -347,7 +346,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   }
 
   #context(m: Message<M>, ctx: HandlerContext<M>): NatsContext<M> {
-    return new NatsContext(ctx, this.#deliveries.get(m.id), this.#followUp)
+    return new NatsContext(ctx, this.#deliveries.starting(m.id), this.#followUp)
   }
 
   #wire(

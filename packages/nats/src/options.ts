@@ -35,16 +35,21 @@ export interface NatsLoopOptions {
    * @defaultValue 32
    */
   readonly partitions?: number
-  /**
-   * Handlers this process runs at once (its local loop's workers); at most P messages are held per
-   * process whatever this says.
-   * @defaultValue 8
-   */
+  /** Handlers this process runs at once (its local loop's workers), across its partitions. @defaultValue 8 */
   readonly workers?: number
   /**
-   * How long the server waits for an acknowledgement before it hands a message to another process
-   * (ms). A process extends it while a message runs, backs off or is held by a breaker.
-   * @defaultValue 30_000
+   * Messages of one owned partition held at once (its consumer's `max_ack_pending`), fetched in
+   * batches; the local loop runs one message of a key at a time. @defaultValue 128
+   */
+  readonly maxAckPending?: number
+  /**
+   * How long a process that stopped renewing its membership (dead, frozen, cut off) keeps its
+   * partitions (ms): the bound on a takeover; it lets go a quarter earlier. @defaultValue 6_000
+   */
+  readonly sessionMs?: number
+  /**
+   * How long the server waits for an acknowledgement before it hands a message out again (ms); extended
+   * while a message runs, backs off or is held by a breaker. @defaultValue 30_000
    */
   readonly ackWaitMs?: number
   /**
@@ -56,7 +61,7 @@ export interface NatsLoopOptions {
   /**
    * Deliveries without an outcome after which a message is dead-lettered without running again — a
    * message that kills or freezes its process cannot loop for ever. Every delivery that did not end
-   * counts: crashes, lost leases, hand-backs on stop, a process with no handler for its type.
+   * counts: crashes (across a takeover of the partition), lost leases, no handler for its type.
    * @defaultValue 5
    */
   readonly maxDeliveries?: number
@@ -121,6 +126,8 @@ export interface ResolvedNatsOptions {
   readonly name: string
   readonly partitions: number
   readonly workers: number
+  readonly maxAckPending: number
+  readonly sessionMs: number
   readonly ackWaitMs: number
   readonly leaseMs: number
   readonly maxDeliveries: number
@@ -143,6 +150,8 @@ const KNOWN = [
   'name',
   'partitions',
   'workers',
+  'maxAckPending',
+  'sessionMs',
   'ackWaitMs',
   'leaseMarginMs',
   'maxDeliveries',
@@ -161,18 +170,20 @@ const KNOWN = [
 
 const check = argumentChecks(InvalidArgumentError)
 
+/** Exactly one of `servers` and `connection`; the servers well-formed. */
+function checkTarget(options: NatsLoopOptions): void {
+  const rule = 'given, or else `connection` (exactly one of them)'
+  if ((options.servers === undefined) === (options.connection === undefined)) {
+    throw new InvalidArgumentError('options.servers', rule, options.servers)
+  }
+  if (options.servers !== undefined) checkServers(options.servers)
+}
+
 /** Checks every option and fills in the defaults. */
 export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options)
   check.knownKeys('options', options, KNOWN)
-  if ((options.servers === undefined) === (options.connection === undefined)) {
-    throw new InvalidArgumentError(
-      'options.servers',
-      'given, or else `connection` (exactly one of them)',
-      options.servers,
-    )
-  }
-  if (options.servers !== undefined) checkServers(options.servers)
+  checkTarget(options)
   const name = options.name ?? 'flowing'
   if (typeof name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
     throw new InvalidArgumentError('options.name', '1–64 letters, digits, `_` or `-`', name)
@@ -185,6 +196,8 @@ export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
     name,
     partitions: int('partitions', options.partitions, 32, 1, 4096),
     workers: int('workers', options.workers, 8, 1, 65_536),
+    maxAckPending: int('maxAckPending', options.maxAckPending, 128, 1, 10_000),
+    sessionMs: int('sessionMs', options.sessionMs, 6_000, 500),
     ackWaitMs,
     leaseMs: ackWaitMs - margin,
     maxDeliveries: int('maxDeliveries', options.maxDeliveries, 5, 1),

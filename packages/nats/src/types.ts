@@ -24,6 +24,8 @@ export interface NatsMetrics {
   readonly local: MetricsSnapshot
   /** Messages this process holds from the server now. */
   readonly held: number
+  /** Partitions this process owns (consumes) now. */
+  readonly partitions: number
   /** Messages published (posts, follow-ups, delayed ones moved, replays) and stored. */
   readonly published: number
   /** Publishes the server dropped as duplicates (a message id seen within its window). */

@@ -57,8 +57,8 @@ describeNats('leases and hand-backs (two loops, one name)', () => {
     await b.start()
     await drive(clock, b.drain())
     await drive(clock, a.drain())
-    expect(a.metrics().fenced).toBe(1)
-    expect(a.metrics().leasesLost).toBe(1)
+    expect(a.metrics().fenced).toBeGreaterThanOrEqual(1) // its stale ack (and what it held of the partition when it moved)
+    expect(a.metrics().leasesLost).toBe(1) // the partition then starts over: 1, behind it, is dropped unrun
     // 0 ran in a (not acknowledged), again elsewhere or in a; 1 only after 0's second run.
     expect(runs[0]).toBe('a0')
     const second = runs.findIndex((r, i) => i > 0 && r.endsWith('0'))

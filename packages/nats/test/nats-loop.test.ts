@@ -222,14 +222,20 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     await drive(clock, loop.stop())
   })
 
-  it('refuses to share streams made for another partition count or another ackWaitMs', async () => {
+  it('refuses to share streams made for another partition count or session length; ackWaitMs is each owner’s', async () => {
     await make({ name: 'shared', partitions: 4, ackWaitMs: 5000 })
     const other = createNatsLoop({ servers: server().url, name: 'shared', partitions: 8, ackWaitMs: 5000 })
     await expect(other).rejects.toBeInstanceOf(TopologyError)
     await expect(other).rejects.toThrow(/partitions=4.*partitions=8/)
-    const slower = createNatsLoop({ servers: server().url, name: 'shared', partitions: 4, ackWaitMs: 9000 })
-    await expect(slower).rejects.toThrow(/waits 5000 ms for acks and this process asks for 9000 ms/)
-    await expect(slower).rejects.toMatchObject({ code: 'ERR_FLOWING_NATS_TOPOLOGY', stream: 'shared-work' })
+    await expect(other).rejects.toMatchObject({ code: 'ERR_FLOWING_NATS_TOPOLOGY', stream: 'shared-work' })
+    // Each owner makes its partitions' consumers with its own ack wait: processes need not agree on it.
+    const slower = await createNatsLoop({ servers: server().url, name: 'shared', partitions: 4, ackWaitMs: 9000 })
+    await slower.stop()
+    // But on the session: a process counting on a longer one than the server keeps could act as an
+    // owner after another took over.
+    const longer = createNatsLoop({ servers: server().url, name: 'shared', partitions: 4, sessionMs: 9000 })
+    await expect(longer).rejects.toThrow(/sessions last 6000 ms and this process asks for 9000 ms \(sessionMs\)/)
+    await expect(longer).rejects.toMatchObject({ code: 'ERR_FLOWING_NATS_TOPOLOGY', stream: 'KV_shared-members' })
   })
 
   it('names the rejected value of an unknown option, as every package does, not its name', async () => {

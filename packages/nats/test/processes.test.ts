@@ -42,7 +42,7 @@
  * process meanwhile (the runner checks such a delivery with the server first).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -57,6 +57,8 @@ const WORKER = fileURLToPath(new URL('./process/worker.ts', import.meta.url))
 const HERE = fileURLToPath(new URL('.', import.meta.url))
 const P = 16
 const ACK_WAIT_MS = 3_000
+// A frozen or dead worker's partitions go to the others after its session: as long as the ack wait.
+const SESSION_MS = ACK_WAIT_MS
 const KEYS = 200
 const PER_KEY = 15 // 3000 load messages
 const BATCH = 50 // posts at once (distinct keys: per key, one post at a time, in order)
@@ -234,7 +236,16 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
   })
 
   const spawnWorker = (name: string, partitions: number, log: string, under = dir): Worker => {
-    const w = new Worker({ url: server().url, name, partitions, ackWaitMs: ACK_WAIT_MS, workers: 8, dir: under, log })
+    const w = new Worker({
+      url: server().url,
+      name,
+      partitions,
+      ackWaitMs: ACK_WAIT_MS,
+      sessionMs: SESSION_MS,
+      workers: 8,
+      dir: under,
+      log,
+    })
     workers.push(w)
     return w
   }
@@ -250,7 +261,7 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
     async function scenario(nats: NatsServer): Promise<Outcome> {
       const began = Date.now()
       const name = 'procs'
-      const common = { servers: nats.url, name, partitions: P, ackWaitMs: ACK_WAIT_MS }
+      const common = { servers: nats.url, name, partitions: P, ackWaitMs: ACK_WAIT_MS, sessionMs: SESSION_MS }
       const prod = await createNatsLoop<WorkMessages>({ ...common, onError: () => {} }) // makes the streams
       loops.push(prod)
       const three = [0, 1, 2].map((i) => spawnWorker(name, P, join(dir, `w${i}.log`)))
@@ -300,7 +311,7 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
       const deadAt = Date.now() // a process busy in the kernel may die a little after the signal
       const others = three.filter((w) => w !== killed)
       await probeLine(others, /end pk-1$/, 30_000)
-      await sleep(killAt + ACK_WAIT_MS + 1_500 - Date.now()) // what the killed worker held is redelivered
+      await sleep(killAt + SESSION_MS + 2_000 - Date.now()) // what the killed worker held is redelivered
 
       // The freeze: the worker that starts the `freeze` probe is stopped while it sleeps before the
       // effect, and thawed while the other one runs the redelivered copy (which sleeps 4 s after it).
@@ -469,7 +480,7 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
       expect(disorder).toEqual([])
     })
 
-    it('redelivers what a killed worker held within ackWaitMs + 1 s, in another process', () => {
+    it('redelivers what a killed worker held within its session + 1.5 s, in another process', () => {
       const delays: number[] = []
       for (const runs of out.runs.values()) {
         const cut = runs.find((r) => r.pid === out.killedPid && r.end === out.deadAt)
@@ -484,13 +495,14 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
       console.log(
         `redelivery after kill -9: probe ${probe} ms; the ${delays.length} runs cut: max ${Math.max(...delays)} ms`,
       )
-      expect(probe).toBeLessThanOrEqual(ACK_WAIT_MS + 1_000)
-      expect(Math.max(...delays)).toBeLessThanOrEqual(ACK_WAIT_MS + 1_000)
+      // The session lapses; the next look (a quarter session) takes the partitions and remakes their
+      // consumers, which hand out what the dead worker held at once.
+      expect(probe).toBeLessThanOrEqual(SESSION_MS + 1_500)
+      expect(Math.max(...delays)).toBeLessThanOrEqual(SESSION_MS + 1_500)
     })
 
     it('a worker thawed after its lease lapsed does not ack its stale message, nor free its partition early', () => {
       const after = out.final.get(out.frozenPid) as Metrics
-      expect(after.leasesLost - out.frozenBefore.leasesLost).toBeGreaterThanOrEqual(1)
       expect(after.fenced - out.frozenBefore.fenced).toBeGreaterThanOrEqual(1)
       const pf = [...(out.runs.get('pf-0') ?? [])].sort((a, b) => a.start - b.start)
       const [staleRun, rerun] = [pf[0] as Run, pf[1] as Run]
@@ -554,6 +566,7 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
         name,
         partitions: 1,
         ackWaitMs: ACK_WAIT_MS,
+        sessionMs: SESSION_MS,
         onError: () => {},
       })
       loops.push(prod)
@@ -569,8 +582,9 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
       a.signal('SIGCONT')
       await probeLine([a, b], /end ps-1$/, 20_000)
       await sleep(ACK_WAIT_MS) // b's copy of ps-0 ends
+      // A worker that ran nothing has written no log at all.
       const lines = ['a.log', 'b.log'].flatMap((f) =>
-        readFileSync(join(under, f), 'utf8')
+        (existsSync(join(under, f)) ? readFileSync(join(under, f), 'utf8') : '')
           .split('\n')
           .map(parseLine)
           .filter((l): l is Line => l !== undefined),

@@ -22,8 +22,8 @@ describeNats('NatsLoop.stop({ deadlineMs: 0 })', () => {
     await a.start()
     for (let n = 0; n < 8; n++) await a.post('step', { n }, { key: `k${n}` })
     const deadline = Date.now() + 5_000
-    while (a.metrics().held < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
-    expect(a.metrics()).toMatchObject({ held: 4 }) // one per partition: 1 running, 3 queued locally
+    while (a.metrics().held < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    expect(a.metrics()).toMatchObject({ held: 8, partitions: 4 }) // it owns all 4: 1 running, 7 queued locally
     await a.stop({ deadlineMs: 0 })
     const b = await createNatsLoop<Messages>({ ...options, loop: { logger: false } })
     const seen: number[] = []

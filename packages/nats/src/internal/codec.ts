@@ -112,7 +112,7 @@ export function decode(headers: MsgHdrs | undefined, body: Uint8Array, clock: Cl
 }
 
 /** The message as the local loop re-admits it (`loop.readmit`). */
-export function toSnapshotMessage(w: Wire, checkpoint: unknown): SnapshotMessage {
+export function toSnapshotMessage(w: Wire, checkpoint: unknown, waitMs?: number): SnapshotMessage {
   return {
     id: w.id,
     type: w.type,
@@ -121,7 +121,8 @@ export function toSnapshotMessage(w: Wire, checkpoint: unknown): SnapshotMessage
     priority: w.priority,
     traceId: w.traceId,
     hops: w.hops,
-    state: 'queued',
+    state: waitMs === undefined ? 'queued' : 'retry-scheduled',
+    ...(waitMs === undefined ? {} : { dueInMs: waitMs }),
     attempts: [],
     ...(w.idempotencyKey === undefined ? {} : { idempotencyKey: w.idempotencyKey }),
     ...(checkpoint === undefined ? {} : { checkpoint }),

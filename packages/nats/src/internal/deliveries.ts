@@ -27,6 +27,12 @@ export interface Delivery {
   readonly wire: Wire
   /** Its partition. */
   readonly partition: number
+  /** The ownership of the partition it came under (the owner key's revision). */
+  readonly token: number
+  /** Its message's id in the local loop, once admitted there. */
+  localId?: string
+  /** Its handler started (in this process). */
+  started?: boolean
   /** When the lease was last extended (monotonic ms). */
   extendedAt: number
   /** The lease lapsed: this process must not acknowledge it. */
@@ -37,7 +43,7 @@ export interface Delivery {
   followUpAttempt: number
   /** How many follow-ups that attempt posted (their ids are `<id>>n`). */
   followUpCount: number
-  /** Releases the partition's pull loop (called once, when the delivery ends or its lease is lost). */
+  /** Lets the delivery go from its partition's held set (when it ends or is given up). */
   readonly release: () => void
 }
 
@@ -121,6 +127,13 @@ export class Deliveries {
   /** The delivery of a local message, if this process holds it. */
   get(localId: string): Delivery | undefined {
     return this.#byId.get(localId)
+  }
+
+  /** The delivery of a local message whose handler starts now, marked so (if this process holds it). */
+  starting(localId: string): Delivery | undefined {
+    const d = this.#byId.get(localId)
+    if (d !== undefined) d.started = true
+    return d
   }
 
   /** Lets a delivery go; returns it, if it was held. */

@@ -6,9 +6,9 @@
  *   is the session timeout, and rewrites it a few times per timeout. A process that stops deletes it;
  *   one that dies, freezes or loses the server falls out when its key ages out.
  * - **Owners.** `p.<partition>` in `<name>-owners` names the partition's owner; the key's revision is
- *   the ownership's fencing token. A partition's desired owner is the live member with the highest
- *   rendezvous hash of (member, partition): when members come and go, only the partitions whose winner
- *   changed move.
+ *   the ownership's fencing token. Partitions are assigned by rendezvous hashing of (member,
+ *   partition), capped at each member's share (`assign`): balanced, the same in every process that
+ *   sees the same members, and moving few partitions when members come and go.
  * - **Claims and releases.** The desired owner writes the owner key by compare-and-set — created when
  *   absent, updated when its owner is no longer a member (a takeover). A live owner that is no longer
  *   the desired one releases: it stops taking the partition's messages, lets its running ones end
@@ -24,7 +24,9 @@
 import type { Clock } from '@flowing/core'
 import { type KV, type KvEntry, Kvm } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { every } from './timers.js'
+import { TopologyError } from '../errors.js'
+import { assign } from './assignment.js'
+import { every, within } from './timers.js'
 
 /** What the owner of a partition does when it gains or loses one. */
 export interface OwnershipHandlers {
@@ -52,6 +54,12 @@ export interface OwnershipOptions {
   readonly report: (error: unknown) => void
 }
 
+/** The loop's member and owner buckets (the owners bucket also keeps the crash counts). */
+export interface OwnershipBuckets {
+  readonly members: KV
+  readonly owners: KV
+}
+
 /** The fraction of the session a process gives itself: it lets go before the server forgets it. */
 const SESSION_MARGIN = 0.25
 
@@ -69,35 +77,51 @@ export class Ownership {
   // The members seen at the last look.
   #live: ReadonlySet<string> = new Set()
   #lastBeat = Number.NEGATIVE_INFINITY
+  // Partitions whose tokens a lapsed session voided, until their owner keys are cleared.
+  readonly #voided = new Map<number, number>()
   #stopTicker: (() => void) | undefined
   readonly #watches: { stop(): void }[] = []
   #running: Promise<void> = Promise.resolve()
   #again = false
   #stopped = false
 
-  private constructor(member: string, o: OwnershipOptions, members: KV, owners: KV, handlers: OwnershipHandlers) {
-    this.member = member
+  constructor(buckets: OwnershipBuckets, o: OwnershipOptions, handlers: OwnershipHandlers) {
+    this.member = globalThis.crypto.randomUUID().replaceAll('-', '')
     this.#o = o
-    this.#members = members
-    this.#owners = owners
+    this.#members = buckets.members
+    this.#owners = buckets.owners
     this.#handlers = handlers
   }
 
   /** Opens (or creates) the loop's member and owner buckets. */
-  static async open(nc: NatsConnection, o: OwnershipOptions, handlers: OwnershipHandlers): Promise<Ownership> {
+  static async buckets(nc: NatsConnection, o: OwnershipOptions): Promise<OwnershipBuckets> {
     const kvm = new Kvm(nc)
     const members = await kvm.create(`${o.name}-members`, { history: 1, ttl: o.sessionMs, replicas: o.replicas })
+    // A process that counted on a longer session than the server keeps its key could still act as an
+    // owner after another took over: every process of the loop must agree.
+    const { ttl } = await members.status()
+    if (ttl !== o.sessionMs) {
+      throw new TopologyError(
+        `KV_${o.name}-members`,
+        `its members' sessions last ${ttl} ms and this process asks for ${o.sessionMs} ms (sessionMs) — give every process the same sessionMs, or delete the bucket while no process runs to change it`,
+      )
+    }
     const owners = await kvm.create(`${o.name}-owners`, { history: 1, replicas: o.replicas })
-    const member = globalThis.crypto.randomUUID().replaceAll('-', '')
-    return new Ownership(member, o, members, owners, handlers)
+    return { members, owners }
+  }
+
+  /** Opens the buckets and makes a member (not yet joined: see {@link Ownership.start}). */
+  static async open(nc: NatsConnection, o: OwnershipOptions, handlers: OwnershipHandlers): Promise<Ownership> {
+    return new Ownership(await Ownership.buckets(nc, o), o, handlers)
   }
 
   /** Joins: writes its member key, claims its share, and keeps both up (a few times per session). */
   async start(): Promise<void> {
     await this.#beat()
     this.#stopTicker = every(this.#o.clock, Math.max(50, this.#o.sessionMs / 4), () => {
-      // Not through the chain of looks, which a hung request could hold: a lapsed session lets go now.
-      if (!this.#fresh()) void this.#dropAll()
+      // Not through the chain of looks, which a long release or a hung request could hold: the
+      // session is renewed on time, and a lapsed one lets go now.
+      void this.#beat()
       this.#schedule()
     })
     // A join, a leave or a release elsewhere: look again at once (an aged-out member has no event;
@@ -157,7 +181,7 @@ export class Ownership {
       this.#again = false
       if (this.#stopped) return
       // A look that a lost connection holds up is given up after a session: the next one starts over.
-      const look = this.#beat().then(() => this.#look())
+      const look = this.#look()
       await within(this.#o.clock, this.#o.sessionMs, look.catch(this.#o.report))
     })
     this.#running.catch(this.#o.report)
@@ -165,32 +189,46 @@ export class Ownership {
 
   // Rewrites the member key; a session that lapsed first (frozen, cut off) voids every token.
   async #beat(): Promise<void> {
+    if (this.#stopped) return
     if (!this.#fresh()) await this.#dropAll()
     const sent = this.#o.clock.now()
     try {
       await this.#members.put(`m.${this.member}`, sent.toString())
-      this.#lastBeat = sent
+      this.#lastBeat = Math.max(this.#lastBeat, sent)
     } catch (error) {
       this.#o.report(error)
     }
   }
 
   async #dropAll(): Promise<void> {
-    const dropped = [...this.#owned.keys()]
+    const dropped = [...this.#owned]
     this.#owned.clear()
-    for (const p of dropped) await this.#handlers.lost(p, false).catch(this.#o.report)
+    for (const [p, token] of dropped) {
+      this.#voided.set(p, token)
+      await this.#handlers.lost(p, false).catch(this.#o.report)
+    }
+  }
+
+  // Owner keys still naming this process under a token its lapsed session voided: a live member's key
+  // is waited for by the others, so it deletes them (compare-and-set: unless taken meanwhile).
+  async #clearVoided(): Promise<void> {
+    for (const [p, token] of [...this.#voided]) {
+      this.#voided.delete(p)
+      await this.#owners.delete(`p.${p}`, { previousSeq: token }).catch(() => {})
+    }
   }
 
   // Compares what it owns with what it should, and moves the difference.
   async #look(): Promise<void> {
     if (!this.#fresh()) return
+    await this.#clearVoided()
     const live = await this.#liveMembers()
     live.add(this.member)
     this.#live = live
-    const ranked = [...live].sort()
+    const owners = assign([...live].sort(), this.#o.partitions)
     const moves: Promise<void>[] = []
     for (let p = 0; p < this.#o.partitions; p++) {
-      const desired = ownerOf(ranked, p)
+      const desired = owners[p]
       const owned = this.#owned.has(p)
       if (owned && desired !== this.member && !this.#releasing.has(p)) moves.push(this.#release(p))
       else if (!owned && desired === this.member) moves.push(this.#claim(p, live))
@@ -221,7 +259,13 @@ export class Ownership {
       }
       if (this.#stopped || this.#owned.has(p)) return
       this.#owned.set(p, token)
-      await this.#handlers.gained(p, token, takenOver)
+      await this.#handlers.gained(p, token, takenOver).catch(async (error: unknown) => {
+        // It could not take the partition up (the server went away): it gives the claim back, and a
+        // later look claims it again.
+        this.#owned.delete(p)
+        await this.#owners.delete(key, { previousSeq: token }).catch(() => {})
+        throw error
+      })
     } catch (error) {
       // Another process won the compare-and-set, or the server is away: the next look tries again.
       if (!isConflict(error)) this.#o.report(error)
@@ -243,46 +287,6 @@ export class Ownership {
       if (!isConflict(error)) this.#o.report(error)
     })
   }
-}
-
-/** `work`, or nothing once `ms` passed on `clock` (what it then does is no longer waited for). */
-function within(clock: Clock, ms: number, work: Promise<void>): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = clock.setTimeout(resolve, ms)
-    work.finally(() => {
-      clock.clearTimeout(timer)
-      resolve()
-    })
-  })
-}
-
-/** The member with the highest rendezvous hash for partition `p` (`members` sorted, not empty). */
-export function ownerOf(members: readonly string[], p: number): string {
-  let best = members[0] as string
-  let bestScore = -1
-  for (const m of members) {
-    const score = fnv1a(`${m}/${p}`)
-    if (score > bestScore) {
-      best = m
-      bestScore = score
-    }
-  }
-  return best
-}
-
-/** FNV-1a, 32 bits, then murmur3's finalizer (names that differ in one last character must spread). */
-function fnv1a(text: string): number {
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
-  }
-  h ^= h >>> 16
-  h = Math.imul(h, 0x85ebca6b)
-  h ^= h >>> 13
-  h = Math.imul(h, 0xc2b2ae35)
-  h ^= h >>> 16
-  return h >>> 0
 }
 
 // A compare-and-set lost to another writer (wrong last sequence, or the key exists).

@@ -1,75 +1,38 @@
 /**
- * The consuming side of a distributed loop in one process: a pull loop per partition takes the
- * partition's one pending message, re-admits it into the local loop (`loop.readmit`, so its trace,
- * hops and idempotency key continue and a redelivery takes its key over), and waits for its outcome
- * there; the outcome settles it with the server — acknowledged once its follow-ups (and, for a dead
- * letter, the letter) are stored, and only while its lease holds.
+ * The consuming side of a distributed loop in one process: for each partition it owns (see
+ * `ownership.ts`), a consumer of its own takes up to `maxAckPending` of the partition's messages at
+ * once, in batches, and re-admits each into the local loop (`loop.readmit`, so its trace, hops and
+ * idempotency key continue and a redelivery takes its key over) — which runs one message of a key at
+ * a time, in stream order, and keeps a failed one's retries on its key. Each outcome settles its
+ * message with the server: acknowledged once its follow-ups (and, for a dead letter, the letter) are
+ * stored, and only while both its lease and its partition's ownership hold.
  *
- * Retries back off in the local loop while the lease is extended, so the partition stays blocked and
- * no later message of the key overtakes a failed one; a process that dies meanwhile lets the server
- * hand the message to another after `ack_wait`, where it starts again with a fresh attempt count (the
- * delivery count, capped by `maxDeliveries`, stops a message that keeps killing its process).
+ * When the partition goes to another owner, what this process holds of it is dropped (a graceful
+ * handover first lets it end); the new owner's consumer gets what was not acknowledged, at once and in
+ * stream order, and a takeover from a dead owner counts those deliveries (`crash-counts.ts`), so
+ * `maxDeliveries` still stops a message that keeps killing its process.
  *
  * @module
  */
-import {
-  type Clock,
-  type DeadLetter,
-  deadLetterOf,
-  errorInfo,
-  type Loop,
-  type Message,
-  type MessageMap,
-  type SnapshotMessage,
-} from '@flowing/core'
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
-import type { NatsDeadLetters } from '../dead-letters.js'
-import { DeliveryError, DeliveryLimitError } from '../errors.js'
-import type { KvIdempotencyStore } from '../kv-ledger.js'
+import { type DeadLetter, type Message, type MessageMap, type SnapshotMessage, wallNow } from '@flowing/core'
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream'
+import { DeliveryError } from '../errors.js'
 import { decode, toSnapshotMessage, type Wire } from './codec.js'
-import type { Deliveries, Delivery } from './deliveries.js'
+import type { Delivery } from './deliveries.js'
+import type { OwnershipHandlers } from './ownership.js'
+import type { Owned, RunnerCounters, RunnerParts } from './runner-parts.js'
+import { Settler } from './settler.js'
 import { pause } from './timers.js'
-import type { Topology } from './topology.js'
 
-/** The counters of the consuming side. */
-export interface RunnerCounters {
-  received: number
-  acked: number
-  nakked: number
-  fenced: number
-  redelivered: number
-  deadLettered: number
-  undecodable: number
-  skipped: number
-}
-
-/** What a runner works with. */
-export interface RunnerParts<M extends MessageMap> {
-  readonly local: Loop<M>
-  /** The loop's clock: leases, letters, the pull loops' back-off. */
-  readonly clock: Clock
-  readonly js: JetStreamClient
-  readonly jsm: JetStreamManager
-  readonly topology: Topology
-  readonly partitions: number
-  readonly maxDeliveries: number
-  readonly deliveries: Deliveries
-  readonly ledger: KvIdempotencyStore | undefined
-  readonly deadLetters: NatsDeadLetters
-  /** Told of what went wrong without a caller to throw to (a letter not stored, a bad message). */
-  readonly report: (error: unknown) => void
-}
-
-/** Pulls every partition and settles what it pulled. */
-export class Runner<M extends MessageMap> {
+/** Consumes the partitions this process owns and settles what it took. */
+export class Runner<M extends MessageMap> implements OwnershipHandlers {
   readonly #p: RunnerParts<M>
-  readonly #iterators: ConsumerMessages[] = []
-  readonly #loops: Promise<void>[] = []
+  readonly #owned = new Map<number, Owned>()
   // The delivery being re-admitted: an outcome reported before `readmit` returns belongs to it.
   #admitting: Delivery | undefined
   #admittingEnded = false
   #pulling = false
-  readonly #unsent: Delivery[] = []
+  readonly #settler: Settler
   readonly counters: RunnerCounters = {
     received: 0,
     acked: 0,
@@ -83,82 +46,181 @@ export class Runner<M extends MessageMap> {
 
   constructor(parts: RunnerParts<M>) {
     this.#p = parts
+    this.#settler = new Settler(parts, this.counters)
     const events = parts.local.events
     events.on('succeeded', (m) => this.#ended(m, undefined))
     events.on('dropped', (m, reason) => {
       if (reason === 'duplicate') this.counters.skipped++ // its idempotency key is done elsewhere
       this.#ended(m, undefined)
     })
-    // `cancelled` comes only from the local loop's stop: such a message is not done — it stays held
-    // until `handBack` returns it to the server.
+    // `cancelled` comes from the local loop's stop or from a lost partition: such a message is not
+    // done — its partition's next owner gets it.
     events.on('dead-lettered', (m, letter) => this.#ended(m, letter))
   }
 
-  /** Starts a pull loop on every partition. */
-  async start(): Promise<void> {
+  /** Lets partitions gained from now on be consumed. */
+  start(): void {
     this.#pulling = true
-    for (let p = 0; p < this.#p.partitions; p++) {
-      this.#iterators[p] = await this.#consume(p)
-      this.#loops.push(this.#pull(p))
-    }
   }
 
-  /** Stops pulling; resolves once every pull loop has let its delivery go. */
+  /** Stops consuming every partition (what is held runs on until the local loop stops). */
   async stopPulling(): Promise<void> {
     this.#pulling = false
-    for (const it of this.#iterators) it.stop()
+    for (const o of this.#owned.values()) this.#stopConsuming(o)
   }
 
-  /** Waits for the pull loops to end (after {@link Runner.stopPulling} and the local loop's stop). */
+  /** Waits for the consuming loops to end (after {@link Runner.stopPulling}). */
   async ended(): Promise<void> {
-    await Promise.allSettled(this.#loops)
+    await Promise.allSettled([...this.#owned.values()].map((o) => o.loop))
+  }
+
+  /** Partitions consumed now. */
+  get partitions(): number {
+    return this.#owned.size
   }
 
   /**
-   * Hands every delivery still held back to the server (after the local loop stopped), each after
-   * what it still had to wait; returns how many.
+   * Gives up every delivery still held (after the local loop stopped), each handed back after what it
+   * still had to wait; returns how many.
    */
   handBack(unfinished: readonly SnapshotMessage[]): number {
-    const wait = new Map(unfinished.map((sm) => [sm.id, sm.dueInMs ?? 0]))
-    let handed = 0
-    for (const [id, d] of [...this.#p.deliveries.entries()]) {
-      this.#p.deliveries.take(id)
-      this.#forget(d)
-      if (this.#nak(d, Math.ceil(wait.get(id) ?? 0))) handed++
+    return this.#settler.handBack(unfinished)
+  }
+
+  /** Stores the waits of what {@link Runner.handBack} handed back, for the partitions' next owners. */
+  recordHandBacks(): Promise<void> {
+    return this.#settler.recordHandBacks()
+  }
+
+  /** The connection is back: the acknowledgements held while it was down go, if their leases hold. */
+  reconnected(): void {
+    this.#settler.reconnected()
+  }
+
+  /** Ownership gained: replaces the partition's consumer with its own and starts consuming. */
+  async gained(p: number, token: number, takenOver: boolean): Promise<void> {
+    const { jsm, topology, handovers, maxAckPending } = this.#p
+    const retired = await topology.own(jsm, p, token, maxAckPending)
+    const past = await handovers.gained(p, takenOver ? retired : [])
+    const o: Owned = {
+      p,
+      token,
+      held: new Set(),
+      past,
+      iterator: await this.#consume(p, token),
+      pulling: this.#pulling,
+      restarting: false,
+      loop: Promise.resolve(),
     }
-    return handed
+    this.#owned.set(p, o)
+    o.loop = this.#pull(o)
   }
 
-  #consume(p: number): Promise<ConsumerMessages> {
-    const { js, topology } = this.#p
-    return js.consumers.get(topology.work, topology.consumer(p)).then((c) => c.consume({ max_messages: 1 }))
+  /**
+   * A held message's lease lapsed (a freeze, a blocked event loop): the server hands it out again, and
+   * what this process holds behind it on its keys must not run first. So the partition starts over:
+   * everything held of it is dropped, and its consumer made afresh hands out, in stream order, all
+   * that was not acknowledged.
+   */
+  leaseLost(d: Delivery): void {
+    const o = this.#owned.get(d.partition)
+    if (o === undefined || o.token !== d.token || o.restarting) return
+    o.restarting = true
+    this.#stopConsuming(o)
+    for (const held of [...o.held]) this.#drop(held)
+    void this.#restart(o)
   }
 
-  // One partition's loop: a delivery at a time. The client re-pulls across reconnects by itself; if
-  // the iteration still ends or breaks (its consumer deleted and made again, say), it starts over.
-  async #pull(p: number): Promise<void> {
-    while (this.#pulling) {
+  // Remakes the partition's consumer (the server may be away a while: tries until it answers or the
+  // partition is lost), then consumes again.
+  async #restart(o: Owned): Promise<void> {
+    await o.loop
+    const { jsm, topology, maxAckPending } = this.#p
+    while (this.#owned.get(o.p) === o) {
       try {
-        for await (const jm of this.#iterators[p] as ConsumerMessages) {
-          if (!this.#pulling) {
-            jm.nak()
-            continue
-          }
-          await this.#receive(jm, p)
+        await topology.own(jsm, o.p, o.token, maxAckPending, true)
+        o.iterator = await this.#consume(o.p, o.token)
+        break
+      } catch (error) {
+        this.#p.report(error)
+        await pause(this.#p.clock, 500)
+      }
+    }
+    o.restarting = false
+    if (this.#owned.get(o.p) !== o) return // lost meanwhile
+    o.pulling = this.#pulling
+    o.loop = this.#pull(o)
+  }
+
+  /**
+   * Ownership lost: stops consuming; a graceful handover drops what has not started and lets what
+   * runs end first (bounded), then whatever is still held is dropped here — never acknowledged — for
+   * the next owner to run.
+   */
+  async lost(p: number, graceful: boolean): Promise<void> {
+    const o = this.#owned.get(p)
+    if (o === undefined) return
+    this.#stopConsuming(o)
+    if (graceful) {
+      // What has not started is simply not run here; what runs may end and be acknowledged first.
+      for (const d of [...o.held]) if (!d.started) this.#drop(d)
+      await this.#drained(o)
+    }
+    this.#owned.delete(p)
+    for (const d of [...o.held]) this.#drop(d)
+  }
+
+  #stopConsuming(o: Owned): void {
+    o.pulling = false
+    o.iterator.stop()
+  }
+
+  async #drained(o: Owned): Promise<void> {
+    const until = this.#p.clock.now() + this.#p.handoverMs
+    while (o.held.size > 0 && this.#p.clock.now() < until) await pause(this.#p.clock, 10)
+  }
+
+  // Not this process's any more: cancelled locally (a running handler's signal aborts), never acked.
+  #drop(d: Delivery): void {
+    d.lost = true
+    // Forgotten first: the cancel must not write its idempotency key as ended in the shared ledger —
+    // the next owner runs the message.
+    this.#settler.forget(d)
+    if (d.localId !== undefined && this.#p.deliveries.take(d.localId) === d) this.#p.local.cancel(d.localId)
+    this.counters.fenced++
+    d.release()
+  }
+
+  #consume(p: number, token: number): Promise<ConsumerMessages> {
+    const { js, topology, maxAckPending } = this.#p
+    return js.consumers
+      .get(topology.work, topology.consumer(p, token))
+      .then((c) => c.consume({ max_messages: Math.min(256, maxAckPending) }))
+  }
+
+  // One partition's loop: takes its messages in stream order and admits each (the local loop runs
+  // them). The client re-pulls across reconnects by itself; if the iteration still ends or breaks, it
+  // starts over while the partition is owned.
+  async #pull(o: Owned): Promise<void> {
+    while (o.pulling) {
+      try {
+        for await (const jm of o.iterator) {
+          if (!o.pulling) continue // not acked: the next owner's consumer gets it
+          await this.#receive(jm, o)
         }
       } catch (error) {
         this.#p.report(error)
       }
-      if (!this.#pulling) return
+      if (!o.pulling) return
       await pause(this.#p.clock, 500)
-      this.#iterators[p] = await this.#consume(p).catch((error: unknown) => {
+      o.iterator = await this.#consume(o.p, o.token).catch((error: unknown) => {
         this.#p.report(error)
-        return this.#iterators[p] as ConsumerMessages
+        return o.iterator
       })
     }
   }
 
-  async #receive(jm: JsMsg, p: number): Promise<void> {
+  async #receive(jm: JsMsg, o: Owned): Promise<void> {
     this.counters.received++
     let wire: Wire
     try {
@@ -171,66 +233,62 @@ export class Runner<M extends MessageMap> {
       jm.ack()
       return
     }
-    if (this.#p.deliveries.suspect(this.#p.clock.now()) && (await this.#stale(jm, p))) {
-      this.counters.fenced++ // handed to another process while this one was frozen: not ours to run
+    const now = this.#p.clock.now()
+    // Just after a gap (a freeze, a blocked event loop) leases may have lapsed unnoticed: look first —
+    // a lapse starts the partition over, and this delivery is then not to be run.
+    if (this.#p.deliveries.suspect(now)) this.#p.deliveries.sweep(now)
+    if (!o.pulling) return
+    if (!this.#p.holds(o.p, o.token)) {
+      this.counters.fenced++ // buffered before the partition went elsewhere (a freeze): not ours to run
       return
     }
-    const count = jm.info.deliveryCount
+    const count = jm.info.deliveryCount + (o.past.crashes.get(jm.seq) ?? 0)
     if (count > 1) this.counters.redelivered++
-    if (count > this.#p.maxDeliveries) return this.#deadLetterUnfinished(jm, wire, count)
-    const checkpoint = count > 1 ? await this.#checkpointOf(wire) : undefined
-    await new Promise<void>((release) => this.#admit(jm, wire, p, checkpoint, once(release)))
+    if (count > this.#p.maxDeliveries) return this.#settler.deadLetterUnfinished(jm, wire, count)
+    const checkpoint = count > 1 ? await this.#settler.checkpointOf(wire) : undefined
+    const waitMs = (o.past.waits.get(jm.seq) ?? 0) - wallNow(this.#p.clock) // a handed-back retry's rest
+    this.#admit(jm, wire, o, checkpoint, waitMs > 0 ? waitMs : undefined)
   }
 
-  // The server gives every delivery, redeliveries too, the consumer's next sequence: one past this
-  // delivery's means the message went out again since.
-  async #stale(jm: JsMsg, p: number): Promise<boolean> {
-    const { jsm, topology } = this.#p
-    const info = await jsm.consumers.info(topology.work, topology.consumer(p)).catch(() => undefined)
-    return info === undefined || info.delivered.consumer_seq > jm.info.deliverySequence
-  }
-
-  // A redelivered message resumes after the commit point its last holder reached.
-  async #checkpointOf(wire: Wire): Promise<unknown> {
-    if (wire.idempotencyKey === undefined || this.#p.ledger === undefined) return undefined
-    const entry = await this.#p.ledger.peek(wire.idempotencyKey).catch(() => undefined)
-    return entry?.state === 'committed' ? entry.checkpoint : undefined
-  }
-
-  #admit(jm: JsMsg, wire: Wire, partition: number, checkpoint: unknown, release: () => void): void {
+  #admit(jm: JsMsg, wire: Wire, o: Owned, checkpoint: unknown, waitMs: number | undefined): void {
     const d: Delivery = {
       jm,
       wire,
-      partition,
+      partition: o.p,
+      token: o.token,
       extendedAt: this.#p.clock.now(),
       lost: false,
       followUps: [],
       followUpAttempt: 0,
       followUpCount: 0,
-      release,
+      release: () => o.held.delete(d),
     }
+    o.held.add(d)
     if (wire.idempotencyKey !== undefined) this.#p.ledger?.expect(wire.idempotencyKey, wire.id)
     this.#admitting = d
     this.#admittingEnded = false
     let m: Message<M> | undefined
     try {
-      m = this.#p.local.readmit(toSnapshotMessage(wire, checkpoint))
+      m = this.#p.local.readmit(toSnapshotMessage(wire, checkpoint, waitMs))
     } catch (error) {
       // No handler for its type here, or its idempotency key still held by a stale copy: later.
       this.#p.report(new DeliveryError(wire.id, wire.type, 'handed back', error))
-      this.#forget(d)
-      this.#nak(d, 1000)
+      this.#settler.forget(d)
+      this.#settler.nak(d, 1000)
       return
     } finally {
       this.#admitting = undefined
     }
     if (m === undefined) {
       this.counters.skipped++ // its idempotency key is done: it ran to an end elsewhere
-      this.#forget(d)
-      this.#ack(d)
+      this.#settler.forget(d)
+      this.#settler.ack(d)
       return
     }
-    if (!this.#admittingEnded) this.#p.deliveries.add(m.id, d)
+    if (!this.#admittingEnded) {
+      d.localId = m.id
+      this.#p.deliveries.add(m.id, d)
+    }
   }
 
   #ended(m: Message<M>, letter: DeadLetter | undefined): void {
@@ -240,87 +298,7 @@ export class Runner<M extends MessageMap> {
       this.#admittingEnded = true
     }
     if (d === undefined) return
-    this.#forget(d)
-    this.#settle(d, letter).catch(this.#p.report)
-  }
-
-  async #settle(d: Delivery, letter: DeadLetter | undefined): Promise<void> {
-    if (!this.#p.deliveries.valid(d, this.#p.clock.now())) {
-      this.counters.fenced++ // the server's again: no letter, no ack from here
-      d.release()
-      return
-    }
-    try {
-      if (d.followUps.length > 0) await Promise.all(d.followUps)
-      if (letter !== undefined) await this.#p.deadLetters.publish({ ...letter, id: d.wire.id }, d.wire)
-    } catch (error) {
-      // Its follow-ups or its letter are not stored: it is not done; the server hands it out again.
-      this.#p.report(error)
-      this.#nak(d, 1000)
-      return
-    }
-    if (letter !== undefined) this.counters.deadLettered++
-    this.#ack(d)
-  }
-
-  /** The connection is back: the acknowledgements held while it was down go, if their leases hold. */
-  reconnected(): void {
-    for (const d of this.#unsent.splice(0)) this.#ack(d)
-  }
-
-  // An ack sent while the connection is down would be buffered and could reach the server after its
-  // `ack_wait`: it waits for the reconnection, and goes only if the lease still holds then.
-  #ack(d: Delivery): void {
-    if (!this.#p.deliveries.connected && !d.lost) {
-      this.#unsent.push(d)
-      return
-    }
-    if (this.#p.deliveries.valid(d, this.#p.clock.now())) {
-      d.jm.ack()
-      this.counters.acked++
-    } else this.counters.fenced++ // the lease lapsed: the server may have handed it to another process
-    d.release()
-  }
-
-  // Hands `d` back (unless its lease lapsed: it is the server's already); returns whether it did.
-  #nak(d: Delivery, delayMs: number): boolean {
-    const valid = this.#p.deliveries.valid(d, this.#p.clock.now())
-    if (valid) {
-      d.jm.nak(delayMs)
-      this.counters.nakked++
-    }
-    d.release()
-    return valid
-  }
-
-  #forget(d: Delivery): void {
-    if (d.wire.idempotencyKey !== undefined) this.#p.ledger?.forget(d.wire.idempotencyKey)
-  }
-
-  // Delivered `count` times without an outcome — it keeps killing or freezing its process: it goes to
-  // the dead letters without running again.
-  async #deadLetterUnfinished(jm: JsMsg, wire: Wire, count: number): Promise<void> {
-    const error = errorInfo(new DeliveryLimitError(wire.id, count, this.#p.maxDeliveries), 'unknown')
-    const letter: DeadLetter = {
-      ...deadLetterOf({ ...wire, routeKey: undefined }, error, [], this.#p.clock),
-      ...(wire.idempotencyKey === undefined ? {} : { idempotencyKey: wire.idempotencyKey }),
-    }
-    try {
-      await this.#p.deadLetters.publish(letter, wire)
-      this.counters.deadLettered++
-      jm.ack()
-    } catch (e) {
-      this.#p.report(e)
-      jm.nak(1000)
-    }
-  }
-}
-
-function once(fn: () => void): () => void {
-  let called = false
-  return () => {
-    if (called) return
-    called = true
-    fn()
+    this.#settler.forget(d)
+    this.#settler.settle(d, letter).catch(this.#p.report)
   }
 }

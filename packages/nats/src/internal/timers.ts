@@ -41,3 +41,14 @@ function unref(handle: TimerHandle): void {
   const fn = (handle as { unref?: unknown } | null)?.unref
   if (typeof fn === 'function') fn.call(handle)
 }
+
+/** `work`, or nothing once `ms` passed on `clock` (what it then does is no longer waited for). */
+export function within(clock: Clock, ms: number, work: Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = clock.setTimeout(resolve, ms)
+    work.finally(() => {
+      clock.clearTimeout(timer)
+      resolve()
+    })
+  })
+}

@@ -4,8 +4,10 @@
  *
  * - `<name>-work`: a work-queue stream on `<name>.work.<partition>`, bounded (`discard: new`, so a
  *   full stream refuses posts), with a duplicate window for `Nats-Msg-Id`;
- * - one durable pull consumer per partition, `max_ack_pending: 1`: the server hands out a partition's
- *   next message only once the previous one is acknowledged, in whichever process;
+ * - one durable pull consumer per partition and ownership: `<name>-p<partition>-e<token>`, made by the
+ *   partition's owner when it gains it (after deleting the consumers of the partition's earlier
+ *   owners, so their late acknowledgements reach nothing and what they left unacknowledged comes to
+ *   the new one at once, in stream order), with `max_ack_pending` as many as the owner runs at once;
  * - `<name>-delayed`: a work-queue stream where delayed messages wait (never inside their partition,
  *   where they would block the key), and its consumer `<name>-delays`;
  * - `<name>-dead`: the dead letters (limits retention, oldest dropped first).
@@ -25,6 +27,12 @@ import { TopologyError } from '../errors.js'
 import type { ResolvedNatsOptions } from '../options.js'
 
 const MS = 1_000_000 // nanoseconds
+
+/** Stream sequences a retired consumer had handed out and not seen acknowledged: `(after, upTo]`. */
+export interface SeqRange {
+  readonly after: number
+  readonly upTo: number
+}
 
 /** Names of one loop's streams, subjects and consumers. */
 export class Topology {
@@ -52,9 +60,35 @@ export class Topology {
     return `${this.#name}.work.${p}`
   }
 
-  /** The durable consumer of partition `p`. */
-  consumer(p: number): string {
-    return `${this.#name}-p${p}`
+  /** The durable consumer of partition `p` under ownership `token`. */
+  consumer(p: number, token: number): string {
+    return `${this.#name}-p${p}-e${token}`
+  }
+
+  /**
+   * Makes the consumer of partition `p` for the ownership `token`, after deleting every other
+   * consumer of the partition (and its own, when `afresh`: what it handed out comes again, in stream
+   * order); returns, for each other deleted one, the stream sequences it had handed out and not seen
+   * acknowledged (`(ackFloor, delivered]`).
+   */
+  async own(
+    jsm: JetStreamManager,
+    p: number,
+    token: number,
+    maxAckPending: number,
+    afresh = false,
+  ): Promise<SeqRange[]> {
+    const name = this.consumer(p, token)
+    const retired: SeqRange[] = []
+    for await (const info of jsm.consumers.list(this.work)) {
+      if (info.config.filter_subject !== this.subject(p) || (info.name === name && !afresh)) continue
+      if (info.name !== name) retired.push({ after: info.ack_floor.stream_seq, upTo: info.delivered.stream_seq })
+      await jsm.consumers.delete(this.work, info.name).catch((error: unknown) => {
+        if ((error as { code?: number }).code !== 10014) throw error // already gone
+      })
+    }
+    await ensureConsumer(jsm, this.work, name, this.subject(p), maxAckPending, this.#options.ackWaitMs)
+    return retired
   }
 
   /** The subject of delayed messages. */
@@ -101,9 +135,6 @@ export class Topology {
       discard: DiscardPolicy.Old,
       max_msgs: o.maxDeadLetters,
     })
-    for (let p = 0; p < o.partitions; p++) {
-      await ensureConsumer(jsm, this.work, this.consumer(p), this.subject(p), 1, o.ackWaitMs)
-    }
     // Unbounded: a delayed message stays pending while it waits (nak with its delay), and a bound would
     // let messages due later hold back those due sooner.
     await ensureConsumer(jsm, this.delayed, this.delays, this.delayedSubject, -1, o.ackWaitMs)
@@ -159,16 +190,6 @@ async function ensureConsumer(
   if (found === undefined) {
     await jsm.consumers.add(stream, config)
     return
-  }
-  // A lease shorter than the server's ack_wait is safe; a longer one is not (this process would ack
-  // after the server handed the message to another): processes must agree, as on P.
-  if (found.config.ack_wait !== config.ack_wait) {
-    throw new TopologyError(
-      stream,
-      `its consumer ${durable} waits ${(found.config.ack_wait ?? 0) / MS} ms for acks and this process asks for ` +
-        `${ackWaitMs} ms (ackWaitMs) — give every process the same ackWaitMs, or delete the consumers while ` +
-        'nothing runs to change it',
-    )
   }
   if (found.config.max_ack_pending !== maxAckPending) {
     await jsm.consumers.update(stream, durable, { max_ack_pending: maxAckPending })

@@ -6,6 +6,8 @@ export interface WorkerConfig {
   readonly name: string
   readonly partitions: number
   readonly ackWaitMs: number
+  /** How long a process that stops renewing its membership keeps its partitions. */
+  readonly sessionMs: number
   readonly workers: number
   /** Where the effects (one file per idempotency key) and the markers go. */
   readonly dir: string

@@ -50,6 +50,7 @@ const loop = await createNatsLoop<WorkMessages>({
   name: config.name,
   partitions: config.partitions,
   ackWaitMs: config.ackWaitMs,
+  sessionMs: config.sessionMs,
   workers: config.workers,
   loop: { logger: false },
   onError: (error) => {

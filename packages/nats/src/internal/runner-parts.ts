@@ -1,0 +1,62 @@
+/**
+ * The contract types of the consuming side: what a runner works with, its counters, and an owned
+ * partition's state.
+ *
+ * @module
+ */
+import type { Clock, Loop, MessageMap } from '@flowing/core'
+import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
+import type { NatsDeadLetters } from '../dead-letters.js'
+import type { KvIdempotencyStore } from '../kv-ledger.js'
+import type { Deliveries, Delivery } from './deliveries.js'
+import type { Handovers, PartitionPast } from './handovers.js'
+import type { Topology } from './topology.js'
+
+/** The counters of the consuming side. */
+export interface RunnerCounters {
+  received: number
+  acked: number
+  nakked: number
+  fenced: number
+  redelivered: number
+  deadLettered: number
+  undecodable: number
+  skipped: number
+}
+
+/** What a runner works with. */
+export interface RunnerParts<M extends MessageMap> {
+  readonly local: Loop<M>
+  /** The loop's clock: leases, letters, the pull loops' back-off. */
+  readonly clock: Clock
+  readonly js: JetStreamClient
+  readonly jsm: JetStreamManager
+  readonly topology: Topology
+  readonly maxDeliveries: number
+  /** Messages of one owned partition held at once. */
+  readonly maxAckPending: number
+  /** How long a graceful handover waits for the partition's running messages (ms). */
+  readonly handoverMs: number
+  /** Whether this process still owns a partition under a token (`Ownership.holds`). */
+  readonly holds: (partition: number, token: number) => boolean
+  readonly handovers: Handovers
+  readonly deliveries: Deliveries
+  readonly ledger: KvIdempotencyStore | undefined
+  readonly deadLetters: NatsDeadLetters
+  /** Told of what went wrong without a caller to throw to (a letter not stored, a bad message). */
+  readonly report: (error: unknown) => void
+}
+
+/** One owned partition: its consumer and what this process holds of it. */
+export interface Owned {
+  readonly p: number
+  readonly token: number
+  readonly held: Set<Delivery>
+  /** Interrupted deliveries and hand-back waits of its past owners, by stream sequence. */
+  readonly past: PartitionPast
+  iterator: ConsumerMessages
+  pulling: boolean
+  /** Starting over after a lapsed lease. */
+  restarting: boolean
+  loop: Promise<void>
+}
