@@ -12,6 +12,7 @@ import { BenchError } from './lib/check.js'
 import { UsageError } from './lib/cli.js'
 import { codeRevision, describeMachine, formatMachine } from './lib/machine.js'
 import { runSuite } from './lib/run-suite.js'
+import { bullmqRun } from './nats/bullmq-row.js'
 import { type Figures, figuresTables } from './nats/report.js'
 import { natsDocument } from './nats/results.js'
 import {
@@ -126,7 +127,13 @@ async function main(args: string[]): Promise<void> {
       (a, b) => a + b,
       0,
     )
-    const figures: Figures = { rows, core, latency, episodes, ackWaitMs: w.ackWaitMs, n: w.n, keys: w.keys }
+    const bullmq = await bullmqRun(w.n, w.workers)
+    if (typeof bullmq === 'string') console.log(`  BullMQ row skipped — ${bullmq}`)
+    else
+      process.stdout.write(
+        `  BullMQ: ${Math.round(bullmq.msgsPerSec)} msgs/s, ${bullmq.cpuUsPerMsg.toFixed(0)} µs CPU/job\n`,
+      )
+    const figures: Figures = { rows, core, latency, episodes, bullmq, ackWaitMs: w.ackWaitMs, n: w.n, keys: w.keys }
     const tables = figuresTables(figures)
     console.log(`\n${tables}`)
     if (violations > 0) throw new BenchError(`${violations} per-key order violations`)

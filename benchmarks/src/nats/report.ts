@@ -6,6 +6,7 @@
  */
 import { formatCount, formatRatio } from '../lib/stats.js'
 import { type Column, renderTable } from '../lib/table.js'
+import type { BullmqSample } from './bullmq-row.js'
 import type { Episode, RunResult } from './runs.js'
 
 /** The issue's target: ordered msgs/s across 3 processes on a 2-core machine. */
@@ -29,6 +30,8 @@ export interface Figures {
     readonly violations: number
   }[]
   readonly episodes: readonly Episode[]
+  /** BullMQ on the same no-op jobs, pre-added, one process (or why it did not run). */
+  readonly bullmq: BullmqSample | string
   readonly ackWaitMs: number
   readonly n: number
   readonly keys: number
@@ -79,6 +82,24 @@ function throughputTable(f: Figures): string {
       String(c.violations),
       '—',
       '—',
+      '',
+    ])
+  }
+  const peer = f.bullmq
+  if (typeof peer !== 'string') {
+    const one = single('burst', 0)
+    rows.push([
+      'BullMQ Worker (1 process, Redis; no per-key order)',
+      '—',
+      'pre-added',
+      rate(peer.msgsPerSec),
+      '1 run',
+      one === undefined ? '—' : `${ratio(one.msgsPerSec / peer.msgsPerSec)} (NatsLoop ÷ this)`,
+      '—',
+      '—',
+      '—',
+      formatCount(f.n),
+      `${peer.cpuUsPerMsg.toFixed(0)} / — / —`,
       '',
     ])
   }
