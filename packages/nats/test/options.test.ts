@@ -24,6 +24,30 @@ describe('resolveOptions()', () => {
     )
   })
 
+  it('refuses a session or a batch out of range, a fraction or a hostile value, naming the option', () => {
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('boom')
+        },
+      },
+    )
+    const cases: [Partial<NatsLoopOptions>, string][] = [
+      [{ sessionMs: 499 }, 'options.sessionMs'],
+      [{ sessionMs: 1.5e3 + 0.5 }, 'options.sessionMs'],
+      [{ sessionMs: '6000' as never }, 'options.sessionMs'],
+      [{ maxAckPending: 0 }, 'options.maxAckPending'],
+      [{ maxAckPending: 10_001 }, 'options.maxAckPending'],
+      [{ maxAckPending: hostile as never }, 'options.maxAckPending'],
+    ]
+    for (const [given, argument] of cases) {
+      const error = refusal(() => resolveOptions({ servers: 'localhost', ...given }))
+      expect(error.argument).toBe(argument)
+    }
+    expect(resolveOptions({ servers: 'localhost' })).toMatchObject({ sessionMs: 6_000, maxAckPending: 128 })
+  })
+
   it('refuses an unknown key of `idempotency` quoting its value', () => {
     const error = refusal(() => resolveOptions({ servers: 'localhost', idempotency: { ttl: 5000 } } as never))
     expect(error.message).toBe(

@@ -12,7 +12,14 @@ import {
   RetryableError,
 } from '@flowing/core'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { ThreadCrashedError, ThreadModuleError, ThreadPool, threaded, UncloneablePayloadError } from '../src/index.js'
+import {
+  setDefaultPool,
+  ThreadCrashedError,
+  ThreadModuleError,
+  ThreadPool,
+  threaded,
+  UncloneablePayloadError,
+} from '../src/index.js'
 
 interface Jobs {
   hash: { seed: number; rounds: number }
@@ -329,5 +336,9 @@ describe('threaded()', () => {
     expect(() => threaded(WORK, { pool: {} as never })).toThrow(InvalidArgumentError)
     expect(() => new ThreadPool({ maxThreads: 0 })).toThrow(InvalidArgumentError)
     expect(() => new ThreadPool({ maxTreads: 2 } as never)).toThrow(/did you mean `maxThreads`/)
+    // The default pool: only a ThreadPool (of any copy of the package), and nothing replaced on refusal.
+    const before = setDefaultPool(pool)
+    expect(() => setDefaultPool({ run() {} } as never)).toThrow(InvalidArgumentError)
+    expect(setDefaultPool(before)).toBe(pool)
   })
 })
