@@ -33,6 +33,7 @@ import {
 import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { NatsDeadLetters } from './dead-letters.js'
+import { DeliveryError } from './errors.js'
 import type { Wire } from './internal/codec.js'
 import { makeRunner, ownershipOptions } from './internal/consuming.js'
 import { type FollowUp, NatsContext } from './internal/context.js'
@@ -345,8 +346,13 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     if (this.#state === 'stopping') throw new LoopStoppedError(action, 'stopped')
   }
 
+  // A handler (or middleware) starts: refused when this process no longer holds the message.
   #context(m: Message<M>, ctx: HandlerContext<M>): NatsContext<M> {
-    return new NatsContext(ctx, this.#deliveries.starting(m.id), this.#followUp)
+    const d = this.#deliveries.starting(m.id)
+    if (d !== undefined && !this.#runner.mayStart(d)) {
+      throw new DeliveryError(m.id, m.type, 'dropped', 'its lease or its partition lapsed here before it started')
+    }
+    return new NatsContext(ctx, d, this.#followUp)
   }
 
   #wire(

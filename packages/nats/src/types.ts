@@ -50,6 +50,16 @@ export interface NatsMetrics {
   readonly skipped: number
   /** Deliveries that were not Flowing messages (terminated). */
   readonly undecodable: number
+  /**
+   * Acknowledged messages removed from the work stream after a reconnection or a takeover: a server
+   * that crashed can come back holding messages whose removal it had not written down yet.
+   */
+  readonly removedAcked: number
+  /**
+   * Times an owned partition started over: everything held of it dropped, its consumer made afresh
+   * (a lapsed lease; deliveries lost or repeated by a server that crashed).
+   */
+  readonly startedOver: number
   /** Delayed messages this process moved into their partitions when due. */
   readonly delayedMoved: number
 }

@@ -66,6 +66,30 @@ describeNats('leases and hand-backs (two loops, one name)', () => {
     expect(runs.findIndex((r) => r.endsWith('1'))).toBeGreaterThan(second)
   }, 20_000)
 
+  // Regression: a thawed process fired the retry's timer before its heartbeat saw the lapse, and ran
+  // the attempt although another process had the message already.
+  it('starts no further attempt of a message backing off when its lease lapsed in a freeze', async () => {
+    const clock = new FreezableClock()
+    const retry = { maxAttempts: 5, baseMs: 1, jitter: 0 }
+    const [a] = await pair({ ackWaitMs: 1000, leaseMarginMs: 300, clock, loop: { retry, logger: false } })
+    const runs: number[] = []
+    a.on('job', (_m, ctx) => {
+      runs.push(ctx.attempt)
+      if (runs.length === 1) throw new RetryableError('later')
+    })
+    await a.start()
+    await a.post('job', { n: 0 }, { key: 'k' })
+    await driveUntil(clock, () => runs.length === 1) // the first attempt failed: its retry is due at once
+    clock.freeze(1600) // past the lease (700 ms), before the retry's timer fires
+    await clock.advance(10)
+    expect(runs).toEqual([1]) // the retry did not start: the message is the server's again
+    expect(a.metrics().leasesLost).toBe(1)
+    await drive(clock, a.drain())
+    // It ran again only as the server's redelivery (the partition started over), from its first attempt.
+    expect(runs).toEqual([1, 1])
+    expect(a.metrics().received).toBe(2)
+  }, 20_000)
+
   it('stop() hands a backing-off message back; the other process retries it after the rest of its wait', async () => {
     const [a, b] = await pair({ loop: { retry: { maxAttempts: 5, baseMs: 600, jitter: 0 }, logger: false } })
     const runs: { who: string; at: number }[] = []

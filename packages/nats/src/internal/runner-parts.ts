@@ -22,6 +22,8 @@ export interface RunnerCounters {
   deadLettered: number
   undecodable: number
   skipped: number
+  removedAcked: number
+  startedOver: number
 }
 
 /** What a runner works with. */
@@ -58,5 +60,11 @@ export interface Owned {
   pulling: boolean
   /** Starting over after a lapsed lease. */
   restarting: boolean
+  /** Sweeping acknowledged messages a crashed server brought back (see `Topology.removeAcked`). */
+  sweeping: Promise<void> | undefined
+  /** The work stream's last sequence at the reconnection the sweep cleans up after (read once). */
+  sweepFrom: number | undefined
+  /** The last delivery of its consumer this process took (the consumer numbers them from 1). */
+  delivered: number
   loop: Promise<void>
 }

@@ -24,6 +24,15 @@ import type { Owned, RunnerCounters, RunnerParts } from './runner-parts.js'
 import { Settler } from './settler.js'
 import { pause } from './timers.js'
 
+// How often a partition is swept after a reconnection, until clean; and how long deliveries the
+// server reports made may take to reach this process's consumer loop.
+const SWEEP_MS = 1000
+const SETTLE_MS = 250
+// How long a pull waits at the server. The client also waits this long between its checks of a
+// consumer that did not answer after a reconnection (a server still loading its JetStream): it bounds
+// how long a restarted server leaves a partition idle.
+const PULL_EXPIRES_MS = 5000
+
 /** Consumes the partitions this process owns and settles what it took. */
 export class Runner<M extends MessageMap> implements OwnershipHandlers {
   readonly #p: RunnerParts<M>
@@ -42,6 +51,8 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     deadLettered: 0,
     undecodable: 0,
     skipped: 0,
+    removedAcked: 0,
+    startedOver: 0,
   }
 
   constructor(parts: RunnerParts<M>) {
@@ -92,9 +103,47 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     return this.#settler.recordHandBacks()
   }
 
-  /** The connection is back: the acknowledgements held while it was down go, if their leases hold. */
+  /**
+   * The connection is back: the acknowledgements held while it was down go, if their leases hold, and
+   * each owned partition is swept of what its consumer saw acknowledged (a server that crashed can
+   * come back holding such messages).
+   */
   reconnected(): void {
     this.#settler.reconnected()
+    for (const o of this.#owned.values()) {
+      o.sweepFrom = undefined // what this reconnection may have brought back: up to the stream's end now
+      o.sweeping ??= this.#sweep(o).finally(() => {
+        o.sweeping = undefined
+      })
+    }
+  }
+
+  // Until the partition's consumer has seen everything up to the stream's end at the reconnection
+  // acknowledged (its floor moves as this process acks what it holds), removes what is below the floor
+  // — once a second; a server still starting its JetStream is asked again. A consumer that made
+  // deliveries this process never got (lost as the server went down) starts over at once: else they
+  // would wait out the ack wait, and what follows them on their keys would run first.
+  async #sweep(o: Owned): Promise<void> {
+    const { jsm, topology, clock } = this.#p
+    while (this.#owned.get(o.p) === o && !o.restarting) {
+      await pause(clock, SWEEP_MS)
+      try {
+        o.sweepFrom ??= await topology.lastSeq(jsm)
+        const seen = o.delivered
+        const { removed, clean, delivered } = await topology.removeAcked(jsm, o.p, o.token, o.sweepFrom)
+        this.counters.removedAcked += removed
+        if (delivered > seen && (await this.#stillMissing(o, delivered))) return this.#startOver(o)
+        if (clean) return
+      } catch {
+        // not answering yet
+      }
+    }
+  }
+
+  // Deliveries the server made and this process has not seen a moment later: lost on the way.
+  async #stillMissing(o: Owned, delivered: number): Promise<boolean> {
+    await pause(this.#p.clock, SETTLE_MS)
+    return o.delivered < delivered && !o.restarting
   }
 
   /** Ownership gained: replaces the partition's consumer with its own and starts consuming. */
@@ -110,6 +159,9 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
       iterator: await this.#consume(p, token),
       pulling: this.#pulling,
       restarting: false,
+      sweeping: undefined,
+      sweepFrom: undefined,
+      delivered: 0,
       loop: Promise.resolve(),
     }
     this.#owned.set(p, o)
@@ -124,11 +176,32 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
    */
   leaseLost(d: Delivery): void {
     const o = this.#owned.get(d.partition)
-    if (o === undefined || o.token !== d.token || o.restarting) return
+    if (o !== undefined && o.token === d.token) this.#startOver(o)
+  }
+
+  // Drops everything held of the partition and remakes its consumer, which hands out, in stream order,
+  // all that was not acknowledged.
+  #startOver(o: Owned): void {
+    if (o.restarting) return
     o.restarting = true
+    this.counters.startedOver++
     this.#stopConsuming(o)
     for (const held of [...o.held]) this.#drop(held)
     void this.#restart(o)
+  }
+
+  /**
+   * Whether the handler of `d` may start now: its lease and its partition's ownership still hold. A
+   * process thawed after a freeze may fire a retry's timer before its heartbeat has seen the lapse;
+   * such an attempt must not start — the message is another process's to run. When the answer is no,
+   * `d` is already given up here (its local message cancelled, never acked).
+   */
+  mayStart(d: Delivery): boolean {
+    if (!d.lost && this.#settler.valid(d)) return true
+    // A lapsed lease has started its partition over (`leaseLost`), dropping `d`; a lost ownership
+    // drops it here, and the next look of the ownership gives the partition up.
+    if (!d.lost) this.#drop(d)
+    return false
   }
 
   // Remakes the partition's consumer (the server may be away a while: tries until it answers or the
@@ -140,6 +213,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
       try {
         await topology.own(jsm, o.p, o.token, maxAckPending, true)
         o.iterator = await this.#consume(o.p, o.token)
+        o.delivered = 0 // a new consumer counts its deliveries from 1
         break
       } catch (error) {
         this.#p.report(error)
@@ -195,7 +269,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     const { js, topology, maxAckPending } = this.#p
     return js.consumers
       .get(topology.work, topology.consumer(p, token))
-      .then((c) => c.consume({ max_messages: Math.min(256, maxAckPending) }))
+      .then((c) => c.consume({ max_messages: Math.min(256, maxAckPending), expires: PULL_EXPIRES_MS }))
   }
 
   // One partition's loop: takes its messages in stream order and admits each (the local loop runs
@@ -222,6 +296,10 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
 
   async #receive(jm: JsMsg, o: Owned): Promise<void> {
     this.counters.received++
+    // The consumer numbers its deliveries: one missed (lost as its server went down) or repeated (a
+    // server that came back with an older state) starts the partition over, before anything after it runs.
+    if (jm.info.deliverySequence !== o.delivered + 1) return this.#startOver(o)
+    o.delivered = jm.info.deliverySequence
     let wire: Wire
     try {
       wire = decode(jm.headers, jm.data, this.#p.clock)

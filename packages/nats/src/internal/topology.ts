@@ -80,15 +80,52 @@ export class Topology {
   ): Promise<SeqRange[]> {
     const name = this.consumer(p, token)
     const retired: SeqRange[] = []
+    const going = []
     for await (const info of jsm.consumers.list(this.work)) {
       if (info.config.filter_subject !== this.subject(p) || (info.name === name && !afresh)) continue
       if (info.name !== name) retired.push({ after: info.ack_floor.stream_seq, upTo: info.delivered.stream_seq })
+      going.push(info)
+    }
+    // What they saw acknowledged goes first: a new consumer would hand it out again.
+    await this.#removeAcked(jsm, p, Math.max(0, ...going.map((info) => info.ack_floor.stream_seq)))
+    for (const info of going) {
       await jsm.consumers.delete(this.work, info.name).catch((error: unknown) => {
         if ((error as { code?: number }).code !== 10014) throw error // already gone
       })
     }
     await ensureConsumer(jsm, this.work, name, this.subject(p), maxAckPending, this.#options.ackWaitMs)
     return retired
+  }
+
+  /**
+   * Removes from partition `p` what its consumer under `token` saw acknowledged and the stream still
+   * holds: after a crash, a server can come back with messages whose removal it had not yet written
+   * down — no consumer hands them out again, but they would fill the stream for ever. Returns how many
+   * it removed, whether every message of the partition up to stream sequence `upTo` is now known to be
+   * acknowledged or removed, and how many deliveries the consumer has made.
+   */
+  async removeAcked(
+    jsm: JetStreamManager,
+    p: number,
+    token: number,
+    upTo: number,
+  ): Promise<{ removed: number; clean: boolean; delivered: number }> {
+    const info = await jsm.consumers.info(this.work, this.consumer(p, token))
+    const removed = await this.#removeAcked(jsm, p, info.ack_floor.stream_seq)
+    const idle = info.num_ack_pending === 0 && info.num_pending === 0
+    return { removed, clean: idle || info.ack_floor.stream_seq >= upTo, delivered: info.delivered.consumer_seq }
+  }
+
+  /** The work stream's last sequence. */
+  async lastSeq(jsm: JetStreamManager): Promise<number> {
+    return (await jsm.streams.info(this.work)).state.last_seq
+  }
+
+  // Everything of the partition up to `ackFloor` was acknowledged (a consumer's floor, in stream order).
+  async #removeAcked(jsm: JetStreamManager, p: number, ackFloor: number): Promise<number> {
+    if (ackFloor <= 0) return 0
+    const { purged } = await jsm.streams.purge(this.work, { filter: this.subject(p), seq: ackFloor + 1 })
+    return purged
   }
 
   /** The subject of delayed messages. */
