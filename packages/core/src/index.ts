@@ -138,7 +138,7 @@ export {
   UnknownMessageTypeError,
   UnknownRouteError,
 } from './errors.js'
-export { DEFAULT_CIRCUIT } from './failure/circuits.js'
+export { DEFAULT_CIRCUIT } from './failure/circuit-policy.js'
 export { defaultClassify, errorInfo, errorSignature } from './failure/classify.js'
 export { type DeadLetterSubject, deadLetterOf } from './failure/dead-letter-of.js'
 export { type DeadLetterFilter, DeadLetterStore, type Replayer, type ReplayReport } from './failure/dead-letters.js'
@@ -148,6 +148,7 @@ export { checkHeaders, MAX_HEADER_NAME, MAX_HEADER_VALUE, MAX_HEADERS, mergeHead
 export { MemoryIdempotencyStore } from './idempotency/store.js'
 export { LoopEmitter } from './internal/loop-emitter.js'
 export { MemoryStore } from './journal/memory-store.js'
+export { LoopControls } from './loop/controls.js'
 export { createLoop } from './loop/create-loop.js'
 export { Loop } from './loop/loop.js'
 export { Histogram } from './metrics/histogram.js'

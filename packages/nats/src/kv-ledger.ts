@@ -10,6 +10,7 @@ import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nat
 import { type KV, type KvEntry, Kvm } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { LedgerContendedError, LedgerEntryError, LedgerFencedError } from './errors.js'
+import { encodeKey } from './internal/kv-keys.js'
 
 /**
  * How many create/update rounds a claim makes before a {@link LedgerContendedError}.
@@ -312,8 +313,6 @@ function isCasFailure(error: unknown): boolean {
   )
 }
 
-const utf8 = new TextEncoder()
-
 function isTombstone(entry: KvEntry): boolean {
   return entry.operation === 'DEL' || entry.operation === 'PURGE'
 }
@@ -338,17 +337,4 @@ function toStored(entry: LedgerEntry): Stored {
 
 function ownerOf(owner: string | undefined): { owner?: string } {
   return owner === undefined ? {} : { owner }
-}
-
-// The KV key of an idempotency key: one-to-one, readable for the usual keys. KV keys allow
-// `[-/=.\w]` but not a leading or trailing dot; dots (subject separators) and `=` are escaped too, so
-// every `=` in a KV key starts an escape. The empty key becomes a lone `=` (no escape is that short).
-function encodeKey(key: string): string {
-  if (key === '') return '='
-  let out = ''
-  for (const char of key) {
-    if (/[A-Za-z0-9_/-]/.test(char)) out += char
-    else for (const byte of utf8.encode(char)) out += `=${byte.toString(16).toUpperCase().padStart(2, '0')}`
-  }
-  return out
 }

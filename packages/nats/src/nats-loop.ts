@@ -7,7 +7,6 @@
  * @module
  */
 import {
-  type Clock,
   createLoop,
   DuplicateMessageError,
   type Handler,
@@ -21,20 +20,16 @@ import {
   type MessageMap,
   type MessageType,
   type Middleware,
-  mergeHeaders,
-  NO_HEADERS,
   type PostOptions,
-  type PriorityLevel,
   type RegisterOptions,
   refusalStatusOf,
-  stampHeaders,
-  wallNow,
 } from '@flowing/core'
 import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream'
+import type { KV } from '@nats-io/kv'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { NatsDeadLetters } from './dead-letters.js'
 import { DeliveryError } from './errors.js'
-import type { Wire } from './internal/codec.js'
+import { toMessage, type Wire, wireOf } from './internal/codec.js'
 import { makeRunner, ownershipOptions } from './internal/consuming.js'
 import { type FollowUp, NatsContext } from './internal/context.js'
 import { DelayMover } from './internal/delays.js'
@@ -44,6 +39,7 @@ import { partitionOf } from './internal/partition.js'
 import { checkDelay, checkPost, type NatsPostOptions } from './internal/post-input.js'
 import { Ids, Publisher } from './internal/publisher.js'
 import type { Runner } from './internal/runner.js'
+import { SharedBreakers } from './internal/shared-breakers.js'
 import { StreamPressure } from './internal/stream-pressure.js'
 import { pause } from './internal/timers.js'
 import { Topology } from './internal/topology.js'
@@ -85,7 +81,8 @@ export async function createNatsLoop<M extends MessageMap = MessageMap>(
     const ledger =
       o.idempotencyTtlMs === undefined ? undefined : await openLedger(nc, topology.keys, o.idempotencyTtlMs)
     const buckets = await Ownership.buckets(nc, ownershipOptions(o))
-    return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger, buckets })
+    const circuits = await SharedBreakers.bucket(nc, o.name, o.replicas)
+    return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger, buckets, circuits })
   } catch (error) {
     if (own) await nc.close()
     throw error
@@ -104,6 +101,8 @@ async function openLedger(nc: NatsConnection, bucket: string, ttlMs: number): Pr
 
 interface Parts {
   readonly buckets: OwnershipBuckets
+  /** The breakers' bucket (see `SharedBreakers`). */
+  readonly circuits: KV
   readonly nc: NatsConnection
   readonly own: boolean
   readonly jsm: JetStreamManager
@@ -131,6 +130,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   readonly #runner: Runner<M>
   readonly #ownership: Ownership
   readonly #delays: DelayMover
+  readonly #breakers: SharedBreakers<M>
   readonly #followUp: FollowUp
   readonly #pressure: StreamPressure | undefined
   // `stamp()`'s stampers, in order (replaced, never mutated: one may add another while it runs).
@@ -157,13 +157,16 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     this.#deliveries = new Deliveries(o.clock, o.leaseMs, (d) => this.#runner.leaseLost(d))
     const wiring = { ...parts, js, local: this.local, deliveries: this.#deliveries, deadLetters: this.deadLetters }
     this.#runner = makeRunner({ ...wiring, holds: (p, token) => this.#ownership.holds(p, token) })
-    this.#ownership = new Ownership(buckets, ownershipOptions(o), this.#runner)
+    // The rate limits are divided among the live processes, as many as the last look of the ownership saw.
+    const membersChanged = (n: number) => this.local.controls.shareRateLimits(n)
+    this.#ownership = new Ownership(buckets, { ...ownershipOptions(o), membersChanged }, this.#runner)
+    this.#breakers = new SharedBreakers(parts.circuits, this.local, this.#ownership.member, o.clock, o.onError)
     this.#delays = new DelayMover(o.clock, js, topology, this.#publisher, o.partitions)
     this.#followUp = (parent, id, type, payload, options) => {
       const wire = this.#wire(id ?? this.#ids.next(), type, payload, options, parent)
       const stored = this.#publish(wire, undefined, false)
       stored.catch(() => {}) // the parent's settlement awaits it (and hands the parent back if it fails)
-      return { stored, message: messageOf<Record<string, unknown>, string>(wire, o.clock) }
+      return { stored, message: toMessage<Record<string, unknown>, string>(wire, o.clock) }
     }
     this.#pressure =
       o.backpressure === undefined
@@ -215,6 +218,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     this.local.start()
     this.#deliveries.start()
     this.#runner.start()
+    await this.#breakers.start()
     await this.#ownership.start()
     await this.#delays.start()
     return this
@@ -235,7 +239,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     this.#pressure?.admit(type, options?.priority ?? 5)
     const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
     await this.#publish(wire, undefined, true)
-    return messageOf<M, T>(wire, this.#p.options.clock)
+    return toMessage<M, T>(wire, this.#p.options.clock)
   }
 
   /** As {@link NatsLoop.post}, but resolves with a refusal instead of rejecting for a full stream, a duplicate or a stop. */
@@ -268,7 +272,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     this.#refuseIfStopped('post')
     const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
     await this.#publish(wire, wire.postedAtEpochMs + delay, true)
-    return messageOf<M, T>(wire, this.#p.options.clock)
+    return toMessage<M, T>(wire, this.#p.options.clock)
   }
 
   /**
@@ -335,6 +339,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     const handedBack = this.#runner.handBack(snapshot.messages)
     await this.#runner.recordHandBacks()
     if (started) await this.#ownership.stop() // its partitions go to the others at once
+    this.#breakers.stop()
     this.#deliveries.stop()
     await this.#runner.ended()
     await this.#p.nc.flush().catch(() => {})
@@ -362,25 +367,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     o: PostOptions | undefined,
     parent: Pick<Message, 'traceId' | 'hops' | 'headers'> | undefined,
   ): Wire {
-    return {
-      id,
-      type,
-      payload,
-      key: o?.key,
-      priority: (o?.priority ?? 5) as PriorityLevel,
-      traceId: parent?.traceId ?? id,
-      hops: parent === undefined ? 0 : parent.hops + 1,
-      idempotencyKey: o?.idempotencyKey,
-      retry: o?.retry,
-      handlerTimeoutMs: o?.handlerTimeoutMs,
-      headers: stampHeaders(
-        this.#stampers,
-        type,
-        mergeHeaders(parent?.headers ?? NO_HEADERS, o?.headers ?? NO_HEADERS),
-      ),
-      postedAtEpochMs: wallNow(this.#p.options.clock),
-      dueAtEpochMs: undefined,
-    }
+    return wireOf(id, type, payload, o, parent, this.#stampers, this.#p.options.clock)
   }
 
   // A duplicate is refused for a post with an idempotency key, and expected for a follow-up posted
@@ -412,21 +399,4 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       }
     }
   }
-}
-
-function messageOf<M extends MessageMap, T extends MessageType<M>>(w: Wire, clock: Clock): Message<M, T> {
-  const message: Message<Record<string, unknown>, string> = {
-    id: w.id,
-    type: w.type,
-    payload: w.payload,
-    key: w.key,
-    priority: w.priority,
-    routeKey: undefined,
-    postedAt: clock.now(),
-    seq: 0,
-    traceId: w.traceId,
-    hops: w.hops,
-    headers: w.headers,
-  }
-  return message as unknown as Message<M, T>
 }

@@ -8,6 +8,7 @@
 import { afterEach, expect, it } from 'vitest'
 import { createNatsLoop, type NatsLoop } from '../src/index.js'
 import { describeNats, useNatsServer } from './server.js'
+import { until } from './until.js'
 
 interface Messages {
   job: { n: number }
@@ -16,11 +17,6 @@ interface Messages {
 const N = 3000
 const KEYS = 50
 const ACK_WAIT_MS = 60_000
-const until = async (done: () => boolean, ms: number, what: string) => {
-  for (const end = Date.now() + ms; !done(); await new Promise((r) => setTimeout(r, 10))) {
-    if (Date.now() > end) throw new Error(`${what}: not done in ${ms} ms`)
-  }
-}
 
 describeNats('a server killed under load and restarted', () => {
   const server = useNatsServer()

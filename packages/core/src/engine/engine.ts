@@ -7,6 +7,7 @@ import type { MessageMap } from '../contracts/message.js'
 import type { LoopOptions, ResolvedLoopOptions } from '../contracts/options.js'
 import { Registry } from '../dispatcher/registry.js'
 import type { QueueLoad } from '../errors.js'
+import { LoopStoppedError } from '../errors.js'
 import { DeadLetterStore } from '../failure/dead-letters.js'
 import { Failures } from '../failure/failures.js'
 import { Traces } from '../failure/trace.js'
@@ -263,6 +264,17 @@ export class Engine<M extends MessageMap> extends Roots<M> {
     }
     const seqOf = (id: unknown) => entries.seqOf(id)
     return new Cancels<M>({ holders: this.#holders, queue, outcomes, running: this.#backs.running, roomFreed, seqOf })
+  }
+
+  /**
+   * A stopping loop refuses `action`; with `asPost`, so does a journal that cannot take posts now
+   * (before start(), or while the store fails).
+   */
+  refuseIfStopping(action: string, asPost = false): void {
+    const state = this.lifecycle.state
+    if (state === 'draining' || state === 'stopped') throw new LoopStoppedError(action, state)
+    const refusal = asPost ? this.journal?.refusal : undefined
+    if (refusal !== undefined) throw refusal
   }
 
   // The three exits: a draining stop, a stop without drain, a stop that hands back at its deadline.

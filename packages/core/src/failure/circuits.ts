@@ -13,28 +13,9 @@
  */
 import { Heap } from 'heap-js'
 import type { Clock, TimerHandle } from '../contracts/clock.js'
-import type { CircuitBreakerOptions, CircuitChange, CircuitPolicy, CircuitState } from '../contracts/failures.js'
-import { InvalidArgumentError } from '../errors.js'
+import type { CircuitChange, CircuitPolicy, CircuitState } from '../contracts/failures.js'
 import type { Envelope } from '../internal/envelope.js'
-import * as check from '../internal/validate.js'
 import { SlidingWindow } from './sliding-window.js'
-
-/**
- * The defaults.
- *
- * @group Failure handling
- * @category Circuit breakers
- */
-export const DEFAULT_CIRCUIT: CircuitPolicy = {
-  per: 'type',
-  consecutiveFailures: 5,
-  failureRate: 0.5,
-  windowMs: 10_000,
-  minVolume: 20,
-  cooldownMs: 30_000,
-  probes: 1,
-  probeTimeoutMs: 10_000,
-}
 
 /** What the breakers ask of the loop. */
 export interface CircuitHost {
@@ -44,37 +25,6 @@ export interface CircuitHost {
   held(m: Envelope, route: string): void
   /** A breaker changed state. */
   changed(change: CircuitChange): void
-}
-
-const KEYS: readonly (keyof CircuitBreakerOptions)[] = Object.keys(DEFAULT_CIRCUIT) as (keyof CircuitPolicy)[]
-
-/**
- * Validates breaker options (`true` means the defaults).
- * @throws InvalidArgumentError naming the field and the rule
- */
-export function checkCircuitOptions(name: string, value: unknown): CircuitPolicy | false {
-  if (value === false) return false
-  if (value === true) return DEFAULT_CIRCUIT
-  const raw = check.plainObject(name, value)
-  check.knownKeys(name, raw, KEYS)
-  const o = raw as { readonly [K in keyof CircuitBreakerOptions]?: unknown }
-  if (o.per !== undefined) check.oneOf(`${name}.per`, o.per, ['type', 'route'] as const)
-  if (o.consecutiveFailures !== undefined) check.positiveInteger(`${name}.consecutiveFailures`, o.consecutiveFailures)
-  const rate = o.failureRate
-  if (rate !== undefined && !(typeof rate === 'number' && rate > 0 && rate <= 1)) {
-    throw new InvalidArgumentError(`${name}.failureRate`, 'a number in (0, 1]', rate)
-  }
-  if (o.windowMs !== undefined && !(typeof o.windowMs === 'number' && o.windowMs > 0 && Number.isFinite(o.windowMs))) {
-    throw new InvalidArgumentError(`${name}.windowMs`, 'a positive finite number of ms', o.windowMs)
-  }
-  if (o.minVolume !== undefined) check.positiveInteger(`${name}.minVolume`, o.minVolume)
-  if (o.cooldownMs !== undefined) check.nonNegativeNumber(`${name}.cooldownMs`, o.cooldownMs, false)
-  if (o.probes !== undefined) check.positiveInteger(`${name}.probes`, o.probes, 65_536)
-  const probeTimeout = o.probeTimeoutMs
-  if (probeTimeout !== undefined && !(typeof probeTimeout === 'number' && probeTimeout > 0)) {
-    throw new InvalidArgumentError(`${name}.probeTimeoutMs`, 'a positive number of ms', probeTimeout)
-  }
-  return { ...DEFAULT_CIRCUIT, ...(o as CircuitBreakerOptions) }
 }
 
 /** One route's breaker. */
@@ -201,6 +151,30 @@ export class Circuits {
   }
 
   /**
+   * Opens the breaker of `type` (of its route `routeKey` with `per: 'route'`) for `cooldownMs` of the
+   * policy's cooldown, or closes it (releasing what it holds), whatever its counts say: an operator's
+   * hand, or another process's breaker on the same downstream. An open breaker stays as it is.
+   * @returns false when `type` has no breaker
+   */
+  force(type: string, routeKey: string | undefined, open: boolean, cooldownMs?: number): boolean {
+    const policy = this.#policyFor(type)
+    if (policy === false) return false
+    const route = policy.per === 'route' && routeKey !== undefined ? `${type}/${routeKey}` : type
+    let c = this.#circuits.get(route)
+    if (c === undefined) {
+      c = new Circuit(route, type, policy, this.#compare)
+      this.#circuits.set(route, c)
+    }
+    if (open && c.state !== 'open') this.#open(c, 'forced', cooldownMs ?? policy.cooldownMs)
+    else if (!open && c.state !== 'closed') {
+      if (c.timer !== undefined) this.#clock.clearTimeout(c.timer)
+      c.timer = undefined
+      this.#close(c, 'forced')
+    }
+    return true
+  }
+
+  /**
    * A probe that never ran (dropped as a duplicate): its probe slot goes to the next held message.
    */
   abandon(m: Envelope): void {
@@ -270,14 +244,14 @@ export class Circuits {
     return events === 0 ? 0 : c.window.hits(now) / events
   }
 
-  #open(c: Circuit, reason: CircuitChange['reason']): void {
+  #open(c: Circuit, reason: CircuitChange['reason'], cooldownMs = c.policy.cooldownMs): void {
     c.probes.clear()
     c.successes = 0
     const previous = c.state
     if (previous === 'closed') this.#tripped++
     c.state = 'open'
-    c.timer = this.#clock.setTimeout(() => this.#halfOpen(c), c.policy.cooldownMs)
-    this.#changed(c, previous, reason)
+    c.timer = this.#clock.setTimeout(() => this.#halfOpen(c), cooldownMs)
+    this.#changed(c, previous, reason, cooldownMs)
   }
 
   #halfOpen(c: Circuit): void {
@@ -292,13 +266,15 @@ export class Circuits {
     }
   }
 
-  #close(c: Circuit): void {
+  #close(c: Circuit, reason: CircuitChange['reason'] = 'probes-succeeded'): void {
     this.#tripped--
+    const previous = c.state
     c.state = 'closed'
     c.consecutive = 0
     c.successes = 0
+    c.probes.clear()
     c.window.reset()
-    this.#changed(c, 'half-open', 'probes-succeeded')
+    this.#changed(c, previous, reason)
     if (this.#circuits.get(c.route) !== c) return // a listener stopped the loop: cleared
     while (c.held.length > 0) this.#host.release(this.#unhold(c))
   }
@@ -308,9 +284,10 @@ export class Circuits {
     return c.held.pop() as Envelope
   }
 
-  #changed(c: Circuit, previous: CircuitState, reason: CircuitChange['reason']): void {
+  #changed(c: Circuit, previous: CircuitState, reason: CircuitChange['reason'], cooldownMs?: number): void {
     const now = this.#clock.now()
     this.#host.changed({
+      ...(cooldownMs === undefined ? {} : { cooldownMs }),
       route: c.route,
       type: c.type,
       state: c.state,

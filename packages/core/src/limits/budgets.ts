@@ -17,6 +17,8 @@ export class Budgets {
   // Each rule's budgets, by rule id.
   readonly #tables = new Map<number, Table>()
   #size = 0
+  // Processes sharing the budgets (see `Limiter.share`).
+  #processes = 1
 
   constructor(compare: Order) {
     this.#compare = compare
@@ -38,10 +40,17 @@ export class Budgets {
     if (l === undefined) {
       const name = `${rule.per}:${typeof of === 'number' ? `#${of}` : String(of)}`
       l = new Limiter(name, rule.per, rule, this.#compare)
+      if (this.#processes !== 1) l.share(this.#processes)
       table.set(of, l)
       this.#size++
     }
     return l
+  }
+
+  /** Divides every budget, those made from now on too, among `processes` (see `Limiter.share`). */
+  share(processes: number): void {
+    this.#processes = processes
+    for (const table of this.#tables.values()) for (const l of table.values()) l.share(processes)
   }
 
   /** Forgets budgets with nothing waiting, no wake-up and nothing booked or recorded that still counts. */

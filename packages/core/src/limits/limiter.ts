@@ -33,6 +33,8 @@ export class Limiter {
   // The messages waiting for it, by urgency: made at the first wait (most budgets never fill).
   #lane: Heap<Envelope> | undefined = undefined
   readonly #compare: Order
+  // The rule's `max` (1 for a pause), before a share divides it.
+  readonly #max: number
 
   /**
    * @param rule - the budget's rule; none for a pause and its throttle (made at its first 429, at `now`)
@@ -49,9 +51,19 @@ export class Limiter {
     this.name = name
     this.scope = scope
     this.retryAfterScope = retryAfterScope
-    this.window = new SlidingWindow(rule?.max ?? 1, rule?.perMs ?? THROTTLE_WINDOW_MS)
+    this.#max = rule?.max ?? 1
+    this.window = new SlidingWindow(this.#max, rule?.perMs ?? THROTTLE_WINDOW_MS)
     this.throttle = rule === undefined ? new Throttle(this.window, now) : undefined
     this.#compare = compare
+  }
+
+  /**
+   * This process is one of `processes` that share the budget's downstream: it allows ⌊max / processes⌋
+   * starts per window (at least one). A budget per key is not divided: a key runs in one process.
+   */
+  share(processes: number): void {
+    if (this.scope === 'key' || this.throttle !== undefined) return
+    this.window.resize(Math.max(1, Math.floor(this.#max / processes)))
   }
 
   /** Messages waiting for it. */

@@ -167,6 +167,17 @@ export class RateLimits implements Bookings {
     this.#wait(m, l, l.window.pausedUntil, now)
   }
 
+  /**
+   * This process is one of `processes` sharing the downstreams: each budget but those per key allows
+   * its share (see `Limiter.share`); messages waiting for a budget that grew are looked at again.
+   */
+  share(processes: number, now: number): void {
+    this.#budgets.share(processes)
+    for (const l of this.#loop) l.share(processes)
+    for (const l of [...this.#budgets.all(), ...this.#loop]) if (l.waiting > 0) this.#arm(l, l.window.nextAt(now))
+    this.#host.pump()
+  }
+
   /** A budget's wake-up is due (from the wheel): as many waiting messages as it has room for go back. */
   due(l: Limiter, now: number): void {
     l.timer = -1

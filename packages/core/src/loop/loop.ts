@@ -27,7 +27,6 @@ import type { StopOptions } from '../contracts/stop.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import type { Router } from '../dispatcher/router.js'
 import { Engine } from '../engine/engine.js'
-import { LoopStoppedError } from '../errors.js'
 import type { DeadLetterStore } from '../failure/dead-letters.js'
 import { checkTypeRetry } from '../failure/retry-policy.js'
 import type { MessageTrace } from '../failure/trace.js'
@@ -36,6 +35,7 @@ import * as check from '../internal/validate.js'
 import type { MetricsSnapshot } from '../metrics/loop-metrics.js'
 import type { CancelResult } from '../requests/cancels.js'
 import type { DelayedMessage } from '../timers/delayed-posts.js'
+import { LoopControls } from './controls.js'
 
 /**
  * An in-process message loop. Create one with {@link createLoop}.
@@ -64,6 +64,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
   readonly events = new LoopEmitter<M>()
   // Every stage of this loop; the front only delegates.
   readonly #e: Engine<M>
+  #controls: LoopControls<M> | undefined
 
   /**
    * @internal Use {@link createLoop} (`options`: {@link LoopOptions}).
@@ -268,7 +269,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * called again
    */
   start(): this {
-    this.#refuseIfStopping('start')
+    this.#e.refuseIfStopping('start')
     this.#e.recover()
     this.#e.lifecycle.run()
     this.#e.schedulePump()
@@ -277,7 +278,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
 
   /** Stops starting new handlers; running ones finish, posts are still admitted. */
   pause(): this {
-    this.#refuseIfStopping('pause')
+    this.#e.refuseIfStopping('pause')
     this.#e.lifecycle.pause()
     return this
   }
@@ -331,7 +332,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * @throws SnapshotError; LoopStoppedError after `stop()`
    */
   restore(snapshot: LoopSnapshot): number {
-    this.#refuseIfStopping('restore a snapshot', true)
+    this.#e.refuseIfStopping('restore a snapshot', true)
     return this.#e.entries.restore(snapshot)
   }
 
@@ -346,7 +347,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * nothing changed; LoopStoppedError after `stop()`
    */
   readmit(message: SnapshotMessage): Message<M> | undefined {
-    this.#refuseIfStopping('re-admit a message', true)
+    this.#e.refuseIfStopping('re-admit a message', true)
     return this.#e.entries.readmit(message)
   }
 
@@ -400,6 +401,12 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
     return this.#e.failures.circuits.states()
   }
 
+  /** Hands on flow control: force a breaker open or closed, share the rate limits among processes. */
+  get controls(): LoopControls<M> {
+    this.#controls ??= new LoopControls<M>(this.#e)
+    return this.#controls
+  }
+
   /** Timed-out handlers still unsettled after `graceMs`: what ran, for how long. */
   zombies(): ZombieSummary[] {
     return this.#e.watchdog.zombies().map(({ epoch, label, ageMs }) => ({ epoch, label, ageMs }))
@@ -421,14 +428,5 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    */
   get sideTableSize(): number {
     return this.#e.extras.size
-  }
-
-  // A stopping loop refuses `action`; with `asPost`, so does a journal that cannot take posts now
-  // (before start(), or while the store fails).
-  #refuseIfStopping(action: string, asPost = false): void {
-    const state = this.#e.lifecycle.state
-    if (state === 'draining' || state === 'stopped') throw new LoopStoppedError(action, state)
-    const refusal = asPost ? this.#e.journal?.refusal : undefined
-    if (refusal !== undefined) throw refusal
   }
 }

@@ -6,12 +6,19 @@
  */
 import {
   type Clock,
+  type HeaderStamper,
+  type Message,
   type MessageHeaders,
   type MessageKey,
+  type MessageMap,
+  type MessageType,
+  mergeHeaders,
   NO_HEADERS,
+  type PostOptions,
   type PriorityLevel,
   type RetryOptions,
   type SnapshotMessage,
+  stampHeaders,
   wallNow,
 } from '@flowing/core'
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node'
@@ -162,4 +169,52 @@ function optionalNumber(text: string | undefined, what: string): number | undefi
   const n = Number(text)
   if (Number.isNaN(n)) throw new Undecodable(`${what} is not a number`)
   return n
+}
+
+/**
+ * What a post or a follow-up (of `parent`) publishes: its options, the parent's trace and one more
+ * hop, the headers merged (the post's over the parent's) and stamped.
+ */
+export function wireOf(
+  id: string,
+  type: string,
+  payload: unknown,
+  o: PostOptions | undefined,
+  parent: Pick<Message, 'traceId' | 'hops' | 'headers'> | undefined,
+  stampers: readonly HeaderStamper[],
+  clock: Clock,
+): Wire {
+  return {
+    id,
+    type,
+    payload,
+    key: o?.key,
+    priority: (o?.priority ?? 5) as PriorityLevel,
+    traceId: parent?.traceId ?? id,
+    hops: parent === undefined ? 0 : parent.hops + 1,
+    idempotencyKey: o?.idempotencyKey,
+    retry: o?.retry,
+    handlerTimeoutMs: o?.handlerTimeoutMs,
+    headers: stampHeaders(stampers, type, mergeHeaders(parent?.headers ?? NO_HEADERS, o?.headers ?? NO_HEADERS)),
+    postedAtEpochMs: wallNow(clock),
+    dueAtEpochMs: undefined,
+  }
+}
+
+/** The message a post returns (its id is the distributed one; `postedAt` on this process's clock). */
+export function toMessage<M extends MessageMap, T extends MessageType<M>>(w: Wire, clock: Clock): Message<M, T> {
+  const message: Message<Record<string, unknown>, string> = {
+    id: w.id,
+    type: w.type,
+    payload: w.payload,
+    key: w.key,
+    priority: w.priority,
+    routeKey: undefined,
+    postedAt: clock.now(),
+    seq: 0,
+    traceId: w.traceId,
+    hops: w.hops,
+    headers: w.headers,
+  }
+  return message as unknown as Message<M, T>
 }

@@ -52,6 +52,8 @@ export interface OwnershipOptions {
   readonly replicas: number
   readonly clock: Clock
   readonly report: (error: unknown) => void
+  /** Told how many processes are members (this one included) when a look finds another count. */
+  readonly membersChanged?: (count: number) => void
 }
 
 /** The loop's member and owner buckets (the owners bucket also keeps the crash counts). */
@@ -224,6 +226,7 @@ export class Ownership {
     await this.#clearVoided()
     const live = await this.#liveMembers()
     live.add(this.member)
+    if (live.size !== this.#live.size) this.#o.membersChanged?.(live.size)
     this.#live = live
     const owners = assign([...live].sort(), this.#o.partitions)
     const moves: Promise<void>[] = []

@@ -26,6 +26,22 @@ export interface RunnerCounters {
   startedOver: number
 }
 
+/** Counters at zero. */
+export function newCounters(): RunnerCounters {
+  return {
+    received: 0,
+    acked: 0,
+    nakked: 0,
+    fenced: 0,
+    redelivered: 0,
+    deadLettered: 0,
+    undecodable: 0,
+    skipped: 0,
+    removedAcked: 0,
+    startedOver: 0,
+  }
+}
+
 /** What a runner works with. */
 export interface RunnerParts<M extends MessageMap> {
   readonly local: Loop<M>
@@ -67,4 +83,16 @@ export interface Owned {
   /** The last delivery of its consumer this process took (the consumer numbers them from 1). */
   delivered: number
   loop: Promise<void>
+}
+
+/** The state of partition `p` just gained under `token`, consuming `iterator`. */
+export function newOwned(
+  p: number,
+  token: number,
+  past: PartitionPast,
+  iterator: ConsumerMessages,
+  pulling: boolean,
+): Owned {
+  const state = { restarting: false, sweeping: undefined, sweepFrom: undefined, delivered: 0 }
+  return { p, token, held: new Set(), past, iterator, pulling, ...state, loop: Promise.resolve() }
 }

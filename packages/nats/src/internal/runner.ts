@@ -15,23 +15,16 @@
  * @module
  */
 import { type DeadLetter, type Message, type MessageMap, type SnapshotMessage, wallNow } from '@flowing/core'
-import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream'
+import type { JsMsg } from '@nats-io/jetstream'
 import { DeliveryError } from '../errors.js'
 import { decode, toSnapshotMessage, type Wire } from './codec.js'
 import type { Delivery } from './deliveries.js'
 import type { OwnershipHandlers } from './ownership.js'
-import type { Owned, RunnerCounters, RunnerParts } from './runner-parts.js'
+import { consumePartition, type PullHost, pullPartition } from './pulling.js'
+import { newCounters, newOwned, type Owned, type RunnerCounters, type RunnerParts } from './runner-parts.js'
 import { Settler } from './settler.js'
+import { type SweepHost, sweepAfterReconnection } from './sweeps.js'
 import { pause } from './timers.js'
-
-// How often a partition is swept after a reconnection, until clean; and how long deliveries the
-// server reports made may take to reach this process's consumer loop.
-const SWEEP_MS = 1000
-const SETTLE_MS = 250
-// How long a pull waits at the server. The client also waits this long between its checks of a
-// consumer that did not answer after a reconnection (a server still loading its JetStream): it bounds
-// how long a restarted server leaves a partition idle.
-const PULL_EXPIRES_MS = 5000
 
 /** Consumes the partitions this process owns and settles what it took. */
 export class Runner<M extends MessageMap> implements OwnershipHandlers {
@@ -42,22 +35,20 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
   #admittingEnded = false
   #pulling = false
   readonly #settler: Settler
-  readonly counters: RunnerCounters = {
-    received: 0,
-    acked: 0,
-    nakked: 0,
-    fenced: 0,
-    redelivered: 0,
-    deadLettered: 0,
-    undecodable: 0,
-    skipped: 0,
-    removedAcked: 0,
-    startedOver: 0,
-  }
+  readonly #sweeps: SweepHost
+  readonly #pullHost: PullHost
+  readonly counters: RunnerCounters = newCounters()
 
   constructor(parts: RunnerParts<M>) {
     this.#p = parts
     this.#settler = new Settler(parts, this.counters)
+    this.#pullHost = { ...parts, receive: (jm, o) => this.#receive(jm, o) }
+    this.#sweeps = {
+      ...parts,
+      counters: this.counters,
+      owns: (o) => this.#owned.get(o.p) === o,
+      startOver: (o) => this.#startOver(o),
+    }
     const events = parts.local.events
     events.on('succeeded', (m) => this.#ended(m, undefined))
     events.on('dropped', (m, reason) => {
@@ -110,40 +101,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
    */
   reconnected(): void {
     this.#settler.reconnected()
-    for (const o of this.#owned.values()) {
-      o.sweepFrom = undefined // what this reconnection may have brought back: up to the stream's end now
-      o.sweeping ??= this.#sweep(o).finally(() => {
-        o.sweeping = undefined
-      })
-    }
-  }
-
-  // Until the partition's consumer has seen everything up to the stream's end at the reconnection
-  // acknowledged (its floor moves as this process acks what it holds), removes what is below the floor
-  // — once a second; a server still starting its JetStream is asked again. A consumer that made
-  // deliveries this process never got (lost as the server went down) starts over at once: else they
-  // would wait out the ack wait, and what follows them on their keys would run first.
-  async #sweep(o: Owned): Promise<void> {
-    const { jsm, topology, clock } = this.#p
-    while (this.#owned.get(o.p) === o && !o.restarting) {
-      await pause(clock, SWEEP_MS)
-      try {
-        o.sweepFrom ??= await topology.lastSeq(jsm)
-        const seen = o.delivered
-        const { removed, clean, delivered } = await topology.removeAcked(jsm, o.p, o.token, o.sweepFrom)
-        this.counters.removedAcked += removed
-        if (delivered > seen && (await this.#stillMissing(o, delivered))) return this.#startOver(o)
-        if (clean) return
-      } catch {
-        // not answering yet
-      }
-    }
-  }
-
-  // Deliveries the server made and this process has not seen a moment later: lost on the way.
-  async #stillMissing(o: Owned, delivered: number): Promise<boolean> {
-    await pause(this.#p.clock, SETTLE_MS)
-    return o.delivered < delivered && !o.restarting
+    for (const o of this.#owned.values()) sweepAfterReconnection(o, this.#sweeps)
   }
 
   /** Ownership gained: replaces the partition's consumer with its own and starts consuming. */
@@ -151,21 +109,9 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     const { jsm, topology, handovers, maxAckPending } = this.#p
     const retired = await topology.own(jsm, p, token, maxAckPending)
     const past = await handovers.gained(p, takenOver ? retired : [])
-    const o: Owned = {
-      p,
-      token,
-      held: new Set(),
-      past,
-      iterator: await this.#consume(p, token),
-      pulling: this.#pulling,
-      restarting: false,
-      sweeping: undefined,
-      sweepFrom: undefined,
-      delivered: 0,
-      loop: Promise.resolve(),
-    }
+    const o = newOwned(p, token, past, await consumePartition(this.#p, p, token), this.#pulling)
     this.#owned.set(p, o)
-    o.loop = this.#pull(o)
+    o.loop = pullPartition(o, this.#pullHost)
   }
 
   /**
@@ -212,7 +158,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     while (this.#owned.get(o.p) === o) {
       try {
         await topology.own(jsm, o.p, o.token, maxAckPending, true)
-        o.iterator = await this.#consume(o.p, o.token)
+        o.iterator = await consumePartition(this.#p, o.p, o.token)
         o.delivered = 0 // a new consumer counts its deliveries from 1
         break
       } catch (error) {
@@ -223,7 +169,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     o.restarting = false
     if (this.#owned.get(o.p) !== o) return // lost meanwhile
     o.pulling = this.#pulling
-    o.loop = this.#pull(o)
+    o.loop = pullPartition(o, this.#pullHost)
   }
 
   /**
@@ -263,35 +209,6 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     if (d.localId !== undefined && this.#p.deliveries.take(d.localId) === d) this.#p.local.cancel(d.localId)
     this.counters.fenced++
     d.release()
-  }
-
-  #consume(p: number, token: number): Promise<ConsumerMessages> {
-    const { js, topology, maxAckPending } = this.#p
-    return js.consumers
-      .get(topology.work, topology.consumer(p, token))
-      .then((c) => c.consume({ max_messages: Math.min(256, maxAckPending), expires: PULL_EXPIRES_MS }))
-  }
-
-  // One partition's loop: takes its messages in stream order and admits each (the local loop runs
-  // them). The client re-pulls across reconnects by itself; if the iteration still ends or breaks, it
-  // starts over while the partition is owned.
-  async #pull(o: Owned): Promise<void> {
-    while (o.pulling) {
-      try {
-        for await (const jm of o.iterator) {
-          if (!o.pulling) continue // not acked: the next owner's consumer gets it
-          await this.#receive(jm, o)
-        }
-      } catch (error) {
-        this.#p.report(error)
-      }
-      if (!o.pulling) return
-      await pause(this.#p.clock, 500)
-      o.iterator = await this.#consume(o.p, o.token).catch((error: unknown) => {
-        this.#p.report(error)
-        return o.iterator
-      })
-    }
   }
 
   async #receive(jm: JsMsg, o: Owned): Promise<void> {

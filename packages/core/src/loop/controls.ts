@@ -1,0 +1,62 @@
+/**
+ * `loop.controls`: an operator's — or another process's — hands on a loop's flow control.
+ *
+ * @module
+ */
+import type { MessageMap, MessageType } from '../contracts/message.js'
+import type { Engine } from '../engine/engine.js'
+import { forceCircuit } from '../failure/circuit-controls.js'
+import * as check from '../internal/validate.js'
+
+/**
+ * Forces circuit breakers and shares rate limits: `loop.controls`. `@flowing/nats` uses it to make the
+ * processes of one loop act as one on a shared downstream.
+ *
+ * @group Loop
+ */
+export class LoopControls<M extends MessageMap = MessageMap> {
+  readonly #e: Engine<M>
+
+  /** @internal Use `loop.controls`. */
+  constructor(engine: Engine<M>) {
+    this.#e = engine
+  }
+
+  /**
+   * Opens the breaker of `type` — of its route `routeKey` with `per: 'route'` — whatever its counts
+   * say: the messages it covers wait, held, until it half-opens after `cooldownMs` (the breaker's own
+   * by default) and its probes succeed. For a maintenance window, or to follow the breaker of another
+   * process on the same downstream. Emits `circuit` with reason `forced`; a breaker already open stays
+   * as it is.
+   *
+   * @throws InvalidArgumentError when `type` has no breaker, or for bad options; nothing changes then
+   */
+  openCircuit(type: MessageType<M>, options?: { readonly routeKey?: string; readonly cooldownMs?: number }): this {
+    forceCircuit(this.#e.failures.circuits, type, options, true)
+    return this
+  }
+
+  /**
+   * Closes the breaker of `type` (of its route `routeKey`) whatever its counts say: what it held goes
+   * back to the queue in its order. Emits `circuit` with reason `forced`; a closed breaker stays as it
+   * is.
+   *
+   * @throws InvalidArgumentError when `type` has no breaker, or for bad options; nothing changes then
+   */
+  closeCircuit(type: MessageType<M>, options?: { readonly routeKey?: string }): this {
+    forceCircuit(this.#e.failures.circuits, type, options, false)
+    return this
+  }
+
+  /**
+   * Divides the rate limits among `processes` that share their downstreams: every budget but those
+   * per key allows ⌊max / processes⌋ starts per window (at least one), so together they stay within
+   * `max` while `max ≥ processes`. `1` undoes it.
+   *
+   * @throws InvalidArgumentError unless `processes` is a positive integer
+   */
+  shareRateLimits(processes: number): this {
+    this.#e.limits.share(check.positiveInteger('processes', processes, 65_536), this.#e.clock.now())
+    return this
+  }
+}

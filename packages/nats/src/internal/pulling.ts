@@ -1,0 +1,58 @@
+/**
+ * An owned partition's consumer loop: its own durable consumer, read in batches, each message handed
+ * to the runner in stream order.
+ *
+ * @module
+ */
+import type { MessageMap } from '@flowing/core'
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream'
+import type { Owned, RunnerParts } from './runner-parts.js'
+import { pause } from './timers.js'
+
+// How long a pull waits at the server. The client also waits this long between its checks of a
+// consumer that did not answer after a reconnection (a server still loading its JetStream): it bounds
+// how long a restarted server leaves a partition idle.
+const PULL_EXPIRES_MS = 5000
+
+/** What a partition's loop works with. */
+export interface PullHost
+  extends Pick<RunnerParts<MessageMap>, 'js' | 'topology' | 'maxAckPending' | 'clock' | 'report'> {
+  /** Takes one message of the partition (the next one waits until it resolves). */
+  readonly receive: (jm: JsMsg, o: Owned) => Promise<void>
+}
+
+/** The messages of partition `p`'s consumer under `token`, up to `maxAckPending` (256 at most) per batch. */
+export function consumePartition(
+  host: Pick<PullHost, 'js' | 'topology' | 'maxAckPending'>,
+  p: number,
+  token: number,
+): Promise<ConsumerMessages> {
+  const { js, topology, maxAckPending } = host
+  return js.consumers
+    .get(topology.work, topology.consumer(p, token))
+    .then((c) => c.consume({ max_messages: Math.min(256, maxAckPending), expires: PULL_EXPIRES_MS }))
+}
+
+/**
+ * One partition's loop: takes its messages in stream order and hands each to `receive`. The client
+ * re-pulls across reconnects by itself; if the iteration still ends or breaks, it starts over while
+ * the partition is pulled (`o.pulling`).
+ */
+export async function pullPartition(o: Owned, host: PullHost): Promise<void> {
+  while (o.pulling) {
+    try {
+      for await (const jm of o.iterator) {
+        if (!o.pulling) continue // not acked: the next owner's consumer gets it
+        await host.receive(jm, o)
+      }
+    } catch (error) {
+      host.report(error)
+    }
+    if (!o.pulling) return
+    await pause(host.clock, 500)
+    o.iterator = await consumePartition(host, o.p, o.token).catch((error: unknown) => {
+      host.report(error)
+      return o.iterator
+    })
+  }
+}
