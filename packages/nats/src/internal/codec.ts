@@ -65,20 +65,23 @@ export interface Wire {
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-/** The headers and body of a message. */
+/**
+ * The headers and body of a message. A header at its default (priority 5, the trace its own id, no
+ * hops) is left out: fewer headers to send, store and parse.
+ */
 export function encode(w: Wire): { headers: MsgHdrs; body: Uint8Array } {
   const h = natsHeaders()
-  h.set(H.id, w.id)
-  h.set(H.type, w.type)
-  if (w.key !== undefined) h.set(H.key, JSON.stringify(w.key))
-  h.set(H.priority, String(w.priority))
-  h.set(H.trace, w.traceId)
-  h.set(H.hops, String(w.hops))
-  h.set(H.postedAt, String(w.postedAtEpochMs))
-  if (w.idempotencyKey !== undefined) h.set(H.idempotencyKey, w.idempotencyKey)
-  if (w.retry !== undefined) h.set(H.retry, JSON.stringify(w.retry))
-  if (w.handlerTimeoutMs !== undefined) h.set(H.timeout, String(w.handlerTimeoutMs))
-  if (w.dueAtEpochMs !== undefined) h.set(H.due, String(w.dueAtEpochMs))
+  h.append(H.id, w.id)
+  h.append(H.type, w.type)
+  if (w.key !== undefined) h.append(H.key, JSON.stringify(w.key))
+  if (w.priority !== 5) h.append(H.priority, String(w.priority))
+  if (w.traceId !== w.id) h.append(H.trace, w.traceId)
+  if (w.hops !== 0) h.append(H.hops, String(w.hops))
+  h.append(H.postedAt, String(w.postedAtEpochMs))
+  if (w.idempotencyKey !== undefined) h.append(H.idempotencyKey, w.idempotencyKey)
+  if (w.retry !== undefined) h.append(H.retry, JSON.stringify(w.retry))
+  if (w.handlerTimeoutMs !== undefined) h.append(H.timeout, String(w.handlerTimeoutMs))
+  if (w.dueAtEpochMs !== undefined) h.append(H.due, String(w.dueAtEpochMs))
   for (const [name, value] of Object.entries(w.headers)) h.set(`${HEADER_PREFIX}${name}`, value)
   const body = w.payload === undefined ? new Uint8Array(0) : encoder.encode(JSON.stringify(w.payload))
   return { headers: h, body }
@@ -87,34 +90,50 @@ export function encode(w: Wire): { headers: MsgHdrs; body: Uint8Array } {
 /** Why a NATS message is not a Flowing message. */
 export class Undecodable extends Error {}
 
+// The Flowing headers of one NATS message, read in one pass (the client's `get` scans them all).
+type Fields = { -readonly [K in keyof typeof H]?: string } & { headers?: Record<string, string> }
+const FIELD_OF = new Map<string, keyof typeof H>(
+  Object.entries(H).map(([field, name]) => [name, field as keyof typeof H]),
+)
+
+function fieldsOf(headers: MsgHdrs | undefined): Fields {
+  const f: Fields = {}
+  if (headers === undefined) return f
+  for (const [name, values] of headers as unknown as Iterable<[string, string[]]>) {
+    const value = values[0] ?? ''
+    const field = FIELD_OF.get(name)
+    if (field !== undefined) {
+      if (value !== '') f[field] ??= value
+    } else if (name.startsWith(HEADER_PREFIX)) {
+      f.headers ??= {}
+      f.headers[name.slice(HEADER_PREFIX.length)] ??= value
+    }
+  }
+  return f
+}
+
 /**
  * The message a NATS message carries; throws {@link Undecodable} for one that is not Flowing's.
  * @param clock - dates a message without a posted-at header (its wall-clock time)
  */
 export function decode(headers: MsgHdrs | undefined, body: Uint8Array, clock: Clock): Wire {
-  const get = (name: string): string | undefined => {
-    const v = headers?.get(name)
-    return v === undefined || v === '' ? undefined : v
-  }
-  const id = get(H.id)
-  const type = get(H.type)
+  const f = fieldsOf(headers)
+  const { id, type } = f
   if (id === undefined || type === undefined) throw new Undecodable(`no ${id === undefined ? H.id : H.type} header`)
-  const key = get(H.key)
-  const retry = get(H.retry)
   return {
     id,
     type,
     payload: body.length === 0 ? undefined : json(decoder.decode(body), 'the body'),
-    key: key === undefined ? undefined : (json(key, H.key) as MessageKey),
-    priority: integer(get(H.priority), H.priority, 5) as PriorityLevel,
-    traceId: get(H.trace) ?? id,
-    hops: integer(get(H.hops), H.hops, 0),
-    idempotencyKey: get(H.idempotencyKey),
-    retry: retry === undefined ? undefined : (json(retry, H.retry) as RetryOptions),
-    handlerTimeoutMs: optionalNumber(get(H.timeout), H.timeout),
-    headers: messageHeaders(headers),
-    postedAtEpochMs: optionalNumber(get(H.postedAt), H.postedAt) ?? wallNow(clock),
-    dueAtEpochMs: optionalNumber(get(H.due), H.due),
+    key: f.key === undefined ? undefined : (json(f.key, H.key) as MessageKey),
+    priority: integer(f.priority, H.priority, 5) as PriorityLevel,
+    traceId: f.trace ?? id,
+    hops: integer(f.hops, H.hops, 0),
+    idempotencyKey: f.idempotencyKey,
+    retry: f.retry === undefined ? undefined : (json(f.retry, H.retry) as RetryOptions),
+    handlerTimeoutMs: optionalNumber(f.timeout, H.timeout),
+    headers: f.headers === undefined ? NO_HEADERS : Object.freeze(f.headers),
+    postedAtEpochMs: optionalNumber(f.postedAt, H.postedAt) ?? wallNow(clock),
+    dueAtEpochMs: optionalNumber(f.due, H.due),
   }
 }
 
@@ -137,17 +156,6 @@ export function toSnapshotMessage(w: Wire, checkpoint: unknown, waitMs?: number)
     ...(w.handlerTimeoutMs === undefined ? {} : { handlerTimeoutMs: w.handlerTimeoutMs }),
     ...(w.headers === NO_HEADERS ? {} : { headers: w.headers }),
   }
-}
-
-// The message headers among a NATS message's headers (`Flowing-H-<name>`), or the shared empty map.
-function messageHeaders(headers: MsgHdrs | undefined): MessageHeaders {
-  let found: Record<string, string> | undefined
-  for (const name of headers?.keys() ?? []) {
-    if (!name.startsWith(HEADER_PREFIX)) continue
-    found ??= {}
-    found[name.slice(HEADER_PREFIX.length)] = headers?.get(name) ?? ''
-  }
-  return found === undefined ? NO_HEADERS : Object.freeze(found)
 }
 
 function json(text: string, what: string): unknown {

@@ -16,9 +16,9 @@ const PULL_EXPIRES_MS = 5000
 
 /** What a partition's loop works with. */
 export interface PullHost
-  extends Pick<RunnerParts<MessageMap>, 'js' | 'topology' | 'maxAckPending' | 'clock' | 'report'> {
-  /** Takes one message of the partition (the next one waits until it resolves). */
-  readonly receive: (jm: JsMsg, o: Owned) => Promise<void>
+  extends Pick<RunnerParts<MessageMap>, 'js' | 'jsm' | 'topology' | 'maxAckPending' | 'clock' | 'report'> {
+  /** Takes one message of the partition (the next one waits for the promise it may return). */
+  readonly receive: (jm: JsMsg, o: Owned) => Promise<void> | undefined
 }
 
 /** The messages of partition `p`'s consumer under `token`, up to `maxAckPending` (256 at most) per batch. */
@@ -43,7 +43,8 @@ export async function pullPartition(o: Owned, host: PullHost): Promise<void> {
     try {
       for await (const jm of o.iterator) {
         if (!o.pulling) continue // not acked: the next owner's consumer gets it
-        await host.receive(jm, o)
+        const taking = host.receive(jm, o)
+        if (taking !== undefined) await taking
       }
     } catch (error) {
       host.report(error)
@@ -54,5 +55,23 @@ export async function pullPartition(o: Owned, host: PullHost): Promise<void> {
       host.report(error)
       return o.iterator
     })
+  }
+}
+
+/**
+ * Remakes partition `o`'s consumer afresh — what it handed out and was not acknowledged comes again,
+ * in stream order — trying until the server answers or the partition is no longer `owned()`.
+ */
+export async function remakeConsumer(o: Owned, host: PullHost, owned: () => boolean): Promise<void> {
+  while (owned()) {
+    try {
+      await host.topology.own(host.jsm, o.p, o.token, host.maxAckPending, true)
+      o.iterator = await consumePartition(host, o.p, o.token)
+      o.delivered = 0 // a new consumer counts its deliveries from 1
+      return
+    } catch (error) {
+      host.report(error)
+      await pause(host.clock, 500)
+    }
   }
 }

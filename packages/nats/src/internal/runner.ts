@@ -20,7 +20,7 @@ import { DeliveryError } from '../errors.js'
 import { decode, toSnapshotMessage, type Wire } from './codec.js'
 import type { Delivery } from './deliveries.js'
 import type { OwnershipHandlers } from './ownership.js'
-import { consumePartition, type PullHost, pullPartition } from './pulling.js'
+import { consumePartition, type PullHost, pullPartition, remakeConsumer } from './pulling.js'
 import { newCounters, newOwned, type Owned, type RunnerCounters, type RunnerParts } from './runner-parts.js'
 import { Settler } from './settler.js'
 import { type SweepHost, sweepAfterReconnection } from './sweeps.js'
@@ -154,18 +154,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
   // partition is lost), then consumes again.
   async #restart(o: Owned): Promise<void> {
     await o.loop
-    const { jsm, topology, maxAckPending } = this.#p
-    while (this.#owned.get(o.p) === o) {
-      try {
-        await topology.own(jsm, o.p, o.token, maxAckPending, true)
-        o.iterator = await consumePartition(this.#p, o.p, o.token)
-        o.delivered = 0 // a new consumer counts its deliveries from 1
-        break
-      } catch (error) {
-        this.#p.report(error)
-        await pause(this.#p.clock, 500)
-      }
-    }
+    await remakeConsumer(o, this.#pullHost, () => this.#owned.get(o.p) === o)
     o.restarting = false
     if (this.#owned.get(o.p) !== o) return // lost meanwhile
     o.pulling = this.#pulling
@@ -211,12 +200,17 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     d.release()
   }
 
-  async #receive(jm: JsMsg, o: Owned): Promise<void> {
+  // Synchronous unless a redelivery's commit point must be read first (the pull loop awaits only then).
+  #receive(jm: JsMsg, o: Owned): Promise<void> | undefined {
     this.counters.received++
+    const info = jm.info // parsed from the reply subject at every read
     // The consumer numbers its deliveries: one missed (lost as its server went down) or repeated (a
     // server that came back with an older state) starts the partition over, before anything after it runs.
-    if (jm.info.deliverySequence !== o.delivered + 1) return this.#startOver(o)
-    o.delivered = jm.info.deliverySequence
+    if (info.deliverySequence !== o.delivered + 1) {
+      this.#startOver(o)
+      return
+    }
+    o.delivered = info.deliverySequence
     let wire: Wire
     try {
       wire = decode(jm.headers, jm.data, this.#p.clock)
@@ -237,15 +231,19 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
       this.counters.fenced++ // buffered before the partition went elsewhere (a freeze): not ours to run
       return
     }
-    const count = jm.info.deliveryCount + (o.past.crashes.get(jm.seq) ?? 0)
-    if (count > 1) this.counters.redelivered++
+    const count = info.deliveryCount + (o.past.crashes.get(jm.seq) ?? 0)
     if (count > this.#p.maxDeliveries) return this.#settler.deadLetterUnfinished(jm, wire, count)
-    const checkpoint = count > 1 ? await this.#settler.checkpointOf(wire) : undefined
-    const waitMs = (o.past.waits.get(jm.seq) ?? 0) - wallNow(this.#p.clock) // a handed-back retry's rest
-    this.#admit(jm, wire, o, checkpoint, waitMs > 0 ? waitMs : undefined)
+    if (count === 1) {
+      this.#admit(jm, wire, o, undefined)
+      return
+    }
+    this.counters.redelivered++
+    return this.#settler.checkpointOf(wire).then((checkpoint) => this.#admit(jm, wire, o, checkpoint))
   }
 
-  #admit(jm: JsMsg, wire: Wire, o: Owned, checkpoint: unknown, waitMs: number | undefined): void {
+  #admit(jm: JsMsg, wire: Wire, o: Owned, checkpoint: unknown): void {
+    // A handed-back retry's rest of its wait.
+    const waitMs = o.past.waits.size === 0 ? 0 : (o.past.waits.get(jm.seq) ?? 0) - wallNow(this.#p.clock)
     const d: Delivery = {
       jm,
       wire,
@@ -264,7 +262,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     this.#admittingEnded = false
     let m: Message<M> | undefined
     try {
-      m = this.#p.local.readmit(toSnapshotMessage(wire, checkpoint, waitMs))
+      m = this.#p.local.readmit(toSnapshotMessage(wire, checkpoint, waitMs > 0 ? waitMs : undefined))
     } catch (error) {
       // No handler for its type here, or its idempotency key still held by a stale copy: later.
       this.#p.report(new DeliveryError(wire.id, wire.type, 'handed back', error))
