@@ -2,8 +2,8 @@
  * `node dist/nats.js [--smoke]`: Flowing across processes on NATS JetStream, on a private nats-server —
  * ordered throughput of a keyed no-op workload across 3 worker processes (P = 8, 32, 64; pre-published
  * burst and published while running), the same in one process and on the in-process core loop beside
- * it, post-to-start latency at a steady rate, and the redelivery time after `kill -9` of a worker that
- * holds a message. Without a `nats-server` binary the suite is skipped, saying why. Fails (exit 1) when a
+ * it, post-to-start latency at a steady rate, the redelivery time after `kill -9` of a worker that
+ * holds a message, and beside BullMQ on 200 keys with no-op and 1 ms handlers. Without a `nats-server` binary the suite is skipped, saying why. Fails (exit 1) when a
  * count does not add up or per-key order is broken — never on speed.
  */
 import { writeFileSync } from 'node:fs'
@@ -12,7 +12,7 @@ import { BenchError } from './lib/check.js'
 import { UsageError } from './lib/cli.js'
 import { codeRevision, describeMachine, formatMachine } from './lib/machine.js'
 import { runSuite } from './lib/run-suite.js'
-import { bullmqRun } from './nats/bullmq-row.js'
+import { type BullmqSample, bullmqRun } from './nats/bullmq-row.js'
 import { type Figures, figuresTables } from './nats/report.js'
 import { natsDocument } from './nats/results.js'
 import {
@@ -48,6 +48,8 @@ export function natsWorkload(smoke: boolean) {
           { n: 2_000, perSecond: 200 },
           { n: 3_000, perSecond: 500 },
         ],
+    /** Beside BullMQ: fewer keys, no-op and 1 ms handlers, pre-published, 1 and 3 processes. */
+    peers: { keys: 200, handlerMs: [0, 1] },
     ackWaitMs: smoke ? 1_000 : 2_000,
     episodes: smoke ? [0] : [0, 0, 0, 1_000],
   }
@@ -77,7 +79,7 @@ async function measured(server: Target, spec: RunSpec, rounds: number): Promise<
 
 async function throughput(server: Target, w: ReturnType<typeof natsWorkload>, smoke: boolean) {
   const rows: RunResult[] = []
-  const base = { n: w.n, keys: w.keys, workers: w.workers }
+  const base = { n: w.n, keys: w.keys, workers: w.workers, handlerMs: 0 }
   for (const partitions of w.partitions) {
     for (const mode of ['burst', 'live'] as const satisfies readonly Mode[]) {
       const rounds = partitions === w.headline ? w.rounds : 1
@@ -92,6 +94,25 @@ async function throughput(server: Target, w: ReturnType<typeof natsWorkload>, sm
     live: await coreRun(smoke ? w.n : 200_000, w.keys, 'live', w.workers),
   }
   return { rows, core }
+}
+
+// The peer workload: NatsLoop in 1 and 3 processes (ordered) and BullMQ (no per-key order), per handler time.
+async function peers(server: Target, w: ReturnType<typeof natsWorkload>): Promise<Figures['peers']> {
+  const nats: RunResult[] = []
+  const bullmq: BullmqSample[] = []
+  for (const handlerMs of w.peers.handlerMs) {
+    for (const processes of [1, 3]) {
+      const spec = { n: w.n, keys: w.peers.keys, workers: w.workers, handlerMs, processes, partitions: w.headline }
+      nats.push(await measured(server, { ...spec, mode: 'burst' }, 1))
+    }
+    const b = await bullmqRun(w.n, w.workers, handlerMs)
+    if (typeof b === 'string') return { keys: w.peers.keys, nats, bullmq: b }
+    process.stdout.write(
+      `  BullMQ ${handlerMs} ms: ${Math.round(b.msgsPerSec)} msgs/s, ${b.cpuUsPerMsg.toFixed(0)} µs CPU/job\n`,
+    )
+    bullmq.push(b)
+  }
+  return { keys: w.peers.keys, nats, bullmq }
 }
 
 async function main(args: string[]): Promise<void> {
@@ -123,17 +144,23 @@ async function main(args: string[]): Promise<void> {
       )
       episodes.push(e)
     }
-    const violations = [...rows.map((r) => r.account.violations), ...latency.map((l) => l.violations)].reduce(
+    let violations = [...rows.map((r) => r.account.violations), ...latency.map((l) => l.violations)].reduce(
       (a, b) => a + b,
       0,
     )
-    const bullmq = await bullmqRun(w.n, w.workers)
-    if (typeof bullmq === 'string') console.log(`  BullMQ row skipped — ${bullmq}`)
-    else
-      process.stdout.write(
-        `  BullMQ: ${Math.round(bullmq.msgsPerSec)} msgs/s, ${bullmq.cpuUsPerMsg.toFixed(0)} µs CPU/job\n`,
-      )
-    const figures: Figures = { rows, core, latency, episodes, bullmq, ackWaitMs: w.ackWaitMs, n: w.n, keys: w.keys }
+    const peer = await peers(nats.server, w)
+    if (typeof peer.bullmq === 'string') console.log(`  BullMQ rows skipped — ${peer.bullmq}`)
+    violations += peer.nats.reduce((sum, r) => sum + r.account.violations, 0)
+    const figures: Figures = {
+      rows,
+      core,
+      latency,
+      episodes,
+      peers: peer,
+      ackWaitMs: w.ackWaitMs,
+      n: w.n,
+      keys: w.keys,
+    }
     const tables = figuresTables(figures)
     console.log(`\n${tables}`)
     if (violations > 0) throw new BenchError(`${violations} per-key order violations`)

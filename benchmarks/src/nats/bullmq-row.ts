@@ -1,7 +1,7 @@
 /**
  * The peer on the same workload: BullMQ on a private Redis (the durable suite's), its jobs added up
  * front (`addBulk` in chunks of 1,000), one `Worker` with as many workers' concurrency, a no-op
- * processor, finished jobs removed. Timed from the worker's start to the last completion; the CPU is
+ * processor (or one that awaits a timer), finished jobs removed. Timed from the worker's start to the last completion; the CPU is
  * this process's (the worker's and the Redis client's), Redis's own is not counted. BullMQ keeps no
  * per-key order (groups are BullMQ Pro), so it does less than the NatsLoop rows.
  *
@@ -13,13 +13,18 @@ import { withDeadline } from '../lib/check.js'
 
 /** One BullMQ run: msgs/s and this process's CPU per job (µs). */
 export interface BullmqSample {
+  /** How long each job's processor took (ms; 0: a no-op). */
+  readonly handlerMs: number
   readonly msgsPerSec: number
   readonly cpuUsPerMsg: number
   readonly redis: string
 }
 
-/** Runs `n` no-op jobs through BullMQ; `undefined` with the reason when no Redis can be started. */
-export async function bullmqRun(n: number, concurrency: number): Promise<BullmqSample | string> {
+/**
+ * Runs `n` jobs through BullMQ, each processor awaiting a `handlerMs` timer (0: a no-op); the reason
+ * instead when no Redis can be started.
+ */
+export async function bullmqRun(n: number, concurrency: number, handlerMs = 0): Promise<BullmqSample | string> {
   const started = await startRedis()
   if (!started.ok) return started.reason
   const redis = started.server
@@ -38,7 +43,10 @@ export async function bullmqRun(n: number, concurrency: number): Promise<BullmqS
     const all = new Promise<void>((resolve) => (finish = resolve))
     const cpu0 = process.cpuUsage()
     const t0 = performance.now()
-    const worker = new Worker<{ i: number }>('nats-peer', async () => {}, { connection, concurrency })
+    const processor = async () => {
+      if (handlerMs > 0) await new Promise((resolve) => setTimeout(resolve, handlerMs))
+    }
+    const worker = new Worker<{ i: number }>('nats-peer', processor, { connection, concurrency })
     worker.on('completed', () => {
       if (++done === n) finish()
     })
@@ -46,7 +54,8 @@ export async function bullmqRun(n: number, concurrency: number): Promise<BullmqS
     const ms = performance.now() - t0
     const cpu = process.cpuUsage(cpu0)
     await worker.close()
-    return { msgsPerSec: (n / ms) * 1000, cpuUsPerMsg: (cpu.user + cpu.system) / n, redis: redis.description }
+    const cpuUsPerMsg = (cpu.user + cpu.system) / n
+    return { handlerMs, msgsPerSec: (n / ms) * 1000, cpuUsPerMsg, redis: redis.description }
   } finally {
     await queue.obliterate({ force: true }).catch(() => {})
     await queue.close()

@@ -39,6 +39,8 @@ export interface WorkerConfig {
   readonly partitions: number
   readonly workers: number
   readonly ackWaitMs: number
+  /** How long each `job` handler takes (an awaited timer; 0: a no-op). */
+  readonly handlerMs?: number
   /** Print one line per held message, and send `progress` every 100 ms (the cluster example). */
   readonly verbose?: boolean
 }

@@ -23,6 +23,8 @@ export interface RunSpec {
   readonly keys: number
   /** Local workers per process. */
   readonly workers: number
+  /** How long each handler takes (ms; 0: a no-op). */
+  readonly handlerMs: number
 }
 
 /** One throughput run's figures. */
@@ -56,8 +58,8 @@ async function workersCpuMs(workers: readonly Worker[]): Promise<number> {
 }
 
 let runs = 0
-function configOf(url: string, partitions: number, workers: number, ackWaitMs: number): WorkerConfig {
-  return { servers: url, name: `bench-${process.pid}-${++runs}`, partitions, workers, ackWaitMs }
+function configOf(url: string, partitions: number, workers: number, ackWaitMs: number, handlerMs = 0): WorkerConfig {
+  return { servers: url, name: `bench-${process.pid}-${++runs}`, partitions, workers, ackWaitMs, handlerMs }
 }
 
 async function finish(workers: readonly Worker[]) {
@@ -68,7 +70,7 @@ async function finish(workers: readonly Worker[]) {
 
 /** A run across `spec.processes` worker processes. */
 export async function clusterRun(server: Target, spec: RunSpec): Promise<RunResult> {
-  const config = configOf(server.url, spec.partitions, spec.workers, 30_000)
+  const config = configOf(server.url, spec.partitions, spec.workers, 30_000, spec.handlerMs)
   const prod = await producer(config)
   const workers = await spawnWorkers(spec.processes, config)
   try {

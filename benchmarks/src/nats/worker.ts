@@ -37,6 +37,8 @@ async function configure(config: WorkerConfig): Promise<void> {
     records.start.push(at)
     records.posted.push(p.at)
     records.end.push(Number.NaN)
+    const ms = config.handlerMs ?? 0
+    if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms))
     if (p.hold !== true) return
     if (config.verbose === true) console.log(`  [worker ${process.pid}] holding message #${p.seq} (key-${p.ki})`)
     send({ type: 'holding', pid: process.pid, seq: p.seq, at })
