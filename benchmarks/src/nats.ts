@@ -27,6 +27,7 @@ import {
   type Target,
 } from './nats/runs.js'
 import { INSTALL_HINT, startNats } from './nats/server.js'
+import { type NodeKill, nodeKillRun, startNatsCluster } from './nats/three-nodes.js'
 
 const RESULTS = new URL('../RESULTS-nats.md', import.meta.url)
 const USAGE = 'usage: node dist/nats.js [--smoke]'
@@ -115,6 +116,27 @@ async function peers(server: Target, w: ReturnType<typeof natsWorkload>): Promis
   return { keys: w.peers.keys, nats, bullmq }
 }
 
+// On a 3-node cluster (streams and buckets at R3): the pre-published row, and a node killed under load.
+async function threeNodes(
+  w: ReturnType<typeof natsWorkload>,
+): Promise<{ row?: RunResult; nodeKill: NodeKill | string }> {
+  const started = await startNatsCluster()
+  if (!started.ok) return { nodeKill: started.reason }
+  const { cluster } = started
+  try {
+    const target = { url: cluster.urls, cpuMs: () => cluster.cpuMs() }
+    const spec = { n: w.n, keys: w.keys, workers: w.workers, handlerMs: 0, processes: 3, partitions: w.headline }
+    const row = await measured(target, { ...spec, mode: 'burst', replicas: 3 }, 1)
+    const k = await nodeKillRun(cluster, 3 * w.n, w.keys, w.headline)
+    process.stdout.write(
+      `  node ${k.node} killed: ${Math.round(k.before)} msgs/s before, flowing again after ${k.recoveredMs.toFixed(0)} ms (${Math.round(k.during)} msgs/s until then), all run after ${k.allRunMs.toFixed(0)} ms\n`,
+    )
+    return { row, nodeKill: k }
+  } finally {
+    await cluster.stop()
+  }
+}
+
 async function main(args: string[]): Promise<void> {
   const unknown = args.filter((a) => a !== '--smoke')
   if (unknown.length > 0) throw new UsageError(`Unknown argument \`${unknown[0]}\``)
@@ -151,6 +173,13 @@ async function main(args: string[]): Promise<void> {
     const peer = await peers(nats.server, w)
     if (typeof peer.bullmq === 'string') console.log(`  BullMQ rows skipped — ${peer.bullmq}`)
     violations += peer.nats.reduce((sum, r) => sum + r.account.violations, 0)
+    const onThree = await threeNodes(w)
+    if (onThree.row !== undefined) {
+      rows.push(onThree.row)
+      violations += onThree.row.account.violations
+    }
+    if (typeof onThree.nodeKill === 'string') console.log(`  3-node cluster rows skipped — ${onThree.nodeKill}`)
+    else violations += onThree.nodeKill.violations
     const figures: Figures = {
       rows,
       core,
@@ -160,6 +189,7 @@ async function main(args: string[]): Promise<void> {
       ackWaitMs: w.ackWaitMs,
       n: w.n,
       keys: w.keys,
+      nodeKill: onThree.nodeKill,
     }
     const tables = figuresTables(figures)
     console.log(`\n${tables}`)

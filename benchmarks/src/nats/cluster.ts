@@ -110,6 +110,7 @@ export function producer(config: WorkerConfig): Promise<NatsLoop<JobMessages>> {
     name: config.name,
     partitions: config.partitions,
     ackWaitMs: config.ackWaitMs,
+    replicas: config.replicas ?? 1,
     loop: { logger: false },
   })
 }

@@ -34,13 +34,16 @@ export interface JobMessages {
 
 /** How a worker makes its loop. */
 export interface WorkerConfig {
-  readonly servers: string
+  /** One server, or every node of a cluster. */
+  readonly servers: string | readonly string[]
   readonly name: string
   readonly partitions: number
   readonly workers: number
   readonly ackWaitMs: number
   /** How long each `job` handler takes (an awaited timer; 0: a no-op). */
   readonly handlerMs?: number
+  /** Stream and bucket replicas (3 on the 3-node cluster). @defaultValue 1 */
+  readonly replicas?: number
   /** Print one line per held message, and send `progress` every 100 ms (the cluster example). */
   readonly verbose?: boolean
 }

@@ -8,6 +8,7 @@ import { formatCount, formatRatio } from '../lib/stats.js'
 import { type Column, renderTable } from '../lib/table.js'
 import type { BullmqSample } from './bullmq-row.js'
 import type { Episode, RunResult } from './runs.js'
+import type { NodeKill } from './three-nodes.js'
 
 /**
  * The issue's targets: ordered msgs/s in 1 process; 3 processes at least as fast as 1, for at most
@@ -42,6 +43,8 @@ export interface Figures {
   readonly ackWaitMs: number
   readonly n: number
   readonly keys: number
+  /** A node of the 3-node cluster killed under load, or why it did not run. */
+  readonly nodeKill?: NodeKill | string
 }
 
 const cols = (headers: readonly string[]): Column[] =>
@@ -59,7 +62,7 @@ function throughputTable(f: Figures): string {
     const core = f.core[r.mode].msgsPerSec
     const target = targetOf(r, one)
     return [
-      `NatsLoop × ${r.processes} process${r.processes === 1 ? '' : 'es'}`,
+      `NatsLoop × ${r.processes} process${r.processes === 1 ? '' : 'es'}${r.replicas === 3 ? ' on a 3-node cluster (R3)' : ''}`,
       String(r.partitions),
       r.mode === 'burst' ? 'pre-published' : 'while publishing',
       rate(r.msgsPerSec),
@@ -190,9 +193,46 @@ function redeliveryTable(f: Figures): string {
   )
 }
 
-/** The four tables, as the console and the results file show them. */
+function nodeKillTable(k: NodeKill): string {
+  return renderTable(
+    cols([
+      'node kill -9 (3 processes, R3)',
+      'P',
+      'msgs/s before',
+      'kill → flowing again ms',
+      'msgs/s until then',
+      'longest pause ms',
+      'kill → all run ms',
+      'ran again',
+      'first-run order violations',
+      'reruns after a later message',
+    ]),
+    [
+      [
+        `${k.node} (work stream leader) at ${formatCount(k.ranAtKill)} of ${formatCount(k.n)}`,
+        String(k.partitions),
+        rate(k.before),
+        k.recoveredMs.toFixed(0),
+        rate(k.during),
+        k.longestGapMs.toFixed(0),
+        k.allRunMs.toFixed(0),
+        formatCount(k.reruns),
+        String(k.violations),
+        String(k.rerunsOutOfOrder),
+      ],
+    ],
+  )
+}
+
+/** The tables, as the console and the results file show them. */
 export function figuresTables(f: Figures): string {
   const peers = `Beside BullMQ — ${formatCount(f.n)} pre-published jobs over ${formatCount(f.peers.keys)} keys, P=${f.peers.nats[0]?.partitions ?? '—'}, 8 workers (BullMQ: concurrency 8):`
   const skipped = typeof f.peers.bullmq === 'string' ? `\n\nBullMQ did not run: ${f.peers.bullmq}` : ''
-  return `Throughput — ${formatCount(f.n)} no-op messages over ${formatCount(f.keys)} keys (core: its own N, see below):\n\n${throughputTable(f)}\n\n${peers}\n\n${peersTable(f)}${skipped}\n\nLatency:\n\n${latencyTable(f)}\n\nRedelivery after kill -9:\n\n${redeliveryTable(f)}`
+  return `Throughput — ${formatCount(f.n)} no-op messages over ${formatCount(f.keys)} keys (core: its own N, see below):\n\n${throughputTable(f)}\n\n${peers}\n\n${peersTable(f)}${skipped}\n\nLatency:\n\n${latencyTable(f)}\n\nRedelivery after kill -9:\n\n${redeliveryTable(f)}${
+    f.nodeKill === undefined
+      ? ''
+      : typeof f.nodeKill === 'string'
+        ? `\n\nNode kill -9 on a 3-node cluster did not run: ${f.nodeKill}`
+        : `\n\nA node of a 3-node cluster killed under load (restarted 2 s later) — ${formatCount(f.nodeKill.n)} pre-published no-op messages:\n\n${nodeKillTable(f.nodeKill)}`
+  }`
 }

@@ -25,6 +25,8 @@ export interface RunSpec {
   readonly workers: number
   /** How long each handler takes (ms; 0: a no-op). */
   readonly handlerMs: number
+  /** Stream and bucket replicas: 3 on the 3-node cluster. @defaultValue 1 */
+  readonly replicas?: number
 }
 
 /** One throughput run's figures. */
@@ -43,7 +45,7 @@ export interface RunResult extends RunSpec {
 
 /** The server a run talks to. */
 export interface Target {
-  readonly url: string
+  readonly url: string | readonly string[]
   cpuMs(): number
 }
 
@@ -58,8 +60,15 @@ async function workersCpuMs(workers: readonly Worker[]): Promise<number> {
 }
 
 let runs = 0
-function configOf(url: string, partitions: number, workers: number, ackWaitMs: number, handlerMs = 0): WorkerConfig {
-  return { servers: url, name: `bench-${process.pid}-${++runs}`, partitions, workers, ackWaitMs, handlerMs }
+function configOf(
+  url: string | readonly string[],
+  partitions: number,
+  workers: number,
+  ackWaitMs: number,
+  handlerMs = 0,
+  replicas = 1,
+): WorkerConfig {
+  return { servers: url, name: `bench-${process.pid}-${++runs}`, partitions, workers, ackWaitMs, handlerMs, replicas }
 }
 
 async function finish(workers: readonly Worker[]) {
@@ -70,7 +79,7 @@ async function finish(workers: readonly Worker[]) {
 
 /** A run across `spec.processes` worker processes. */
 export async function clusterRun(server: Target, spec: RunSpec): Promise<RunResult> {
-  const config = configOf(server.url, spec.partitions, spec.workers, 30_000, spec.handlerMs)
+  const config = configOf(server.url, spec.partitions, spec.workers, 30_000, spec.handlerMs, spec.replicas)
   const prod = await producer(config)
   const workers = await spawnWorkers(spec.processes, config)
   try {

@@ -66,7 +66,7 @@ function accepting(port: number): Promise<boolean> {
 }
 
 // Ready once the log says JetStream is up and the port accepts connections.
-async function waitReady(child: ChildProcess, port: number, log: string, ms: number): Promise<void> {
+export async function waitReady(child: ChildProcess, port: number, log: string, ms: number): Promise<void> {
   const deadline = Date.now() + ms
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error('exited')
@@ -77,7 +77,7 @@ async function waitReady(child: ChildProcess, port: number, log: string, ms: num
   }
 }
 
-function halt(child: ChildProcess): Promise<void> {
+export function halt(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
@@ -90,7 +90,7 @@ function halt(child: ChildProcess): Promise<void> {
 }
 
 // utime + stime of a process, from /proc/<pid>/stat (clock ticks of 10 ms on Linux).
-function cpuOf(pid: number | undefined): number {
+export function cpuOf(pid: number | undefined): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
     return (Number(fields[11]) + Number(fields[12])) * 10

@@ -25,6 +25,7 @@ async function configure(config: WorkerConfig): Promise<void> {
     partitions: config.partitions,
     workers: config.workers,
     ackWaitMs: config.ackWaitMs,
+    replicas: config.replicas ?? 1,
     loop: { logger: false },
   })
   l.on('job', async (m) => {

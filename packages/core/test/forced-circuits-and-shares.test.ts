@@ -5,7 +5,13 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type CircuitChange, InvalidArgumentError, UnknownMessageTypeError } from '../src/index.js'
+import {
+  type CircuitChange,
+  createLoop,
+  InvalidArgumentError,
+  UnknownMessageTypeError,
+  VirtualClock,
+} from '../src/index.js'
 import { thrown, virtualLoop } from './fixtures.js'
 
 describe('openCircuit() / closeCircuit()', () => {
@@ -95,7 +101,8 @@ describe('openCircuit() / closeCircuit()', () => {
 
 describe('shareRateLimits()', () => {
   it('gives each of n processes ⌊max / n⌋ starts per window (at least 1), but a budget per key all of its max', async () => {
-    const { loop, clock } = virtualLoop({ workers: 16 })
+    const clock = new VirtualClock()
+    const loop = createLoop<{ typed: number; keyed: number; tiny: number }>({ clock, workers: 16, logger: false })
     const starts: Record<string, number> = {}
     const count = (k: string) => () => {
       starts[k] = (starts[k] ?? 0) + 1

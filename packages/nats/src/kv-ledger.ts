@@ -10,7 +10,7 @@ import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nat
 import { type KV, type KvEntry, Kvm } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { LedgerContendedError, LedgerEntryError, LedgerFencedError } from './errors.js'
-import { encodeKey } from './internal/kv-keys.js'
+import { checkStoreOptions, encodeKey } from './internal/kv-keys.js'
 
 /**
  * How many create/update rounds a claim makes before a {@link LedgerContendedError}.
@@ -34,6 +34,8 @@ export interface KvIdempotencyStoreOptions {
    * expires under it and a duplicate could run.
    */
   readonly ttlMs: number
+  /** Copies of the bucket on a cluster (1–5), when it is created. @defaultValue 1 */
+  readonly replicas?: number
 }
 
 // What a KV value holds: the ledger entry and the distributed message id that wrote it.
@@ -115,14 +117,8 @@ export class KvIdempotencyStore implements IdempotencyStore {
     connection: NatsConnection | JetStreamClient,
     options: KvIdempotencyStoreOptions,
   ): Promise<KvIdempotencyStore> {
-    const { bucket, ttlMs } = options
-    if (typeof bucket !== 'string' || !/^[-\w]+$/.test(bucket)) {
-      throw new InvalidArgumentError('options.bucket', 'a KV bucket name (letters, digits, `-`, `_`)', bucket)
-    }
-    if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
-      throw new InvalidArgumentError('options.ttlMs', 'a positive integer (ms)', ttlMs)
-    }
-    const kv = await new Kvm(connection).create(bucket, { history: 1, ttl: ttlMs })
+    const { bucket, ttlMs, replicas } = checkStoreOptions(options)
+    const kv = await new Kvm(connection).create(bucket, { history: 1, ttl: ttlMs, replicas })
     const { ttl } = await kv.status()
     if (ttl !== ttlMs) {
       const rule = `the max age of the existing bucket \`${bucket}\` (${ttl} ms)`

@@ -79,7 +79,7 @@ export async function createNatsLoop<M extends MessageMap = MessageMap>(
     const topology = new Topology(o)
     await topology.ensure(jsm)
     const ledger =
-      o.idempotencyTtlMs === undefined ? undefined : await openLedger(nc, topology.keys, o.idempotencyTtlMs)
+      o.idempotencyTtlMs === undefined ? undefined : await openLedger(nc, topology.keys, o.idempotencyTtlMs, o.replicas)
     const buckets = await Ownership.buckets(nc, ownershipOptions(o))
     const circuits = await SharedBreakers.bucket(nc, o.name, o.replicas)
     return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger, buckets, circuits })
@@ -90,9 +90,9 @@ export async function createNatsLoop<M extends MessageMap = MessageMap>(
 }
 
 // The ledger's bucket, its TTL error named as this loop's option.
-async function openLedger(nc: NatsConnection, bucket: string, ttlMs: number): Promise<KvIdempotencyStore> {
+async function openLedger(nc: NatsConnection, bucket: string, ttlMs: number, replicas: number) {
   try {
-    return await KvIdempotencyStore.open(nc, { bucket, ttlMs })
+    return await KvIdempotencyStore.open(nc, { bucket, ttlMs, replicas })
   } catch (error) {
     if (!(error instanceof InvalidArgumentError) || error.argument !== 'options.ttlMs') throw error
     throw new InvalidArgumentError('options.idempotency.ttlMs', error.rule, error.value, { cause: error })

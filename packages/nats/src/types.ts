@@ -60,6 +60,11 @@ export interface NatsMetrics {
    * (a lapsed lease; deliveries lost or repeated by a server that crashed).
    */
   readonly startedOver: number
+  /**
+   * Acknowledgements sent again because the server had lost them (a crash, or a cluster node that led
+   * a partition's consumer died).
+   */
+  readonly reAcked: number
   /** Delayed messages this process moved into their partitions when due. */
   readonly delayedMoved: number
 }

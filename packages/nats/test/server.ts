@@ -45,6 +45,18 @@ export function freePort(): Promise<number> {
 // How long a start or a restart may take before it is a failure (a cold JetStream store is ~100 ms).
 const READY_TIMEOUT_MS = 15_000
 
+/** How {@link NatsServer.start} starts a server. */
+export interface NatsServerOptions {
+  /** Its store directory (kept by `stop()`); default: a fresh one in its temp directory. */
+  readonly storeDir?: string
+  /** Its client port; default: a free one (and three tries on a port taken in between). */
+  readonly port?: number
+  /** More `nats-server` arguments, kept across restarts — a cluster node's name and routes (test/cluster.ts). */
+  readonly args?: readonly string[]
+  /** How long a start or a restart may take to answer JetStream requests (ms). @defaultValue 15_000 */
+  readonly readyTimeoutMs?: number
+}
+
 /** One running nats-server with JetStream. */
 export class NatsServer {
   /** Its port on 127.0.0.1 (kept across restarts). */
@@ -55,16 +67,20 @@ export class NatsServer {
   // The temp directory this harness made (the log, and the store unless one was given): removed on stop.
   readonly #dir: string
   readonly #log: string
+  readonly #args: readonly string[]
+  readonly #readyTimeoutMs: number
   #child: ChildProcess | undefined
   // The exit of the current process, so a stop or a restart can wait for the port to be let go.
   #exited: Promise<void> = Promise.resolve()
 
-  private constructor(binary: string, port: number, dir: string, storeDir: string) {
+  private constructor(binary: string, port: number, dir: string, storeDir: string, opts: NatsServerOptions) {
     this.#binary = binary
     this.port = port
     this.#dir = dir
     this.storeDir = storeDir
     this.#log = join(dir, 'nats.log')
+    this.#args = opts.args ?? []
+    this.#readyTimeoutMs = opts.readyTimeoutMs ?? READY_TIMEOUT_MS
   }
 
   /**
@@ -72,13 +88,13 @@ export class NatsServer {
    * JetStream answers.
    * @throws when there is no nats-server binary, or it does not come up (the message quotes its log)
    */
-  static async start(opts: { storeDir?: string; port?: number } = {}): Promise<NatsServer> {
+  static async start(opts: NatsServerOptions = {}): Promise<NatsServer> {
     const binary = natsBinary()
     if (binary === undefined) throw new Error(`cannot start nats-server: ${skipReason}`)
     const dir = mkdtempSync(join(tmpdir(), 'flowing-nats-'))
     for (let attempt = 1; ; attempt++) {
       const port = opts.port ?? (await freePort())
-      const server = new NatsServer(binary, port, dir, opts.storeDir ?? join(dir, 'store'))
+      const server = new NatsServer(binary, port, dir, opts.storeDir ?? join(dir, 'store'), opts)
       try {
         await server.#launch()
         return server
@@ -134,7 +150,18 @@ export class NatsServer {
 
   // Spawns the process and waits until it is ready; the log is appended to across restarts.
   async #launch(): Promise<void> {
-    const args = ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir, '-l', this.#log]
+    const args = [
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(this.port),
+      '-js',
+      '-sd',
+      this.storeDir,
+      '-l',
+      this.#log,
+      ...this.#args,
+    ]
     const child = spawn(this.#binary, args, { stdio: 'ignore' })
     this.#child = child
     let exited = false
@@ -145,10 +172,10 @@ export class NatsServer {
       })
       child.once('error', () => resolve())
     })
-    const deadline = Date.now() + READY_TIMEOUT_MS
+    const deadline = Date.now() + this.#readyTimeoutMs
     while (!(await this.#ready())) {
       if (exited || Date.now() > deadline) {
-        const why = exited ? 'exited' : `did not answer within ${READY_TIMEOUT_MS} ms`
+        const why = exited ? 'exited' : `did not answer within ${this.#readyTimeoutMs} ms`
         throw new Error(`nats-server on port ${this.port} ${why}; its log:\n${this.#tail()}`)
       }
       await new Promise((resolve) => setTimeout(resolve, 25))
@@ -230,7 +257,7 @@ export function accepting(port: number): Promise<boolean> {
  * The file's server: started in `beforeAll`, stopped (and its directory removed) in `afterAll`. Call it
  * inside a `describeNats` callback; the getter throws if read before `beforeAll` ran.
  */
-export function useNatsServer(opts: { storeDir?: string; port?: number } = {}): () => NatsServer {
+export function useNatsServer(opts: NatsServerOptions = {}): () => NatsServer {
   let server: NatsServer | undefined
   beforeAll(async () => {
     server = await NatsServer.start(opts)

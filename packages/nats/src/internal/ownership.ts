@@ -211,8 +211,7 @@ export class Ownership {
     }
   }
 
-  // Owner keys still naming this process under a token its lapsed session voided: a live member's key
-  // is waited for by the others, so it deletes them (compare-and-set: unless taken meanwhile).
+  // Owner keys naming this process under a token its lapsed session voided: deleted (by compare-and-set).
   async #clearVoided(): Promise<void> {
     for (const [p, token] of [...this.#voided]) {
       this.#voided.delete(p)
@@ -269,6 +268,8 @@ export class Ownership {
         await this.#owners.delete(key, { previousSeq: token }).catch(() => {})
         throw error
       })
+      // The session lapsed while it was taken up (`lost` came before the runner held it): let it go.
+      if (this.#owned.get(p) !== token) await this.#handlers.lost(p, false)
     } catch (error) {
       // Another process won the compare-and-set, or the server is away: the next look tries again.
       if (!isConflict(error)) this.#o.report(error)

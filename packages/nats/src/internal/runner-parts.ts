@@ -5,7 +5,7 @@
  * @module
  */
 import type { Clock, Loop, MessageMap } from '@flowing/core'
-import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
 import type { NatsDeadLetters } from '../dead-letters.js'
 import type { KvIdempotencyStore } from '../kv-ledger.js'
 import type { Deliveries, Delivery } from './deliveries.js'
@@ -24,7 +24,11 @@ export interface RunnerCounters {
   skipped: number
   removedAcked: number
   startedOver: number
+  reAcked: number
 }
+
+/** How many of an owned partition's latest acknowledgements are kept to be sent again. */
+export const RECENT_ACKS = 512
 
 /** Counters at zero. */
 export function newCounters(): RunnerCounters {
@@ -39,6 +43,7 @@ export function newCounters(): RunnerCounters {
     skipped: 0,
     removedAcked: 0,
     startedOver: 0,
+    reAcked: 0,
   }
 }
 
@@ -82,6 +87,12 @@ export interface Owned {
   sweepFrom: number | undefined
   /** The last delivery of its consumer this process took (the consumer numbers them from 1). */
   delivered: number
+  /** Its latest acknowledgements (a ring of at most `RECENT_ACKS`), sent again if the server lost them. */
+  readonly recentAcks: JsMsg[]
+  /** The next slot of {@link Owned.recentAcks} to write. */
+  recentAt: number
+  /** The ack floor up to which acknowledged messages were removed (see `sweeps.ts`). */
+  removedUpTo: number
   loop: Promise<void>
 }
 
@@ -93,6 +104,7 @@ export function newOwned(
   iterator: ConsumerMessages,
   pulling: boolean,
 ): Owned {
-  const state = { restarting: false, sweeping: undefined, sweepFrom: undefined, delivered: 0 }
-  return { p, token, held: new Set(), past, iterator, pulling, ...state, loop: Promise.resolve() }
+  const state = { restarting: false, sweeping: undefined, sweepFrom: undefined, delivered: 0, recentAt: 0 }
+  const ring = { recentAcks: [], removedUpTo: 0 }
+  return { p, token, held: new Set(), past, iterator, pulling, ...state, ...ring, loop: Promise.resolve() }
 }

@@ -14,34 +14,41 @@
  *
  * @module
  */
-import { type DeadLetter, type Message, type MessageMap, type SnapshotMessage, wallNow } from '@flowing/core'
+import type { MessageMap, SnapshotMessage } from '@flowing/core'
 import type { JsMsg } from '@nats-io/jetstream'
 import { DeliveryError } from '../errors.js'
-import { decode, toSnapshotMessage, type Wire } from './codec.js'
+import { Admitter } from './admitter.js'
+import { decode, type Wire } from './codec.js'
 import type { Delivery } from './deliveries.js'
 import type { OwnershipHandlers } from './ownership.js'
 import { consumePartition, type PullHost, pullPartition, remakeConsumer } from './pulling.js'
-import { newCounters, newOwned, type Owned, type RunnerCounters, type RunnerParts } from './runner-parts.js'
+import {
+  newCounters,
+  newOwned,
+  type Owned,
+  RECENT_ACKS,
+  type RunnerCounters,
+  type RunnerParts,
+} from './runner-parts.js'
 import { Settler } from './settler.js'
-import { type SweepHost, sweepAfterReconnection } from './sweeps.js'
-import { pause } from './timers.js'
+import { AUDIT_MS, audit, type SweepHost, sweepAfterReconnection } from './sweeps.js'
+import { every, pause } from './timers.js'
 
 /** Consumes the partitions this process owns and settles what it took. */
 export class Runner<M extends MessageMap> implements OwnershipHandlers {
   readonly #p: RunnerParts<M>
   readonly #owned = new Map<number, Owned>()
-  // The delivery being re-admitted: an outcome reported before `readmit` returns belongs to it.
-  #admitting: Delivery | undefined
-  #admittingEnded = false
+  readonly #admitter: Admitter<M>
   #pulling = false
   readonly #settler: Settler
   readonly #sweeps: SweepHost
   readonly #pullHost: PullHost
+  #stopAudits: (() => void) | undefined
   readonly counters: RunnerCounters = newCounters()
 
   constructor(parts: RunnerParts<M>) {
     this.#p = parts
-    this.#settler = new Settler(parts, this.counters)
+    this.#settler = new Settler({ ...parts, acked: (d) => this.#acked(d) }, this.counters)
     this.#pullHost = { ...parts, receive: (jm, o) => this.#receive(jm, o) }
     this.#sweeps = {
       ...parts,
@@ -49,25 +56,21 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
       owns: (o) => this.#owned.get(o.p) === o,
       startOver: (o) => this.#startOver(o),
     }
-    const events = parts.local.events
-    events.on('succeeded', (m) => this.#ended(m, undefined))
-    events.on('dropped', (m, reason) => {
-      if (reason === 'duplicate') this.counters.skipped++ // its idempotency key is done elsewhere
-      this.#ended(m, undefined)
-    })
-    // `cancelled` comes from the local loop's stop or from a lost partition: such a message is not
-    // done — its partition's next owner gets it.
-    events.on('dead-lettered', (m, letter) => this.#ended(m, letter))
+    this.#admitter = new Admitter(parts, this.counters, this.#settler)
   }
 
-  /** Lets partitions gained from now on be consumed. */
+  /** Lets partitions gained from now on be consumed, and audits the owned ones every few seconds. */
   start(): void {
     this.#pulling = true
+    this.#stopAudits ??= every(this.#p.clock, AUDIT_MS, () => {
+      for (const o of this.#owned.values()) void audit(o, this.#sweeps)
+    })
   }
 
   /** Stops consuming every partition (what is held runs on until the local loop stops). */
   async stopPulling(): Promise<void> {
     this.#pulling = false
+    this.#stopAudits?.()
     for (const o of this.#owned.values()) this.#stopConsuming(o)
   }
 
@@ -106,6 +109,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
 
   /** Ownership gained: replaces the partition's consumer with its own and starts consuming. */
   async gained(p: number, token: number, takenOver: boolean): Promise<void> {
+    if (this.#owned.has(p)) await this.lost(p, false) // an ownership voided while it was taken up
     const { jsm, topology, handovers, maxAckPending } = this.#p
     const retired = await topology.own(jsm, p, token, maxAckPending)
     const past = await handovers.gained(p, takenOver ? retired : [])
@@ -234,64 +238,18 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     const count = info.deliveryCount + (o.past.crashes.get(jm.seq) ?? 0)
     if (count > this.#p.maxDeliveries) return this.#settler.deadLetterUnfinished(jm, wire, count)
     if (count === 1) {
-      this.#admit(jm, wire, o, undefined)
+      this.#admitter.admit(jm, wire, o, undefined)
       return
     }
     this.counters.redelivered++
-    return this.#settler.checkpointOf(wire).then((checkpoint) => this.#admit(jm, wire, o, checkpoint))
+    return this.#settler.checkpointOf(wire).then((checkpoint) => this.#admitter.admit(jm, wire, o, checkpoint))
   }
 
-  #admit(jm: JsMsg, wire: Wire, o: Owned, checkpoint: unknown): void {
-    // A handed-back retry's rest of its wait.
-    const waitMs = o.past.waits.size === 0 ? 0 : (o.past.waits.get(jm.seq) ?? 0) - wallNow(this.#p.clock)
-    const d: Delivery = {
-      jm,
-      wire,
-      partition: o.p,
-      token: o.token,
-      extendedAt: this.#p.clock.now(),
-      lost: false,
-      followUps: [],
-      followUpAttempt: 0,
-      followUpCount: 0,
-      release: () => o.held.delete(d),
-    }
-    o.held.add(d)
-    if (wire.idempotencyKey !== undefined) this.#p.ledger?.expect(wire.idempotencyKey, wire.id)
-    this.#admitting = d
-    this.#admittingEnded = false
-    let m: Message<M> | undefined
-    try {
-      m = this.#p.local.readmit(toSnapshotMessage(wire, checkpoint, waitMs > 0 ? waitMs : undefined))
-    } catch (error) {
-      // No handler for its type here, or its idempotency key still held by a stale copy: later.
-      this.#p.report(new DeliveryError(wire.id, wire.type, 'handed back', error))
-      this.#settler.forget(d)
-      this.#settler.nak(d, 1000)
-      return
-    } finally {
-      this.#admitting = undefined
-    }
-    if (m === undefined) {
-      this.counters.skipped++ // its idempotency key is done: it ran to an end elsewhere
-      this.#settler.forget(d)
-      this.#settler.ack(d)
-      return
-    }
-    if (!this.#admittingEnded) {
-      d.localId = m.id
-      this.#p.deliveries.add(m.id, d)
-    }
-  }
-
-  #ended(m: Message<M>, letter: DeadLetter | undefined): void {
-    let d = this.#p.deliveries.take(m.id)
-    if (d === undefined && this.#admitting !== undefined) {
-      d = this.#admitting
-      this.#admittingEnded = true
-    }
-    if (d === undefined) return
-    this.#settler.forget(d)
-    this.#settler.settle(d, letter).catch(this.#p.report)
+  // An acknowledgement went out: kept in its partition's ring (see `sweeps.ts`).
+  #acked(d: Delivery): void {
+    const o = this.#owned.get(d.partition)
+    if (o === undefined || o.token !== d.token) return
+    o.recentAcks[o.recentAt] = d.jm
+    o.recentAt = (o.recentAt + 1) % RECENT_ACKS
   }
 }

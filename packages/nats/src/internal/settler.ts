@@ -17,7 +17,10 @@ import type { RunnerCounters, RunnerParts } from './runner-parts.js'
 export type SettlerParts = Pick<
   RunnerParts<never>,
   'clock' | 'deliveries' | 'holds' | 'ledger' | 'deadLetters' | 'handovers' | 'maxDeliveries' | 'report'
->
+> & {
+  /** Told of each acknowledgement sent (kept, to be sent again if the server loses it). */
+  readonly acked?: (d: Delivery) => void
+}
 
 /** Settles held messages with the server. */
 export class Settler {
@@ -102,6 +105,7 @@ export class Settler {
     if (this.valid(d)) {
       d.jm.ack()
       this.#counters.acked++
+      this.#p.acked?.(d)
     } else this.#counters.fenced++ // the lease or the partition was lost: it is another owner's to run
     d.release()
   }

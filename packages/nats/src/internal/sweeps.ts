@@ -1,8 +1,16 @@
 /**
- * What an owner does for each of its partitions once its connection is back — the server may have
- * crashed and come back: it removes what its consumer saw acknowledged and the stream still holds
- * (`Topology.removeAcked`), and starts the partition over when the consumer made deliveries this
- * process never got.
+ * An owner's audit of each partition it owns against what the server says of its consumer — the
+ * server may have crashed, or a cluster node that led the consumer died, without this process's
+ * connection dropping:
+ *
+ * - acknowledgements the server lost (it counts more messages unacknowledged than this process holds)
+ *   are sent again — acks are idempotent — from the partition's ring of recent ones;
+ * - messages the server kept below the consumer's ack floor (their removal not written down) are
+ *   removed once the partition is idle (right away after a reconnection);
+ * - deliveries the consumer made that this process never got (lost on the way) start the partition
+ *   over at once: else they would wait out the ack wait while what follows them on their keys runs.
+ *
+ * It runs every few seconds, and after a reconnection once a second until the partition is clean.
  *
  * @module
  */
@@ -10,12 +18,13 @@ import type { Clock, MessageMap } from '@flowing/core'
 import type { Owned, RunnerCounters, RunnerParts } from './runner-parts.js'
 import { pause } from './timers.js'
 
-// How often a partition is swept after a reconnection, until clean; and how long deliveries the
-// server reports made may take to reach this process's consumer loop.
+// How often a partition is audited; how often after a reconnection, until clean; and how long
+// deliveries the server reports made may take to reach this process's consumer loop.
+export const AUDIT_MS = 5000
 const SWEEP_MS = 1000
 const SETTLE_MS = 250
 
-/** What a sweep works with. */
+/** What an audit works with. */
 export interface SweepHost extends Pick<RunnerParts<MessageMap>, 'jsm' | 'topology' | 'clock'> {
   readonly counters: RunnerCounters
   /** Whether the partition is still owned under this state. */
@@ -32,26 +41,51 @@ export function sweepAfterReconnection(o: Owned, host: SweepHost): void {
   })
 }
 
-// Until the partition's consumer has seen everything up to the stream's end at the reconnection
-// acknowledged (its floor moves as this process acks what it holds), removes what is below the floor
-// — once a second; a server still starting its JetStream is asked again. A consumer that made
-// deliveries this process never got (lost as the server went down) starts over at once: else they
-// would wait out the ack wait, and what follows them on their keys would run first.
+/** One periodic audit of `o` (skipped while it starts over or a sweep runs); never throws. */
+export async function audit(o: Owned, host: SweepHost): Promise<void> {
+  if (o.restarting || o.sweeping !== undefined || !host.owns(o)) return
+  await auditOnce(o, host, undefined).catch(() => {})
+}
+
+// Until everything up to the stream's end at the reconnection is known acknowledged or removed,
+// audits once a second, removing what is below the floor each time; a server still starting its
+// JetStream is asked again.
 async function sweep(o: Owned, host: SweepHost): Promise<void> {
-  const { jsm, topology, clock } = host
   while (host.owns(o) && !o.restarting) {
-    await pause(clock, SWEEP_MS)
+    await pause(host.clock, SWEEP_MS)
     try {
-      o.sweepFrom ??= await topology.lastSeq(jsm)
-      const seen = o.delivered
-      const { removed, clean, delivered } = await topology.removeAcked(jsm, o.p, o.token, o.sweepFrom)
-      host.counters.removedAcked += removed
-      if (delivered > seen && (await stillMissing(o, delivered, clock))) return host.startOver(o)
-      if (clean) return
+      o.sweepFrom ??= await host.topology.lastSeq(host.jsm)
+      if (await auditOnce(o, host, o.sweepFrom)) return
     } catch {
       // not answering yet
     }
   }
+}
+
+// One audit; with `upTo` (after a reconnection) it removes below the floor even under load, and
+// says whether everything up to `upTo` is done.
+async function auditOnce(o: Owned, host: SweepHost, upTo: number | undefined): Promise<boolean> {
+  const { jsm, topology, clock, counters } = host
+  const seen = o.delivered
+  const held = o.held.size
+  const state = await topology.consumerState(jsm, o.p, o.token)
+  if (state.ackPending > held) reAck(o, counters)
+  const idle = state.ackPending === 0 && state.pending === 0 && held === 0
+  if ((idle || upTo !== undefined) && state.ackFloor > o.removedUpTo) {
+    counters.removedAcked += await topology.removeAcked(jsm, o.p, state.ackFloor)
+    o.removedUpTo = state.ackFloor
+  }
+  if (state.delivered > seen && (await stillMissing(o, state.delivered, clock))) {
+    host.startOver(o)
+    return true
+  }
+  return idle || (upTo !== undefined && state.ackFloor >= upTo)
+}
+
+// Sends the partition's recent acknowledgements again (the server lost some of them).
+function reAck(o: Owned, counters: RunnerCounters): void {
+  for (const jm of o.recentAcks) jm.ack()
+  counters.reAcked += o.recentAcks.length
 }
 
 // Deliveries the server made and this process has not seen a moment later: lost on the way.

@@ -34,6 +34,18 @@ export interface SeqRange {
   readonly upTo: number
 }
 
+/** A partition consumer's state, as the server reports it. */
+export interface ConsumerState {
+  /** The stream sequence up to which everything of the partition was acknowledged. */
+  readonly ackFloor: number
+  /** Deliveries it made (its consumer sequence). */
+  readonly delivered: number
+  /** Delivered and not acknowledged. */
+  readonly ackPending: number
+  /** Not yet delivered. */
+  readonly pending: number
+}
+
 /** Names of one loop's streams, subjects and consumers. */
 export class Topology {
   readonly work: string
@@ -97,23 +109,24 @@ export class Topology {
     return retired
   }
 
-  /**
-   * Removes from partition `p` what its consumer under `token` saw acknowledged and the stream still
-   * holds: after a crash, a server can come back with messages whose removal it had not yet written
-   * down — no consumer hands them out again, but they would fill the stream for ever. Returns how many
-   * it removed, whether every message of the partition up to stream sequence `upTo` is now known to be
-   * acknowledged or removed, and how many deliveries the consumer has made.
-   */
-  async removeAcked(
-    jsm: JetStreamManager,
-    p: number,
-    token: number,
-    upTo: number,
-  ): Promise<{ removed: number; clean: boolean; delivered: number }> {
+  /** What the server says of partition `p`'s consumer under `token`. */
+  async consumerState(jsm: JetStreamManager, p: number, token: number): Promise<ConsumerState> {
     const info = await jsm.consumers.info(this.work, this.consumer(p, token))
-    const removed = await this.#removeAcked(jsm, p, info.ack_floor.stream_seq)
-    const idle = info.num_ack_pending === 0 && info.num_pending === 0
-    return { removed, clean: idle || info.ack_floor.stream_seq >= upTo, delivered: info.delivered.consumer_seq }
+    return {
+      ackFloor: info.ack_floor.stream_seq,
+      delivered: info.delivered.consumer_seq,
+      ackPending: info.num_ack_pending,
+      pending: info.num_pending,
+    }
+  }
+
+  /**
+   * Removes from partition `p` what is at or below a consumer's ack floor and still stored: after a
+   * crash or a leader change, a server can keep messages whose removal it had not written down — no
+   * consumer hands them out again, but they would fill the stream for ever. Returns how many.
+   */
+  removeAcked(jsm: JetStreamManager, p: number, ackFloor: number): Promise<number> {
+    return this.#removeAcked(jsm, p, ackFloor)
   }
 
   /** The work stream's last sequence. */
