@@ -43,9 +43,8 @@ export default defineConfig({
           name: 'nats',
           root: 'packages/nats',
           include: ['test/**/*.test.ts'],
-          // Alone (`pnpm run test:cluster`, vitest.cluster.config.ts): three servers and three loops
-          // through a node's kill.
-          exclude: ['test/cluster.test.ts'],
+          // Alone (`pnpm run test:crashes`, vitest.crashes.config.ts): the suites that kill servers.
+          exclude: ['test/cluster.test.ts', 'test/server-crash.test.ts'],
           // Each file starts its own nats-server (test/server.ts).
           testTimeout: 30_000,
           hookTimeout: 60_000,
