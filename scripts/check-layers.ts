@@ -50,6 +50,7 @@ export const CORE_LAYERS: readonly Layer[] = [
       'outcomes/',
       'lifecycle/',
       'requests/',
+      'jobs/',
     ],
   },
   { name: 'engine', paths: ['engine/'] },

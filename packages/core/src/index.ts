@@ -58,6 +58,7 @@ export type {
   TimeLimitOptions,
 } from './contracts/flow.js'
 export type { IdempotencyOptions, IdempotencyStore, LedgerEntry, LedgerState } from './contracts/idempotency.js'
+export type { JobCancelResult, JobInfo, JobKeyMode, JobPostOptions, JobState } from './contracts/jobs.js'
 export type {
   HeaderStamper,
   Message,
@@ -83,6 +84,13 @@ export type { FinishedSummary, MessageLogger, MessageLogLine, Outcome } from './
 export type { AutoscaleOptions, BreakerChange, WorkersChange, WorkersChangeReason } from './contracts/pool.js'
 export { MAX_PRIORITY, MIN_PRIORITY, Priority, type PriorityLevel } from './contracts/priority.js'
 export type { JitterStrategy, RetryOptions } from './contracts/retry.js'
+export type {
+  MissedFires,
+  ScheduleInfo,
+  ScheduleOptions,
+  ScheduleSpec,
+  ScheduleState,
+} from './contracts/schedules.js'
 export {
   type LoopSnapshot,
   SNAPSHOT_FORMAT,
@@ -150,7 +158,9 @@ export { LoopEmitter } from './internal/loop-emitter.js'
 export { MemoryStore } from './journal/memory-store.js'
 export { LoopControls } from './loop/controls.js'
 export { createLoop } from './loop/create-loop.js'
+export { JobKeys } from './loop/jobs.js'
 export { Loop } from './loop/loop.js'
+export { Schedules } from './loop/schedules.js'
 export { Histogram } from './metrics/histogram.js'
 export type { LoopCounters, LoopGauges, MetricsSnapshot } from './metrics/loop-metrics.js'
 export { OVERFLOW_POLICIES } from './options/resolve.js'

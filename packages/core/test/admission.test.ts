@@ -231,7 +231,7 @@ describe('Loop', () => {
         'Expected `options.signal` to be an AbortSignal, got `"stop"` (string)',
       )
       expect(thrown(() => loop.post('work', 1, { timeoutMs: 5 } as never)).message).toContain(
-        'Expected `options.timeoutMs` to be one of the known options (key, priority, overflow, handlerTimeoutMs, retry, idempotencyKey, headers, group, signal)',
+        'Expected `options.timeoutMs` to be one of the known options (key, priority, overflow, handlerTimeoutMs, retry, idempotencyKey, headers, group, signal, jobKey, jobKeyMode, maxWaitMs)',
       )
       expect(loop.queued).toBe(0)
       expect(loop.metrics().counters).toMatchObject({ posted: 3, accepted: 0, rejected: 3 })

@@ -152,6 +152,8 @@ describe('dead letters', () => {
     await clock.run()
     expect(loop.trace(replayed.id)).toBeUndefined() // succeeded at once: never traced
     expect(loop.metrics().counters).toMatchObject({ succeeded: 1, deadLettered: 2 })
+    const { posted, accepted, rejected } = loop.metrics().counters
+    expect(posted).toBe(accepted + rejected) // loop.replay() is a way in: counted as posted
   })
 
   it('refuses bad dead-letter and alert options with typed errors', () => {

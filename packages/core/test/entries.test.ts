@@ -30,15 +30,20 @@ function rig() {
     },
     checkDelay: (_type: string, name: string, value: number) => calls.push(`check ${name} ${value}`),
     schedule: (type: string, _payload: unknown, at: number) => calls.push(`schedule ${type} at ${at}`),
-    replay: () => calls.push('replay'),
   }
   const parts = {
     clock: { now: () => 1_000 },
     metrics,
     limits: { maxHops: 2, idPrefix: 'loop' },
     admission,
-    pacing: { send: async () => calls.push('send') },
-    requests: { open: (_r: unknown, post: () => unknown) => (post(), Promise.resolve('done')) },
+    ways: {
+      pacing: { send: async () => calls.push('send') },
+      requests: { open: (_r: unknown, post: () => unknown) => (post(), Promise.resolve('done')) },
+      jobs: {
+        post: (type: string) => calls.push(`job post ${type}`),
+        schedule: (type: string, _p: unknown, at: number) => calls.push(`job schedule ${type} at ${at}`),
+      },
+    },
     restore: {},
   } as unknown as EntryParts<Messages>
   return { entries: new Entries<Messages>(parts), metrics, calls, refused }
@@ -53,7 +58,7 @@ describe('Entries', () => {
     await entries.request('a', 1, undefined)
     entries.schedule('a', 1, 'delayMs', 500, undefined)
     entries.schedule('a', 1, 'at', 7, undefined)
-    entries.replay({} as never, false)
+    entries.replay({ type: 'letter' } as never, false)
     expect(metrics.posted).toBe(7)
     expect(calls).toEqual([
       'post a throws',
@@ -64,7 +69,7 @@ describe('Entries', () => {
       'schedule a at 1500',
       'check at 7',
       'schedule a at 7',
-      'replay',
+      'post letter result',
     ])
   })
 

@@ -23,6 +23,7 @@ function targets(calls: string[]): LoopBackTargets<MessageMap> {
     delayed: { overdue: 0, due: (m) => calls.push(`delayed due ${m.id}`) },
     watchdog: { onDue: () => calls.push('deadline') },
     limits: { due: (_l, now) => calls.push(`limit due at ${now}`) },
+    schedules: { cameDue: (m) => calls.push(`came due ${m.id}`) },
   }
 }
 

@@ -13,7 +13,6 @@
  */
 
 import type { AbortSignalLike } from '@flowing/watchdog'
-import type { DeadLetter } from '../contracts/failures.js'
 import type { Message, MessageMap, MessageType, OverflowPolicy, PostOptions, PostResult } from '../contracts/message.js'
 import {
   DelayedFullError,
@@ -143,25 +142,20 @@ export class Admission<M extends MessageMap> {
   }
 
   /**
-   * Accepts a delayed message onto the wheel (`postDelayed`, `postAt`); `posted` was counted.
-   * @throws what `post` throws, DelayedFullError
+   * Accepts a delayed message onto the wheel (`postDelayed`, `postAt`; `internal`: a schedule's next
+   * fire, accepted while a stop drains); `posted` was counted. @throws what `post` throws, DelayedFullError
    */
   schedule<T extends MessageType<M>>(
     type: T,
     payload: M[T],
     dueAt: number,
     options: PostOptions | undefined,
+    internal = false,
   ): DelayedMessage<M, T> {
     this.checkOptions(type, options)
     const { metrics, clock, events } = this.#p
-    const { lifecycle } = this.#gates
     const { delayed } = this.#places
-    const o = this.#p.policy.options
-    if (!lifecycle.admitsRoots) this.refuseInput(type, stoppedError(`schedule \`${type}\``, lifecycle.state))
-    this.#checkTimeoutBreaker(type)
-    if (delayed.length >= o.maxDelayed) {
-      this.refuseInput(type, new DelayedFullError(type, delayed.length, o.maxDelayed))
-    }
+    this.#checkDelayedGates(type, internal)
     const journal = this.#gates.journal
     const refusal = journal?.refusal
     if (refusal !== undefined) this.refuseInput(type, refusal)
@@ -185,21 +179,6 @@ export class Admission<M extends MessageMap> {
     events.emit('scheduled', m as unknown as Message<M>, due)
     if (options?.signal !== undefined && m.where === Where.Delayed) this.#watch(m, options.signal)
     return handle
-  }
-
-  /**
-   * Re-posts a dead letter (`posted` counted by the ways in): its type, payload, key, priority and idempotency
-   * key, and its checkpoint carried over (the replay resumes after its commit point).
-   */
-  replay(letter: DeadLetter, throws: boolean): Message<M> | PostResult<M, MessageType<M>> {
-    const { key, priority, idempotencyKey, headers } = letter
-    const options: PostOptions = { key, priority, idempotencyKey, headers }
-    const result = this.post(letter.type, letter.payload, options, throws)
-    const m = (throws ? result : (result as { message?: Message<M> }).message) as unknown as Envelope | undefined
-    if (m !== undefined && m.where !== Where.Done && letter.checkpoint !== undefined) {
-      this.#records.extras.commit(m, letter.checkpoint)
-    }
-    return result
   }
 
   // A post's `signal` cancels its message (at once when it is already aborted).
@@ -369,6 +348,17 @@ export class Admission<M extends MessageMap> {
     if (ok) return
     const rule = name === 'at' ? 'a finite clock time in ms' : 'a number from 0 to Number.MAX_SAFE_INTEGER'
     this.refuseInput(type, new InvalidArgumentError(name, rule, value))
+  }
+
+  // A delayed post: refused once the loop stops (a schedule's next fire aside), by a timeout breaker, or full.
+  #checkDelayedGates(type: string, internal: boolean): void {
+    const { lifecycle } = this.#gates
+    if (!internal && !lifecycle.admitsRoots)
+      this.refuseInput(type, stoppedError(`schedule \`${type}\``, lifecycle.state))
+    this.#checkTimeoutBreaker(type)
+    const { length } = this.#places.delayed
+    const max = this.#p.policy.options.maxDelayed
+    if (length >= max) this.refuseInput(type, new DelayedFullError(type, length, max))
   }
 
   #checkTimeoutBreaker(type: string): void {

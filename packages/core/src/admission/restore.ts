@@ -147,6 +147,8 @@ function readmit<M extends MessageMap>(
   const { handlerTimeoutMs, retry, idempotencyKey, group } = sm
   extras.keep(m, { handlerTimeoutMs, retry, idempotencyKey, group })
   if (sm.checkpoint !== undefined) extras.commit(m, sm.checkpoint)
+  if (sm.job !== undefined) extras.bindJob(m, sm.job)
+  if (sm.schedule !== undefined) extras.bindSchedule(m, sm.schedule)
   // A loop, not push(...): a long attempt history would throw RangeError half-way through the restore.
   if (sm.attempts.length > 0) for (const a of sm.attempts) traces.open(m).attempts.push(a)
   host.arrived()

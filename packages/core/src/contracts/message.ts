@@ -1,10 +1,10 @@
 /**
- * The message model: the user-declared message map, the envelope a handler receives, and the options
- * a producer passes to `post`.
+ * The message model: the message map, the envelope a handler receives, the options of `post`.
  *
  * @module
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
+import type { JobPostOptions } from './jobs.js'
 import type { PriorityLevel } from './priority.js'
 import type { RetryOptions } from './retry.js'
 
@@ -119,7 +119,7 @@ export type OverflowPolicy = 'reject' | 'drop-new' | 'drop-oldest-lowest' | 'wai
  * @group Messages
  * @category Posting
  */
-export interface PostOptions {
+export interface PostOptions extends JobPostOptions {
   /**
    * Partition key: messages with the same key run one at a time, in post order among equal priority.
    * Omit for messages that may run on any worker concurrently.

@@ -5,9 +5,11 @@
  * @module
  */
 import type { AttemptRecord } from './failures.js'
+import type { JobState } from './jobs.js'
 import type { MessageHeaders, MessageKey } from './message.js'
 import type { PriorityLevel } from './priority.js'
 import type { RetryOptions } from './retry.js'
+import type { ScheduleState } from './schedules.js'
 
 /**
  * The format name every snapshot carries.
@@ -70,6 +72,10 @@ export interface SnapshotMessage {
   readonly group?: string
   /** Its headers, if it has any. */
   readonly headers?: MessageHeaders
+  /** Its job key, if it was posted with one (a restore binds the key to it again). */
+  readonly job?: JobState
+  /** The schedule it holds, when it is a schedule's next fire. */
+  readonly schedule?: ScheduleState
 }
 
 /**

@@ -11,10 +11,12 @@
  */
 import type { AttemptRecord, DeadLetter } from './failures.js'
 import type { LedgerEntry } from './idempotency.js'
+import type { JobState } from './jobs.js'
 import type { MessageHeaders, MessageKey } from './message.js'
 import type { HistogramSnapshot } from './metrics.js'
 import type { PriorityLevel } from './priority.js'
 import type { RetryOptions } from './retry.js'
+import type { ScheduleState } from './schedules.js'
 
 /**
  * Where a journaled message was at its last recorded transition: `queued` (ready, parked behind its
@@ -63,6 +65,10 @@ export interface JournalRecord {
   readonly group?: string
   /** Its headers, if it has any. */
   readonly headers?: MessageHeaders
+  /** Its job key, if it was posted with one. */
+  readonly job?: JobState
+  /** The schedule it holds, when it is a schedule's next fire. */
+  readonly schedule?: ScheduleState
 }
 
 /**

@@ -37,6 +37,7 @@ import { Stopper } from '../shutdown/stopper.js'
 import { journalTransitions, newJournal, newJournaledKeys, newLedger, recover } from './durability.js'
 import { type GateParts, newFlowControl, newGate, newKeyGroups } from './flow-control.js'
 import { snapshotMetrics } from './gauges.js'
+import { newKeyedJobs, newSchedules } from './jobs.js'
 import { LoopBacks } from './loop-backs.js'
 import { newAutoscaler, newPool, resizeByHand } from './scaling.js'
 import { newDelayed, newWatchdog, newWheel } from './timers.js'
@@ -98,12 +99,17 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   readonly #flow = this.#newLimits()
   readonly limits = this.#flow.limits
   readonly gate = newGate(this.#gated())
-  readonly delayed = newDelayed(this.wheel, this.#backs.enterDue, this.outcomes)
+  readonly delayed = newDelayed(this.wheel, this.#backs.enterDue, this.outcomes, this.#backs)
   readonly breakers = newTimeoutBreakers({ options: this.options, clock: this.clock, events: this.events })
   readonly pressure = this.#newPressure()
   readonly admission = this.#newAdmission()
   readonly pacing = this.#newPacing()
   readonly failures = this.#newFailures()
+  // Posts with a job key: found, cancelled and replaced by it until they start.
+  readonly #jobRoots = { clock: this.clock, extras: this.extras, admission: this.admission, cancel: this.#backs.cancel }
+  readonly jobs = newKeyedJobs<M>(this.#jobRoots, { delayed: this.delayed, retries: this.failures.retries })
+  // Recurring schedules, each held by the message of its next fire.
+  readonly schedules = newSchedules(this.#jobRoots, this.registry, this.journal)
   // Every way in (post, send, request, delays, follow-ups, replays, restores): the one writer of `posted`.
   readonly entries = this.#newEntries()
   readonly watchdog = newWatchdog(this.clock, this.wheel, this.options.graceMs, this.#backs.timedOut)
@@ -129,7 +135,9 @@ export class Engine<M extends MessageMap> extends Roots<M> {
     journalTransitions(this.journal, [this.delayed, this.failures.retries], this.#deadLetters)
     this.stall?.start()
     const { stopper, entries, cancels, admission, pacing, pool, failures, queue, delayed, watchdog, limits } = this
-    this.#backs.bind({ stopper, entries, cancels, admission, pacing, pool, failures, queue, delayed, watchdog, limits })
+    const { schedules } = this
+    const targets = { stopper, entries, cancels, admission, pacing, pool, failures, queue, delayed, watchdog, limits }
+    this.#backs.bind({ ...targets, schedules })
     if (this.lifecycle.state === 'running') this.stopper.armTimeLimit() // autoStart: running from now
   }
 
@@ -141,6 +149,7 @@ export class Engine<M extends MessageMap> extends Roots<M> {
     const { journal, keys, ledger, lifecycle, clock, events } = this
     const parts = { journal, keys, ledger, lifecycle, clock, events, deadLetters: this.#deadLetters }
     recover(parts, (snapshot) => this.entries.restore(snapshot, 0, this.options.workers))
+    this.schedules.reconcile()
     this.stopper.armTimeLimit()
   }
 
@@ -227,7 +236,8 @@ export class Engine<M extends MessageMap> extends Roots<M> {
     const places = { queue, delayed, retries: this.failures.retries, admission, journal }
     const restore = { policy: { options: o, registry }, clock, events, metrics, records, places }
     const limits = { maxHops: o.maxHops, idPrefix: o.idPrefix }
-    return new Entries<M>({ clock, metrics, limits, admission, pacing, requests, restore })
+    const ways = { pacing, requests, jobs: this.jobs }
+    return new Entries<M>({ clock, metrics, limits, admission, ways, restore })
   }
 
   #newStall(): StallDetector | undefined {

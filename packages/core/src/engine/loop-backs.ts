@@ -10,6 +10,7 @@
  *  the dead-letter store     replay           the ways in (a replay is a new post)
  *  a request that gave up    cancel           per-message cancel
  *  the delayed posts         enterDue         admission (a due message enters under the policy)
+ *  the delayed posts         cameDue          the schedules (a fire posts the next one)
  *  the pressure gauge        onPressure       pacing (producers waiting for room)
  *  the watchdog              detach           the pool (a timed-out attempt leaves its slot)
  *  admission, retries, …     schedulePump     the pool's next pass (one microtask per burst)
@@ -60,6 +61,7 @@ export interface LoopBackTargets<M extends MessageMap> {
   readonly limits: { due(limiter: Limiter, now: number): void }
   readonly queue: { readonly length: number }
   readonly delayed: { readonly overdue: number; due(m: Envelope): void }
+  readonly schedules: { cameDue(m: Envelope): void }
   readonly pool: {
     readonly running: number
     pump(): void
@@ -113,6 +115,8 @@ export class LoopBacks<M extends MessageMap> {
   readonly replay = (letter: DeadLetter): unknown => this.#to.entries.replay(letter, false)
   /** Cancels a waiting or running message (`reason`: what its running handler's signal says). */
   readonly cancel = (m: Envelope, why: string, reason?: unknown): unknown => this.#to.cancels.cancel(m, why, reason)
+  /** A delayed message came due: a schedule's fire posts the next one. */
+  readonly cameDue = (m: Envelope): void => this.#to.schedules.cameDue(m)
   /** A delayed message came due: it enters under the overflow policy in force; false: no room yet. */
   readonly enterDue = (m: Envelope): boolean => this.#to.admission.enterDue(m)
   /** The pressure level changed. */

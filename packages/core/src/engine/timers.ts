@@ -10,6 +10,7 @@ import { type Attempt, type DeadlineScheduler, Watchdog } from '@flowing/watchdo
 import type { Clock } from '../contracts/clock.js'
 import type { ResolvedLoopOptions } from '../contracts/options.js'
 import { type Envelope, Where } from '../internal/envelope.js'
+import { isWaiting } from '../jobs/keyed-jobs.js'
 import type { Limiter } from '../limits/limiter.js'
 import { DelayedPosts } from '../timers/delayed-posts.js'
 
@@ -42,7 +43,9 @@ export function newDelayed(
   wheel: WheelDriver<WheelItem>,
   enterDue: (m: Envelope) => boolean,
   outcomes: { cancelled(m: Envelope): void },
+  backs: { cancel(m: Envelope, why: string): unknown; cameDue(m: Envelope): void },
 ): DelayedPosts {
-  const owner = { enterDue, cancelled: (m: Envelope) => outcomes.cancelled(m) }
+  const cancelWaiting = (m: Envelope) => isWaiting(m) && backs.cancel(m, 'its handle was cancelled') === 'cancelled'
+  const owner = { enterDue, cancelled: (m: Envelope) => outcomes.cancelled(m), cancelWaiting, cameDue: backs.cameDue }
   return new DelayedPosts(wheel as DeadlineScheduler<Envelope>, owner, Where.Delayed)
 }

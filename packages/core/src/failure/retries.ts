@@ -83,6 +83,11 @@ export class Retries implements Holder {
     this.#waiting.due(m)
   }
 
+  /** The clock time `m` backs off until, or undefined when it is not backing off. */
+  dueOf(m: Envelope): number | undefined {
+    return this.#waiting.dueOf(m)
+  }
+
   /** The retry with post number `seq`, if one backs off. */
   find(seq: number): Envelope | undefined {
     return this.#waiting.find(seq)

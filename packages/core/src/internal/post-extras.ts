@@ -6,8 +6,10 @@
  * @module
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
+import type { JobState } from '../contracts/jobs.js'
 import type { PostOptions } from '../contracts/message.js'
 import type { RetryOptions } from '../contracts/retry.js'
+import type { ScheduleState } from '../contracts/schedules.js'
 import type { Envelope } from './envelope.js'
 
 interface Extras {
@@ -20,6 +22,10 @@ interface Extras {
   idempotencyKey: string | undefined
   // What the handler passed to ctx.commit() (`true` when it passed nothing); `undefined` until it commits.
   checkpoint: unknown
+  // Its job key and, for a debounced burst with `maxWaitMs`, the latest time it may be due.
+  job: JobState | undefined
+  // The schedule whose next fire it is.
+  schedule: ScheduleState | undefined
 }
 
 /**
@@ -28,6 +34,10 @@ interface Extras {
  */
 export class PostExtras {
   readonly #extras = new Map<Envelope, Extras>()
+  // The message each job key names: the last one posted with it, until its outcome.
+  readonly #jobs = new Map<string, Envelope>()
+  // The message holding each schedule: its next fire.
+  readonly #schedules = new Map<string, Envelope>()
   #used = false
 
   /** Entries held (messages in flight that have one). */
@@ -41,6 +51,8 @@ export class PostExtras {
     const e = this.#extras.get(m)
     if (e === undefined) return
     if (e.onAbort !== undefined) e.signal?.removeEventListener('abort', e.onAbort)
+    if (e.job !== undefined && this.#jobs.get(e.job.key) === m) this.#jobs.delete(e.job.key)
+    if (e.schedule !== undefined && this.#schedules.get(e.schedule.id) === m) this.#schedules.delete(e.schedule.id)
     this.#extras.delete(m)
   }
 
@@ -55,6 +67,48 @@ export class PostExtras {
     e.retry = retry
     e.idempotencyKey = idempotencyKey
     e.group = group
+  }
+
+  /** Gives `m` the job key `job.key`: it names `m` from now on. */
+  bindJob(m: Envelope, job: JobState): void {
+    this.#entry(m).job = job
+    this.#jobs.set(job.key, m)
+  }
+
+  /** The message job key `key` names (waiting, or running), if any. */
+  jobNamed(key: string): Envelope | undefined {
+    return this.#jobs.get(key)
+  }
+
+  /** The job key of `m` and its debounce limit, if it has one. */
+  jobOf(m: Envelope): JobState | undefined {
+    return this.#used ? this.#extras.get(m)?.job : undefined
+  }
+
+  /** Makes `m` the holder of schedule `state.id` (its next fire). */
+  bindSchedule(m: Envelope, state: ScheduleState): void {
+    this.#entry(m).schedule = state
+    this.#schedules.set(state.id, m)
+  }
+
+  /** The schedule `m` holds, if any. */
+  scheduleOf(m: Envelope): ScheduleState | undefined {
+    return this.#used ? this.#extras.get(m)?.schedule : undefined
+  }
+
+  /** The message holding schedule `id`, if any. */
+  scheduleCarrier(id: string): Envelope | undefined {
+    return this.#schedules.get(id)
+  }
+
+  /** The ids of the schedules held now. */
+  scheduleIds(): IterableIterator<string> {
+    return this.#schedules.keys()
+  }
+
+  /** Job keys in use. */
+  get jobs(): number {
+    return this.#jobs.size
   }
 
   /** Cancels `m` through `cancel` when `signal` aborts (until `m`'s outcome forgets it). */
@@ -107,6 +161,8 @@ export class PostExtras {
         retry: undefined,
         idempotencyKey: undefined,
         checkpoint: undefined,
+        job: undefined,
+        schedule: undefined,
       }
       this.#extras.set(m, e)
     }

@@ -36,6 +36,8 @@ export function fieldsOf(parts: RecordParts, m: Envelope): SavedFields {
     retry: extras.retryOf(m),
     handlerTimeoutMs: extras.timeoutOf(m),
     group: extras.groupOf(m),
+    job: extras.jobOf(m),
+    schedule: extras.scheduleOf(m),
   }
 }
 
@@ -69,6 +71,8 @@ export function recordOf(
   if (fields.retry !== undefined) r.retry = fields.retry
   if (fields.handlerTimeoutMs !== undefined) r.handlerTimeoutMs = fields.handlerTimeoutMs
   if (fields.group !== undefined) r.group = fields.group
+  if (fields.job !== undefined) r.job = fields.job
+  if (fields.schedule !== undefined) r.schedule = fields.schedule
   if (m.origin !== undefined && m.headers !== NO_HEADERS) r.headers = m.headers
   return r as JournalRecord
 }

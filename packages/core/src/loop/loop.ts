@@ -22,6 +22,7 @@ import type {
   SendOptions,
 } from '../contracts/message.js'
 import type { LoopOptions } from '../contracts/options.js'
+import type { ScheduleOptions, ScheduleSpec } from '../contracts/schedules.js'
 import type { LoopSnapshot, SnapshotMessage } from '../contracts/snapshot.js'
 import type { StopOptions } from '../contracts/stop.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
@@ -36,6 +37,8 @@ import type { MetricsSnapshot } from '../metrics/loop-metrics.js'
 import type { CancelResult } from '../requests/cancels.js'
 import type { DelayedMessage } from '../timers/delayed-posts.js'
 import { LoopControls } from './controls.js'
+import { JobKeys } from './jobs.js'
+import { Schedules } from './schedules.js'
 
 /**
  * An in-process message loop. Create one with {@link createLoop}.
@@ -64,7 +67,12 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
   readonly events = new LoopEmitter<M>()
   // Every stage of this loop; the front only delegates.
   readonly #e: Engine<M>
-  #controls: LoopControls<M> | undefined
+  /** Hands on flow control: force a breaker open or closed, share the rate limits among processes. */
+  readonly controls: LoopControls<M>
+  /** Messages by their `jobKey`, until they start running: find one, cancel one. */
+  readonly jobs: JobKeys<M>
+  /** Recurring schedules: upsert, remove, pause, resume, get, list. */
+  readonly schedules: Schedules<M>
 
   /**
    * @internal Use {@link createLoop} (`options`: {@link LoopOptions}).
@@ -72,6 +80,9 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    */
   constructor(options?: LoopOptions) {
     this.#e = new Engine<M>(options, this.events)
+    this.controls = new LoopControls<M>(this.#e)
+    this.jobs = new JobKeys<M>(this.#e.jobs)
+    this.schedules = new Schedules<M>(this.#e.schedules)
   }
 
   // ── registration ──────────────────────────────────────────────────────────────────────────────
@@ -115,12 +126,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
 
   /**
    * Adds a header stamper, run at every post after the ones added before it — e.g. to put the active
-   * trace context into every message (see {@link HeaderStamper}).
-   *
-   * @example
-   * ```ts
-   * loop.stamp(() => ({ 'x-deployment': 'blue' }))
-   * ```
+   * trace context into every message (see {@link HeaderStamper}): `loop.stamp(() => ({ 'x-env': 'blue' }))`.
    * @throws InvalidArgumentError when `stamper` is not a function
    */
   stamp(stamper: HeaderStamper): this {
@@ -132,7 +138,6 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
 
   /**
    * Admits a message, or throws why not.
-   *
    * @returns the admitted message (under `drop-new` it may already be dropped: see `tryPost`)
    * @throws QueueFullError when full under `reject`/`wait`; LoopStoppedError after `stop()`;
    * UnknownMessageTypeError, UnknownRouteError, InvalidArgumentError for bad input
@@ -152,7 +157,6 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
   /**
    * Admits a message, waiting for space if the queue is full and the policy is `wait`: producers are
    * served by priority then arrival, exactly one per freed slot.
-   *
    * @throws (rejects) SendTimeoutError, SendAbortedError, LoopStoppedError, and what `post` throws
    */
   send<T extends MessageType<M>>(type: T, payload: M[T], options?: SendOptions): Promise<Message<M, T>> {
@@ -201,9 +205,8 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    *
    * @example
    * ```ts
-   * const timeout = loop.postDelayed('order.timeout', { orderId }, 15 * 60_000, { key: orderId })
-   * // … payment arrived in time:
-   * timeout.cancel()
+   * loop.postDelayed('order.timeout', { orderId }, 15 * 60_000, { jobKey: `timeout:${orderId}` })
+   * loop.jobs.cancel(`timeout:${orderId}`) // the payment arrived: until it starts, it never runs
    * ```
    */
   postDelayed<T extends MessageType<M>>(
@@ -237,15 +240,8 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
   /**
    * Resolves when {@link Loop.desiredSize} is positive — at once if it is. Every producer pacing
    * itself shares one promise per congested period (no listener per producer). Also resolves when the
-   * loop stops (a post then throws `LoopStoppedError`).
-   *
-   * @example
-   * ```ts
-   * for (const row of rows) {
-   *   await loop.ready
-   *   loop.post('row.import', row)
-   * }
-   * ```
+   * loop stops (a post then throws `LoopStoppedError`). A long import paces itself with
+   * `await loop.ready` before each post.
    */
   get ready(): Promise<void> {
     return this.#e.pacing.ready
@@ -263,7 +259,6 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * recovers what the store kept — unfinished messages (queued, interrupted, delayed with the time
    * left, backing off, with their attempts, checkpoints and idempotency keys), dead letters, finished
    * keys — before anything runs, and posts are accepted from then on.
-   *
    * @throws StoreError when the store cannot be read; SnapshotError when this loop cannot take what
    * it recovered (a type not registered yet, no room): nothing is recovered, and `start()` may be
    * called again
@@ -292,7 +287,6 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * Resolves once every message accepted so far is committed to the journal `store` — a producer's
    * durable acknowledgement, like a database commit (at once without a store). The loop commits
    * within one event-loop turn of a post; `flushed()` only waits for that commit.
-   *
    * @throws (rejects) StoreError when that commit failed: the messages stay accepted, in memory, and
    * the loop tries the commit again (a later `flushed()` resolves once one succeeds)
    */
@@ -309,11 +303,10 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * Refuses new posts at once (`LoopStoppedError`, also for producers waiting in `send()`), then
    * drains or cancels what is queued, and resolves once nothing runs. Idempotent.
    *
-   * @remarks While a draining stop runs, follow-ups that running handlers post through `ctx.post` are
-   * still admitted (they belong to the work being drained); with `drain: false` they are refused too.
+   * @remarks While a draining stop runs, follow-ups (`ctx.post`) are still admitted: they belong to the
+   * work being drained; with `drain: false` they are refused too.
    * Calling `stop({ drain: false })` while a draining stop is in progress escalates it: what is still
    * queued is cancelled and running handlers are aborted; both calls return the same promise.
-   *
    * @throws InvalidArgumentError for an unknown option name or a wrong option type (a typo such as
    * `{ deadline: 20_000 }` would otherwise leave the shutdown with no deadline)
    */
@@ -333,15 +326,14 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    */
   restore(snapshot: LoopSnapshot): number {
     this.#e.refuseIfStopping('restore a snapshot', true)
-    return this.#e.entries.restore(snapshot)
+    const restored = this.#e.entries.restore(snapshot)
+    this.#e.schedules.reconcile() // the schedules it held meet this loop's
+    return restored
   }
 
   /**
-   * @internal Re-admits one message handed over from elsewhere — another process's snapshot, or a broker's
-   * delivery in a transport such as `@flowing/nats` — exactly as {@link Loop.restore} would, and
-   * returns it: its trace id, hops, attempts, checkpoint, policies and idempotency key continue; its
-   * idempotency key takes over a `processing` or `committed` entry in the ledger.
-   *
+   * @internal Re-admits one message handed over from elsewhere (a snapshot, a transport's delivery) as
+   * {@link Loop.restore} would; its idempotency key takes over a `processing` or `committed` ledger entry.
    * @returns the admitted message, or `undefined` when its idempotency key is done since (skipped)
    * @throws SnapshotError (malformed, an unknown type, no room, its key already in flight here) and
    * nothing changed; LoopStoppedError after `stop()`
@@ -393,7 +385,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * @throws what `post` throws
    */
   replay(letter: DeadLetter): Message<M> {
-    return this.#e.admission.replay(letter, true) as Message<M>
+    return this.#e.entries.replay(letter, true) as Message<M>
   }
 
   /** Circuit breakers that are not closed: route, state, messages held. */
@@ -401,10 +393,9 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
     return this.#e.failures.circuits.states()
   }
 
-  /** Hands on flow control: force a breaker open or closed, share the rate limits among processes. */
-  get controls(): LoopControls<M> {
-    this.#controls ??= new LoopControls<M>(this.#e)
-    return this.#controls
+  /** Creates or replaces the recurring schedule `id`: {@link Schedules.upsert}. */
+  schedule<T extends MessageType<M>>(id: string, spec: ScheduleSpec, type: T, payload: M[T], o?: ScheduleOptions) {
+    return this.schedules.upsert(id, spec, type, payload, o)
   }
 
   /** Timed-out handlers still unsettled after `graceMs`: what ran, for how long. */

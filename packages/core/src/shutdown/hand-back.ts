@@ -15,9 +15,15 @@ import { newSnapshot } from './snapshot.js'
 
 /** What a snapshot entry carries beyond the envelope. */
 export type EntryExtras = {
-  readonly [K in 'attempts' | 'idempotencyKey' | 'checkpoint' | 'retry' | 'handlerTimeoutMs' | 'group']:
-    | SnapshotMessage[K]
-    | undefined
+  readonly [K in
+    | 'attempts'
+    | 'idempotencyKey'
+    | 'checkpoint'
+    | 'retry'
+    | 'handlerTimeoutMs'
+    | 'group'
+    | 'job'
+    | 'schedule']: SnapshotMessage[K] | undefined
 }
 
 /** The deadline, the signal, and the snapshot being written. */

@@ -8,6 +8,7 @@
 import { wallNow } from '../clock.js'
 import type { Clock } from '../contracts/clock.js'
 import type { AttemptRecord } from '../contracts/failures.js'
+import type { JobState } from '../contracts/jobs.js'
 import { MAX_PRIORITY } from '../contracts/priority.js'
 import {
   type LoopSnapshot,
@@ -19,6 +20,7 @@ import {
 import { describeValue, SnapshotError } from '../errors.js'
 import { checkRetryOptions } from '../failure/retry-policy.js'
 import { checkHeaders } from '../headers.js'
+import { checkScheduleState } from '../jobs/schedule-definition.js'
 import { readSnapshot } from './snapshot-read.js'
 
 const STATES: readonly SnapshotState[] = ['queued', 'held', 'running', 'delayed', 'retry-scheduled']
@@ -39,6 +41,8 @@ const KEYS = new Set([
   'handlerTimeoutMs',
   'group',
   'headers',
+  'job',
+  'schedule',
 ])
 
 /**
@@ -118,12 +122,7 @@ function checkMessage(path: string, value: unknown): void {
       fail(`${path}.retry`, (error as Error).message, error)
     }
   }
-  const t = m.handlerTimeoutMs
-  if (t !== undefined && !(typeof t === 'number' && t > 0))
-    fail(`${path}.handlerTimeoutMs`, `must be a positive number, got ${show(t)}`)
-  const group = m.group
-  if (group !== undefined && !(typeof group === 'string' && group.length > 0 && group.length <= 256))
-    fail(`${path}.group`, `must be a non-empty string of at most 256 characters, got ${show(group)}`)
+  checkPolicies(path, m)
   if (m.headers !== undefined) {
     try {
       checkHeaders(`${path}.headers`, m.headers)
@@ -131,6 +130,35 @@ function checkMessage(path: string, value: unknown): void {
       fail(`${path}.headers`, (error as Error).message, error)
     }
   }
+}
+
+// The per-post deadline, key group and job key.
+function checkPolicies(path: string, m: Fields<SnapshotMessage>): void {
+  const t = m.handlerTimeoutMs
+  if (t !== undefined && !(typeof t === 'number' && t > 0))
+    fail(`${path}.handlerTimeoutMs`, `must be a positive number, got ${show(t)}`)
+  const group = m.group
+  if (group !== undefined && !(typeof group === 'string' && group.length > 0 && group.length <= 256))
+    fail(`${path}.group`, `must be a non-empty string of at most 256 characters, got ${show(group)}`)
+  if (m.job !== undefined) checkJob(`${path}.job`, m.job)
+  if (m.schedule !== undefined) {
+    try {
+      checkScheduleState(m.schedule, m.type)
+    } catch (error) {
+      fail(`${path}.schedule`, (error as Error).message, error)
+    }
+  }
+}
+
+function checkJob(path: string, value: unknown): void {
+  const j = record<JobState>(path, value)
+  for (const key of Object.keys(j))
+    if (key !== 'key' && key !== 'untilEpochMs') fail(`${path}.${key}`, 'is not a job field')
+  if (!(typeof j.key === 'string' && j.key.length > 0 && j.key.length <= 512))
+    fail(`${path}.key`, `must be a non-empty string of at most 512 characters, got ${show(j.key)}`)
+  const until = j.untilEpochMs
+  if (until !== undefined && !(typeof until === 'number' && Number.isFinite(until)))
+    fail(`${path}.untilEpochMs`, `must be a time in ms, got ${show(until)}`)
 }
 
 function checkAttempt(path: string, value: unknown, expected: number): void {

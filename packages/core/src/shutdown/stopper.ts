@@ -99,9 +99,9 @@ export class Stopper<M extends MessageMap> {
     this.#p.quiets.gate?.stop()
     lifecycle.beginStop(drain, deadlineMs !== undefined || signal !== undefined)
     this.#p.quiets.pacing.stop()
-    // A draining stop of a loop with a journal keeps its delayed messages there for the next start.
-    if (lifecycle.handsBack || (drain && this.#p.quiets.journal !== undefined)) this.#handBackDelayed()
-    else if (drain) this.#cancelDelayed()
+    // Delayed messages stay on the wheel (cancellable, run if due) while a stop that hands back, or a
+    // draining stop of a loop with a journal, drains; what is left is handed back at its end.
+    if (drain && !this.#keepsDelayed()) this.#cancelDelayed()
     if (!drain) this.#escalate()
     this.#p.work.schedulePump()
     this.#stopping = this.#p.work.outcomes
@@ -152,6 +152,7 @@ export class Stopper<M extends MessageMap> {
     const { failures } = this.#p.quiets
     this.#closing = true // listeners of `drained` and late alerts may call stop(): nothing to arm
     this.#p.work.handBack.disarm()
+    if (this.#keepsDelayed()) this.#handBackDelayed()
     if (lifecycle.draining) events.emit('drained')
     failures.flush() // pending alerts go out; breaker cooldown timers stop
     lifecycle.stopped()
@@ -187,7 +188,13 @@ export class Stopper<M extends MessageMap> {
     outcomes.idleCheck()
   }
 
-  // A stop with a deadline or a signal: delayed messages not yet due go to the snapshot at once.
+  // Whether the delayed messages not yet due go to the snapshot (and the journal) rather than being cancelled.
+  #keepsDelayed(): boolean {
+    const { lifecycle } = this.#p
+    return lifecycle.handsBack || (lifecycle.draining && this.#p.quiets.journal !== undefined)
+  }
+
+  // At the end of a stop that keeps them: delayed messages not yet due go to the snapshot.
   #handBackDelayed(): void {
     for (const { m, dueAt } of this.#p.work.delayed.takeAll(false))
       this.#p.work.outcomes.snapshotted(m, 'delayed', dueAt)

@@ -15,6 +15,10 @@ export interface DelayedHost {
   enterDue(m: Envelope): boolean
   /** Records the `cancelled` outcome of a message that never entered the queue. */
   cancelled(m: Envelope): void
+  /** Cancels `m` wherever it waits (a handle's `cancel()`); false when it started or finished. */
+  cancelWaiting?(m: Envelope): boolean
+  /** A scheduled message came due (before it enters): a schedule's fire posts the next one. */
+  cameDue?(m: Envelope): void
 }
 
 /**
@@ -34,8 +38,10 @@ export interface DelayedMessage<M extends MessageMap = MessageMap, T extends Mes
   /** True while the message has not entered the queue (not yet due, or due and waiting for room). */
   readonly pending: boolean
   /**
-   * Cancels the message if it has not entered the queue yet: its outcome becomes `cancelled`.
-   * @returns true if it was pending; false if it already entered the queue or was cancelled
+   * Cancels the message until it starts running — not due yet, or due and waiting (behind its busy
+   * key, held by a breaker or a rate limit, backing off before a retry): its outcome becomes
+   * `cancelled`.
+   * @returns true if it was cancelled; false if it is running, finished, or was handed to a snapshot
    */
   cancel(): boolean
 }
@@ -62,7 +68,7 @@ class DelayedHandle implements DelayedMessage {
   }
 
   cancel(): boolean {
-    return this.#store.cancel(this.#envelope, this.timer)
+    return this.#store.cancelHandle(this.#envelope, this.timer)
   }
 }
 
@@ -127,6 +133,12 @@ export class DelayedPosts {
     return handle as unknown as DelayedMessage<M, T>
   }
 
+  /** A handle's cancel: wherever `m` waits when the host can reach it there, else while it is pending here. */
+  cancelHandle(m: Envelope, timer: number): boolean {
+    const host = this.#host
+    return host.cancelWaiting === undefined ? this.cancel(m, timer) : host.cancelWaiting(m)
+  }
+
   /** Cancels a pending message; see {@link DelayedMessage.cancel}. */
   cancel(m: Envelope, timer: number): boolean {
     if (m.where === this.#pendingAs) {
@@ -136,6 +148,11 @@ export class DelayedPosts {
     else return false
     this.#host.cancelled(m) // the outcome (`Done`) is written there
     return true
+  }
+
+  /** The clock time scheduled `m` is due, or undefined when it is not on the wheel here. */
+  dueOf(m: Envelope): number | undefined {
+    return this.#timers.get(m)?.dueAt
   }
 
   /** The pending message with post number `seq`, if any (overdue ones included). */
@@ -190,6 +207,7 @@ export class DelayedPosts {
   /** A scheduled message is due (called by the loop's wheel driver, in deadline order). */
   due(m: Envelope): void {
     this.#timers.delete(m)
+    this.#host.cameDue?.(m)
     if (this.#overdueLive > 0 || !this.#host.enterDue(m)) {
       // Behind earlier overdue messages, or no room: wait, in due order.
       m.where = Where.Overdue

@@ -1,0 +1,248 @@
+/**
+ * Recurring schedules. A schedule lives in the message of its next fire — a delayed message of its
+ * type and payload that carries the schedule's state (`ScheduleState`: spec, options, runs, the due
+ * time it fires for) — so it survives whatever a delayed message survives: a snapshot, a journal, a
+ * `kill -9`. When that message comes due it *is* the fire (a normal message: priority, key, retries,
+ * dead letters) and, in the same turn and so in the same journal batch, the next fire is posted.
+ * Every fire's idempotency key is `schedule:<id>@<due time>`: a fire is never run twice.
+ *
+ * ```
+ *  upsert ─▶ check ─▶ (journal not recovered yet: wait for start) ─▶ post the next fire ─┐
+ *        ┌───────────────────────────────────────────────────────────────────────────────┘
+ *        └▶ delayed ─(due)─▶ the fire enters the queue ─▶ post the next fire (runs + 1) ─▶ …
+ *  restart ─▶ reconcile: the recovered next fire, the code's upsert, the missed-fire policy
+ * ```
+ *
+ * @module
+ */
+
+import { checkPostOptions } from '../admission/post-options.js'
+import { wallNow } from '../clock.js'
+import type { Clock } from '../contracts/clock.js'
+import type { PostOptions } from '../contracts/message.js'
+import type { ScheduleInfo, ScheduleOptions, ScheduleState } from '../contracts/schedules.js'
+import type { Envelope } from '../internal/envelope.js'
+import type { PostExtras } from '../internal/post-extras.js'
+import type { DelayedMessage } from '../timers/delayed-posts.js'
+import { isWaiting } from './keyed-jobs.js'
+import { checkScheduleOptions, type Definition, defineSchedule, sameDefinition } from './schedule-definition.js'
+import { checkSpec, missedFires, nextFire, type Timing } from './schedule-spec.js'
+
+// A paused schedule's message waits this long (it is cancelled on resume): about 285 years.
+const PAUSED_MS = 2 ** 53 / 1000
+
+/** What schedules touch. */
+export interface ScheduleParts {
+  readonly clock: Clock
+  readonly extras: PostExtras
+  /** Throws `UnknownMessageTypeError` for a type without a handler. */
+  readonly registry: { resolve(type: string): unknown }
+  readonly admission: {
+    schedule(type: string, payload: unknown, dueAt: number, o: PostOptions, internal: boolean): DelayedMessage
+  }
+  /** Whether posts wait for `start()` to recover the journal first. */
+  awaitingRecovery(): boolean
+  /** Cancels a waiting message (its outcome `cancelled`). */
+  cancel(m: Envelope, why: string): unknown
+}
+
+/** The schedules of one loop. */
+export class Schedules {
+  readonly #p: ScheduleParts
+  // Upserts made before the journal was recovered: applied by the reconcile that follows it.
+  readonly #deferred = new Map<string, Definition>()
+  // Checked specs by the spec object each fire's state shares with the next.
+  readonly #timings = new WeakMap<object, Timing>()
+
+  constructor(parts: ScheduleParts) {
+    this.#p = parts
+  }
+
+  /** `loop.schedule()`: checks everything, then replaces the schedule `id` (no duplicate fire). */
+  upsert(
+    id: unknown,
+    spec: unknown,
+    type: string,
+    payload: unknown,
+    options: ScheduleOptions | undefined,
+  ): ScheduleInfo {
+    const def = defineSchedule(id, spec, type, payload, options, wallNow(this.#p.clock))
+    checkPostOptions(checkScheduleOptions(options), false)
+    this.#p.registry.resolve(type)
+    if (this.#p.awaitingRecovery()) {
+      this.#deferred.set(def.id, def)
+      return this.#info(def, 0, undefined)
+    }
+    const held = this.#held(def.id)
+    if (held !== undefined && sameDefinition(held.def, def) && !held.state.paused)
+      return this.get(def.id) as ScheduleInfo
+    this.#replace(def, held, held?.state.runs ?? 0)
+    return this.get(def.id) as ScheduleInfo
+  }
+
+  /** Removes schedule `id`: its next fire is cancelled. False when there is none. */
+  remove(id: string): boolean {
+    const deferred = this.#deferred.delete(id)
+    const held = this.#held(id)
+    if (held === undefined) return deferred
+    this.#p.cancel(held.m, `schedule ${JSON.stringify(id)} was removed`)
+    return true
+  }
+
+  /** Pauses schedule `id` (durably: its state waits in a message that never fires). False when unknown. */
+  pause(id: string): boolean {
+    const held = this.#held(id)
+    if (held === undefined) return this.#deferred.has(id) && this.#setDeferredPause(id, true)
+    if (held.state.paused !== true) this.#post(held.def, { ...held.state, paused: true }, held.m)
+    return true
+  }
+
+  /** Resumes schedule `id` from now. False when unknown. */
+  resume(id: string): boolean {
+    const held = this.#held(id)
+    if (held === undefined) return this.#deferred.has(id) && this.#setDeferredPause(id, false)
+    if (held.state.paused === true) this.#replace(held.def, held, held.state.runs)
+    return true
+  }
+
+  /** Schedule `id`, if there is one. */
+  get(id: string): ScheduleInfo | undefined {
+    const held = this.#held(id)
+    if (held !== undefined) {
+      const { state } = held
+      return this.#info(held.def, state.runs, state.paused === true ? undefined : state.nominalEpochMs, state.paused)
+    }
+    const def = this.#deferred.get(id)
+    return def === undefined ? undefined : this.#info(def, 0, undefined, def.paused)
+  }
+
+  /** Every schedule, by id. */
+  list(): ScheduleInfo[] {
+    const ids = new Set([...this.#p.extras.scheduleIds(), ...this.#deferred.keys()])
+    return [...ids].sort().map((id) => this.get(id) as ScheduleInfo)
+  }
+
+  /**
+   * A delayed message came due: if it carries a schedule, it is that schedule's fire, and the next
+   * fire is posted now (or the schedule ends: its limit, its end).
+   */
+  cameDue(m: Envelope): void {
+    const state = this.#p.extras.scheduleOf(m)
+    if (state === undefined || state.paused === true) return
+    const def = this.#definition(m, state)
+    const runs = state.runs + 1
+    if (def.spec.spec.limit !== undefined && runs >= def.spec.spec.limit) return
+    const next = nextFire(def.spec, def.anchor, Math.max(state.nominalEpochMs, wallNow(this.#p.clock)))
+    if (next !== undefined) this.#post(def, { ...state, runs, nominalEpochMs: next }, undefined)
+  }
+
+  /**
+   * After a restore or the journal's recovery: each schedule's recovered next fire meets the upsert the
+   * code made before `start()`, and the fires missed while no process ran it follow its policy.
+   */
+  reconcile(): void {
+    const now = wallNow(this.#p.clock)
+    for (const id of new Set([...this.#p.extras.scheduleIds(), ...this.#deferred.keys()])) {
+      const held = this.#held(id)
+      const def = this.#deferred.get(id) ?? held?.def
+      this.#deferred.delete(id)
+      if (def === undefined) continue
+      if (held === undefined) {
+        this.#replace({ ...def, paused: false }, undefined, 0, def.paused)
+        continue
+      }
+      const { state } = held
+      const same = sameDefinition(held.def, def)
+      const missed = state.paused !== true && state.nominalEpochMs <= now
+      if (!missed && same && def.paused !== true) continue
+      const paused = state.paused === true || def.paused === true
+      this.#replace(same ? held.def : def, held, state.runs, paused, missed ? state.nominalEpochMs : undefined)
+    }
+  }
+
+  // The schedule's next fire replaces `held` (cancelled): fires it missed since `missedFrom` first.
+  #replace(def: Definition, held: Held | undefined, runs: number, paused = false, missedFrom?: number): void {
+    const now = wallNow(this.#p.clock)
+    let count = runs
+    // First the message it replaces, whose idempotency key a missed fire may be about to take.
+    if (held !== undefined && isWaiting(held.m))
+      this.#p.cancel(held.m, `schedule ${JSON.stringify(def.id)} was replaced`)
+    if (missedFrom !== undefined) {
+      for (const at of this.#missed(def, missedFrom, now)) this.#post(def, stateOf(def, count++, at), undefined, true)
+    }
+    if (def.spec.spec.limit !== undefined && count >= def.spec.spec.limit) return
+    const next = paused ? now : nextFire(def.spec, def.anchor, now)
+    if (next !== undefined)
+      this.#post(def, { ...stateOf(def, count, next), ...(paused && { paused: true }) }, undefined)
+  }
+
+  // The fires a restart missed that its policy runs, oldest first.
+  #missed(def: Definition, from: number, now: number): number[] {
+    const policy = def.spec.spec.missed ?? 'run-once'
+    if (policy === 'skip') return []
+    return missedFires(def.spec, def.anchor, from, now, policy === 'run-once' ? 1 : policy.backfill)
+  }
+
+  // Posts the message of a fire (`now`: a missed one, due at once) carrying `state`; `replaces` is cancelled.
+  #post(def: Definition, state: ScheduleState, replaces: Envelope | undefined, now = false): void {
+    const { clock, admission, extras } = this.#p
+    const at = new Date(state.nominalEpochMs).toISOString()
+    const headers = { ...def.options.headers, 'flowing-schedule': def.id, 'flowing-fire-at': at }
+    const options: PostOptions = { ...def.options, headers }
+    if (state.paused !== true) (options as { idempotencyKey?: string }).idempotencyKey = `schedule:${def.id}@${at}`
+    const jitter = now || state.paused === true ? 0 : Math.random() * (def.spec.spec.jitterMs ?? 0)
+    const wait = state.paused === true ? PAUSED_MS : Math.max(0, state.nominalEpochMs + jitter - wallNow(clock))
+    const handle = admission.schedule(def.type, def.payload, clock.now() + wait, options, true)
+    if (!now) extras.bindSchedule(handle.message as unknown as Envelope, state)
+    if (replaces !== undefined && isWaiting(replaces))
+      this.#p.cancel(replaces, `schedule ${JSON.stringify(def.id)} was paused`)
+  }
+
+  // The waiting (or running) message that holds schedule `id`, with its state and definition.
+  #held(id: string): Held | undefined {
+    const m = this.#p.extras.scheduleCarrier(id)
+    const state = m === undefined ? undefined : this.#p.extras.scheduleOf(m)
+    if (m === undefined || state === undefined || !isWaiting(m)) return undefined
+    return { m, state, def: this.#definition(m, state) }
+  }
+
+  // A held schedule's definition; its spec is checked (and its cron compiled) once per spec object.
+  #definition(m: Envelope, state: ScheduleState): Definition {
+    let timing = this.#timings.get(state.spec)
+    if (timing === undefined) {
+      timing = checkSpec(state.spec)
+      this.#timings.set(state.spec, timing)
+    }
+    const { id, spec, options, nominalEpochMs, anchorEpochMs } = state
+    return defineSchedule(id, spec, m.type, m.payload, options, nominalEpochMs, anchorEpochMs, timing)
+  }
+
+  #setDeferredPause(id: string, paused: boolean): boolean {
+    const def = this.#deferred.get(id) as Definition
+    this.#deferred.set(id, { ...def, paused })
+    return true
+  }
+
+  #info(def: Definition, runs: number, nextAt: number | undefined, paused = def.paused === true): ScheduleInfo {
+    const { id, type, payload, options } = def
+    return { id, type, payload, spec: def.spec.spec, options, runs, paused, nextAt }
+  }
+}
+
+interface Held {
+  readonly m: Envelope
+  readonly state: ScheduleState
+  readonly def: Definition
+}
+
+function stateOf(def: Definition, runs: number, nominalEpochMs: number): ScheduleState {
+  const s: { -readonly [K in keyof ScheduleState]: ScheduleState[K] } = {
+    id: def.id,
+    spec: def.spec.spec,
+    runs,
+    nominalEpochMs,
+  }
+  if (Object.keys(def.options).length > 0) s.options = def.options
+  if (def.anchor !== undefined && def.spec.spec.startAt === undefined) s.anchorEpochMs = def.anchor
+  return s
+}
