@@ -2,10 +2,11 @@
  * The demo's domain: an order pipeline. `order.placed` fans out to payment, inventory and email;
  * payment is flaky (fails ~4 %), email is slow (10–60 ms), and every step is keyed by order id so one
  * order's steps never run concurrently and stay in order. Each order also schedules its payment
- * timeout (a delayed message on the loop's timing wheel); a successful payment cancels it, so only
- * unpaid orders are closed — on time, never early.
+ * timeout (a delayed message on the loop's timing wheel) under a job key; a successful payment cancels
+ * it by that key — also when it came due while the order's key was busy — so only unpaid orders are
+ * closed, on time, never early.
  */
-import { type DelayedMessage, type Loop, Priority } from '@flowing/core'
+import { type Loop, Priority } from '@flowing/core'
 
 /** The demo's message map. */
 export interface OrderMessages {
@@ -37,11 +38,11 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** Registers the order pipeline's handlers on `loop`. */
 export function registerOrderHandlers(loop: Loop<OrderMessages>, random: () => number): TimeoutStats {
   const stats: TimeoutStats = { scheduled: 0, cancelledByPayment: 0, fired: 0 }
-  const timeouts = new Map<string, DelayedMessage<OrderMessages, 'order.timeout'>>()
+  const timeoutOf = (orderId: string) => `payment-timeout:${orderId}`
 
   loop.on('order.placed', (msg, ctx) => {
     const { orderId, amount, vip } = msg.payload
-    timeouts.set(orderId, loop.postDelayed('order.timeout', { orderId }, PAYMENT_TIMEOUT_MS, { key: orderId }))
+    loop.postDelayed('order.timeout', { orderId }, PAYMENT_TIMEOUT_MS, { key: orderId, jobKey: timeoutOf(orderId) })
     stats.scheduled++
     ctx.post('payment.charge', { orderId, amount }, { key: orderId, priority: vip ? Priority.high : Priority.normal })
   })
@@ -53,14 +54,12 @@ export function registerOrderHandlers(loop: Loop<OrderMessages>, random: () => n
       ctx.post('email.send', { orderId, template: 'declined' }, { key: orderId, priority: Priority.low })
       throw new PaymentDeclinedError(`card declined for ${orderId}`)
     }
-    if (timeouts.get(orderId)?.cancel()) stats.cancelledByPayment++
-    timeouts.delete(orderId)
+    if (loop.jobs.cancel(timeoutOf(orderId)) === 'cancelled') stats.cancelledByPayment++
     ctx.post('order.updated', { orderId, status: 'paid' }, { key: orderId, priority: msg.priority })
   })
 
-  loop.on('order.timeout', (msg) => {
-    timeouts.delete(msg.payload.orderId) // closed unpaid
-    stats.fired++
+  loop.on('order.timeout', () => {
+    stats.fired++ // closed unpaid
   })
 
   loop

@@ -20,7 +20,8 @@ export interface StopOptions {
   /**
    * Drain by priority for at most this long (ms); then abort what still runs (its `ctx.signal`, its late
    * effects fenced) and resolve with a snapshot of every unfinished message. With a deadline (or a
-   * `signal`), delayed messages not yet due go to the snapshot at once instead of being cancelled.
+   * `signal`), delayed messages not yet due stay cancellable until the stop ends, then go to the
+   * snapshot instead of being cancelled.
    * @defaultValue Infinity (no deadline)
    */
   readonly deadlineMs?: number
