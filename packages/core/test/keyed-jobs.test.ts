@@ -247,4 +247,43 @@ describe('keyed jobs', () => {
     await second.drain()
     expect(ran).toEqual([2])
   })
+
+  it('cancels by key while held by an open breaker, waiting for its group, or overdue outside a full queue', async () => {
+    const clock = new VirtualClock()
+    const loop = createLoop<Msgs>({ clock, logger: false, capacity: 2, groups: { concurrency: 1 } })
+    const ran: number[] = []
+    loop.on(
+      'timeout',
+      (m) => {
+        ran.push(m.payload.v)
+      },
+      { circuitBreaker: true },
+    )
+    loop.on('busy', () => clock.sleep(1_000))
+    // Held: its breaker is forced open.
+    loop.controls.openCircuit('timeout', { cooldownMs: 60_000 })
+    loop.post('timeout', { order: 'a', v: 1 }, { jobKey: 'held' })
+    await clock.advance(10)
+    expect(loop.jobs.get('held')).toMatchObject({ state: 'waiting' })
+    expect(loop.jobs.cancel('held')).toBe('cancelled')
+    loop.controls.closeCircuit('timeout')
+    // Grouped: its group runs one at a time and is busy.
+    loop.post('busy', 'x', { group: 'tenant' })
+    loop.post('timeout', { order: 'b', v: 2 }, { group: 'tenant', jobKey: 'grouped' })
+    await clock.advance(10)
+    expect(loop.jobs.cancel('grouped')).toBe('cancelled')
+    // Overdue: due while the queue is full (capacity 2), waiting outside it.
+    loop.pause()
+    while (loop.tryPost('busy', 'fill', { key: 'k' }).ok) {}
+    loop.postDelayed('timeout', { order: 'c', v: 3 }, 5, { jobKey: 'overdue' })
+    await clock.advance(10)
+    expect(loop.metrics().gauges.overdue).toBe(1)
+    expect(loop.jobs.cancel('overdue')).toBe('cancelled')
+    expect(loop.metrics().gauges.overdue).toBe(0)
+    loop.resume()
+    await clock.advance(10_000)
+    await loop.drain()
+    expect(ran).toEqual([])
+    expect(loop.metrics().counters.cancelled).toBe(3)
+  })
 })

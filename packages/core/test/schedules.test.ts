@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { createLoop, InvalidArgumentError, MemoryStore, UnknownMessageTypeError, VirtualClock } from '../src/index.js'
+import {
+  createLoop,
+  InvalidArgumentError,
+  type JournalBatch,
+  LoopStoppedError,
+  MemoryStore,
+  UnknownMessageTypeError,
+  VirtualClock,
+} from '../src/index.js'
 
 interface Msgs {
   tick: { n: number }
@@ -244,5 +252,71 @@ describe('schedules in one process', () => {
     await clock.advance(2 * H)
     expect(fires.length).toBe(1)
     expect(more.map((at) => at.slice(11, 16))).toEqual(['02:00', '03:00'])
+  })
+})
+
+describe('schedules under hostile conditions', () => {
+  it('refuses upserts, pauses and removals once a stop began, and registers nothing', async () => {
+    const { loop } = setup()
+    loop.schedule('s', { every: 1000 }, 'tick', { n: 1 })
+    const stopping = loop.stop()
+    expect(() => loop.schedule('t', { every: 1000 }, 'tick', { n: 1 })).toThrow(LoopStoppedError)
+    expect(() => loop.schedules.remove('s')).toThrow(/Cannot remove a schedule: the loop is draining/)
+    await stopping
+    expect(() => loop.schedule('t', { every: 1000 }, 'tick', { n: 1 })).toThrow(/stopped/)
+    expect(loop.schedules.get('t')).toBeUndefined()
+  })
+
+  it('a next fire the journal refuses is reported and tried again, and the schedule goes on', async () => {
+    const clock = new VirtualClock(0, Date.UTC(2026, 0, 1))
+    class FlakyStore extends MemoryStore {
+      failing = false
+      override commit(batch: JournalBatch): void {
+        if (this.failing) throw new Error('disk full')
+        super.commit(batch)
+      }
+    }
+    const store = new FlakyStore('flaky', () => clock.wallNow())
+    const loop = createLoop<Msgs>({ clock, store, logger: false })
+    const fired: string[] = []
+    loop.on('tick', (m) => {
+      fired.push(m.headers['flowing-fire-at'] as string)
+    })
+    const refused: string[] = []
+    loop.events.on('schedule-refused', (id, error) => refused.push(`${id}: ${(error as Error).name}`))
+    loop.events.on('store-error', () => {})
+    loop.start()
+    loop.schedule('s', { every: 1000 }, 'tick', { n: 1 })
+    await clock.advance(0)
+    store.failing = true
+    loop.post('tick', { n: 0 }) // a commit fails: the journal refuses posts until one succeeds
+    await clock.advance(1000) // the fire comes due; its successor is refused
+    expect(refused[0]).toBe('s: StoreError')
+    store.failing = false
+    await clock.advance(10_000)
+    expect(loop.schedules.get('s')?.nextAt).toBeGreaterThan(clock.wallNow())
+    expect(fired.length).toBeGreaterThanOrEqual(8)
+    expect(new Set(fired).size).toBe(fired.length)
+  })
+
+  it('a restore that brings a schedule this loop holds too leaves one chain, not two', async () => {
+    const { clock, loop } = setup()
+    loop.schedule('s', { every: 60_000 }, 'tick', { n: 1 })
+    const other = setup()
+    other.loop.schedule('s', { every: 60_000 }, 'tick', { n: 1 })
+    const snapshot = JSON.parse(JSON.stringify(await other.loop.stop({ deadlineMs: 0 })))
+    loop.restore(snapshot)
+    const fired: string[] = []
+    loop.on(
+      'tick',
+      (m) => {
+        fired.push(m.headers['flowing-fire-at'] as string)
+      },
+      { replace: true },
+    )
+    await clock.advance(5 * 60_000)
+    expect(new Set(fired).size).toBe(fired.length) // no due time twice
+    expect(fired.length).toBe(5)
+    expect(loop.metrics().gauges.delayed).toBe(1) // one next fire
   })
 })

@@ -353,7 +353,8 @@ export class Admission<M extends MessageMap> {
   // A delayed post: refused once the loop stops (a schedule's next fire aside), by a timeout breaker, or full.
   #checkDelayedGates(type: string, internal: boolean): void {
     const { lifecycle } = this.#gates
-    if (!internal && !lifecycle.admitsRoots)
+    const draining = internal && lifecycle.state === 'draining' // a schedule's next fire, during a drain
+    if (!lifecycle.admitsRoots && !draining)
       this.refuseInput(type, stoppedError(`schedule \`${type}\``, lifecycle.state))
     this.#checkTimeoutBreaker(type)
     const { length } = this.#places.delayed

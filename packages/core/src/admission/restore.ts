@@ -70,7 +70,11 @@ export function restoreSnapshot<M extends MessageMap>(
   extraRoom = 0,
   admitted?: Message<M>[],
 ): number {
-  const s = checkSnapshot(snapshot) // a plain copy, read once
+  const all = checkSnapshot(snapshot) // a plain copy, read once
+  // A schedule this loop holds already keeps its own next fire: the snapshot's is skipped.
+  const held = (sm: SnapshotMessage) => sm.schedule !== undefined && host.records.extras.scheduleCarrier(sm.schedule.id)
+  const s = { ...all, messages: all.messages.filter((sm) => !held(sm)) }
+  host.metrics.duplicates += all.messages.length - s.messages.length
   const routeKeys = checkFits(s, {
     resolve: (sm) => host.policy.registry.resolve(sm.type)?.select(sm as unknown as Message<MessageMap, never>),
     holds: (key) => host.records.ledger.current?.holds(key) === true,

@@ -98,6 +98,11 @@ export interface LoopEvents<M extends MessageMap = MessageMap> {
   signature: [type: string, error: ErrorInfo, message: Message<M>]
   /** The dead-letter sink threw or rejected for a letter (the letter is still in the memory store). */
   'sink-error': [error: unknown, letter: DeadLetter]
+  /**
+   * The next fire of a schedule was refused (a failing journal, `maxDelayed` reached): the fire that
+   * came due keeps holding the schedule, and the post is tried again every second.
+   */
+  'schedule-refused': [id: string, error: unknown]
   /** A post was refused because its idempotency key is in flight or done (a `rejected` event fires too). */
   duplicate: [type: string, idempotencyKey: string, ledgerState: string]
   /** A handler marked its commit point (`ctx.commit()`): the side effect is done, the message not yet. */

@@ -109,7 +109,7 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   readonly #jobRoots = { clock: this.clock, extras: this.extras, admission: this.admission, cancel: this.#backs.cancel }
   readonly jobs = newKeyedJobs<M>(this.#jobRoots, { delayed: this.delayed, retries: this.failures.retries })
   // Recurring schedules, each held by the message of its next fire.
-  readonly schedules = newSchedules(this.#jobRoots, this.registry, this.journal)
+  readonly schedules = newSchedules(this.#jobRoots, this) // its registry, journal, lingering clock, events, lifecycle
   // Every way in (post, send, request, delays, follow-ups, replays, restores): the one writer of `posted`.
   readonly entries = this.#newEntries()
   readonly watchdog = newWatchdog(this.clock, this.wheel, this.options.graceMs, this.#backs.timedOut)

@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../contracts/clock.js'
 import type { MessageMap } from '../contracts/message.js'
+import { LoopStoppedError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import { type KeyedJobParts, KeyedJobs } from '../jobs/keyed-jobs.js'
@@ -28,14 +29,30 @@ export function newKeyedJobs<M extends MessageMap>(roots: JobRoots, waits: Keyed
   return new KeyedJobs<M>({ clock, extras, admission, waits, cancel })
 }
 
-/** Recurring schedules; `journal`: posts wait for `start()` until it recovered. */
-export function newSchedules(
-  roots: JobRoots,
-  registry: ScheduleParts['registry'],
-  journal: { readonly recovered: boolean } | undefined,
-): Schedules {
+/** Recurring schedules. */
+export function newSchedules(roots: JobRoots, more: ScheduleRoots): Schedules {
   const { clock, extras, cancel } = roots
+  const { registry, journal, lingering, lifecycle, events } = more
+  const refuseIfStopping = (action: string) => {
+    const { state } = lifecycle
+    if (state === 'draining' || state === 'stopped') throw new LoopStoppedError(action, state)
+  }
   const admission = roots.admission as ScheduleParts['admission']
   const awaitingRecovery = () => journal !== undefined && !journal.recovered
-  return new Schedules({ clock, extras, registry, admission, awaitingRecovery, cancel })
+  const later = (retry: () => void) => void lingering.setTimeout(retry, 1_000)
+  const refused = (id: string, error: unknown) => events.emit('schedule-refused', id, error)
+  const ports = { awaitingRecovery, refuseIfStopping, refused, later }
+  return new Schedules({ clock, extras, registry, admission, cancel, ...ports })
+}
+
+/** What schedules need beyond the job roots. */
+export interface ScheduleRoots {
+  readonly registry: ScheduleParts['registry']
+  /** The journal, if any: posts wait for `start()` until it recovered. */
+  readonly journal: { readonly recovered: boolean } | undefined
+  /** The clock of a retried next fire (it does not keep a stopped loop's process alive). */
+  readonly lingering: Clock
+  /** Upserts, removals, pauses and resumes are refused once a stop began. */
+  readonly lifecycle: { readonly state: string }
+  readonly events: { emit(event: 'schedule-refused', id: string, error: unknown): unknown }
 }

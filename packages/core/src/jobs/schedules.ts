@@ -42,6 +42,12 @@ export interface ScheduleParts {
   }
   /** Whether posts wait for `start()` to recover the journal first. */
   awaitingRecovery(): boolean
+  /** Throws `LoopStoppedError` once a stop began (`action`: what was refused). */
+  refuseIfStopping(action: string): void
+  /** The next fire of schedule `id` was refused (it is tried again): reported, not thrown. */
+  refused(id: string, error: unknown): void
+  /** Runs `retry` in a second (on the loop's releasable clock). */
+  later(retry: () => void): void
   /** Cancels a waiting message (its outcome `cancelled`). */
   cancel(m: Envelope, why: string): unknown
 }
@@ -53,6 +59,8 @@ export class Schedules {
   readonly #deferred = new Map<string, Definition>()
   // Checked specs by the spec object each fire's state shares with the next.
   readonly #timings = new WeakMap<object, Timing>()
+  // Schedules whose next fire was refused, by the fire that came due: tried again until it is accepted.
+  readonly #retrying = new Map<string, Envelope>()
 
   constructor(parts: ScheduleParts) {
     this.#p = parts
@@ -66,6 +74,7 @@ export class Schedules {
     payload: unknown,
     options: ScheduleOptions | undefined,
   ): ScheduleInfo {
+    this.#p.refuseIfStopping('schedule')
     const def = defineSchedule(id, spec, type, payload, options, wallNow(this.#p.clock))
     checkPostOptions(checkScheduleOptions(options), false)
     this.#p.registry.resolve(type)
@@ -82,15 +91,18 @@ export class Schedules {
 
   /** Removes schedule `id`: its next fire is cancelled. False when there is none. */
   remove(id: string): boolean {
+    this.#p.refuseIfStopping('remove a schedule')
+    const retrying = this.#retrying.delete(id)
     const deferred = this.#deferred.delete(id)
     const held = this.#held(id)
-    if (held === undefined) return deferred
+    if (held === undefined) return deferred || retrying
     this.#p.cancel(held.m, `schedule ${JSON.stringify(id)} was removed`)
     return true
   }
 
   /** Pauses schedule `id` (durably: its state waits in a message that never fires). False when unknown. */
   pause(id: string): boolean {
+    this.#p.refuseIfStopping('pause a schedule')
     const held = this.#held(id)
     if (held === undefined) return this.#deferred.has(id) && this.#setDeferredPause(id, true)
     if (held.state.paused !== true) this.#post(held.def, { ...held.state, paused: true }, held.m)
@@ -99,6 +111,7 @@ export class Schedules {
 
   /** Resumes schedule `id` from now. False when unknown. */
   resume(id: string): boolean {
+    this.#p.refuseIfStopping('resume a schedule')
     const held = this.#held(id)
     if (held === undefined) return this.#deferred.has(id) && this.#setDeferredPause(id, false)
     if (held.state.paused === true) this.#replace(held.def, held, held.state.runs)
@@ -128,12 +141,31 @@ export class Schedules {
    */
   cameDue(m: Envelope): void {
     const state = this.#p.extras.scheduleOf(m)
-    if (state === undefined || state.paused === true) return
+    // Paused, or not the schedule's holder any more (a restore brought another): no next fire.
+    if (state === undefined || state.paused === true || this.#p.extras.scheduleCarrier(state.id) !== m) return
     const def = this.#definition(m, state)
     const runs = state.runs + 1
     if (def.spec.spec.limit !== undefined && runs >= def.spec.spec.limit) return
     const next = nextFire(def.spec, def.anchor, Math.max(state.nominalEpochMs, wallNow(this.#p.clock)))
-    if (next !== undefined) this.#post(def, { ...state, runs, nominalEpochMs: next }, undefined)
+    if (next !== undefined) this.#continue(def, { ...state, runs, nominalEpochMs: next }, m)
+  }
+
+  // Posts the next fire; while the loop refuses it (a failing journal, `maxDelayed` reached) the fire
+  // that came due keeps holding the schedule, and the post is tried again every second.
+  #continue(def: Definition, state: ScheduleState, fire: Envelope): void {
+    try {
+      this.#post(def, state, undefined, false, true)
+      this.#retrying.delete(def.id)
+    } catch (error) {
+      this.#p.refused(def.id, error)
+      this.#retrying.set(def.id, fire)
+      this.#p.later(() => {
+        const holder = this.#p.extras.scheduleCarrier(def.id)
+        if (this.#retrying.get(def.id) === fire && (holder === undefined || holder === fire)) {
+          this.#continue(def, state, fire)
+        }
+      })
+    }
   }
 
   /**
@@ -184,7 +216,7 @@ export class Schedules {
   }
 
   // Posts the message of a fire (`now`: a missed one, due at once) carrying `state`; `replaces` is cancelled.
-  #post(def: Definition, state: ScheduleState, replaces: Envelope | undefined, now = false): void {
+  #post(def: Definition, state: ScheduleState, replaces: Envelope | undefined, now = false, internal = false): void {
     const { clock, admission, extras } = this.#p
     const at = new Date(state.nominalEpochMs).toISOString()
     const headers = { ...def.options.headers, 'flowing-schedule': def.id, 'flowing-fire-at': at }
@@ -192,7 +224,7 @@ export class Schedules {
     if (state.paused !== true) (options as { idempotencyKey?: string }).idempotencyKey = `schedule:${def.id}@${at}`
     const jitter = now || state.paused === true ? 0 : Math.random() * (def.spec.spec.jitterMs ?? 0)
     const wait = state.paused === true ? PAUSED_MS : Math.max(0, state.nominalEpochMs + jitter - wallNow(clock))
-    const handle = admission.schedule(def.type, def.payload, clock.now() + wait, options, true)
+    const handle = admission.schedule(def.type, def.payload, clock.now() + wait, options, internal)
     if (!now) extras.bindSchedule(handle.message as unknown as Envelope, state)
     if (replaces !== undefined && isWaiting(replaces))
       this.#p.cancel(replaces, `schedule ${JSON.stringify(def.id)} was paused`)
