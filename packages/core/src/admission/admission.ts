@@ -352,10 +352,9 @@ export class Admission<M extends MessageMap> {
 
   // A delayed post: refused once the loop stops (a schedule's next fire aside), by a timeout breaker, or full.
   #checkDelayedGates(type: string, internal: boolean): void {
-    const { lifecycle } = this.#gates
-    const draining = internal && lifecycle.state === 'draining' // a schedule's next fire, during a drain
-    if (!lifecycle.admitsRoots && !draining)
-      this.refuseInput(type, stoppedError(`schedule \`${type}\``, lifecycle.state))
+    const { admitsRoots, state } = this.#gates.lifecycle
+    const refused = !admitsRoots && !(internal && state === 'draining') // a schedule's next fire: while draining too
+    if (refused) this.refuseInput(type, stoppedError(`schedule \`${type}\``, state))
     this.#checkTimeoutBreaker(type)
     const { length } = this.#places.delayed
     const max = this.#p.policy.options.maxDelayed

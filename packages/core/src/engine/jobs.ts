@@ -41,8 +41,8 @@ export function newSchedules(roots: JobRoots, more: ScheduleRoots): Schedules {
   const awaitingRecovery = () => journal !== undefined && !journal.recovered
   const later = (retry: () => void) => void lingering.setTimeout(retry, 1_000)
   const refused = (id: string, error: unknown) => events.emit('schedule-refused', id, error)
-  const ports = { awaitingRecovery, refuseIfStopping, refused, later }
-  return new Schedules({ clock, extras, registry, admission, cancel, ...ports })
+  const hooks = { awaitingRecovery, refuseIfStopping, refused, later }
+  return new Schedules({ clock, extras, registry, admission, cancel, hooks })
 }
 
 /** What schedules need beyond the job roots. */

@@ -40,6 +40,13 @@ export interface ScheduleParts {
   readonly admission: {
     schedule(type: string, payload: unknown, dueAt: number, o: PostOptions, internal: boolean): DelayedMessage
   }
+  readonly hooks: ScheduleHooks
+  /** Cancels a waiting message (its outcome `cancelled`). */
+  cancel(m: Envelope, why: string): unknown
+}
+
+/** What schedules ask of the loop's lifecycle and clock. */
+export interface ScheduleHooks {
   /** Whether posts wait for `start()` to recover the journal first. */
   awaitingRecovery(): boolean
   /** Throws `LoopStoppedError` once a stop began (`action`: what was refused). */
@@ -48,8 +55,6 @@ export interface ScheduleParts {
   refused(id: string, error: unknown): void
   /** Runs `retry` in a second (on the loop's releasable clock). */
   later(retry: () => void): void
-  /** Cancels a waiting message (its outcome `cancelled`). */
-  cancel(m: Envelope, why: string): unknown
 }
 
 /** The schedules of one loop. */
@@ -74,11 +79,11 @@ export class Schedules {
     payload: unknown,
     options: ScheduleOptions | undefined,
   ): ScheduleInfo {
-    this.#p.refuseIfStopping('schedule')
+    this.#p.hooks.refuseIfStopping('schedule')
     const def = defineSchedule(id, spec, type, payload, options, wallNow(this.#p.clock))
     checkPostOptions(checkScheduleOptions(options), false)
     this.#p.registry.resolve(type)
-    if (this.#p.awaitingRecovery()) {
+    if (this.#p.hooks.awaitingRecovery()) {
       this.#deferred.set(def.id, def)
       return this.#info(def, 0, undefined)
     }
@@ -91,7 +96,7 @@ export class Schedules {
 
   /** Removes schedule `id`: its next fire is cancelled. False when there is none. */
   remove(id: string): boolean {
-    this.#p.refuseIfStopping('remove a schedule')
+    this.#p.hooks.refuseIfStopping('remove a schedule')
     const retrying = this.#retrying.delete(id)
     const deferred = this.#deferred.delete(id)
     const held = this.#held(id)
@@ -102,7 +107,7 @@ export class Schedules {
 
   /** Pauses schedule `id` (durably: its state waits in a message that never fires). False when unknown. */
   pause(id: string): boolean {
-    this.#p.refuseIfStopping('pause a schedule')
+    this.#p.hooks.refuseIfStopping('pause a schedule')
     const held = this.#held(id)
     if (held === undefined) return this.#deferred.has(id) && this.#setDeferredPause(id, true)
     if (held.state.paused !== true) this.#post(held.def, { ...held.state, paused: true }, held.m)
@@ -111,7 +116,7 @@ export class Schedules {
 
   /** Resumes schedule `id` from now. False when unknown. */
   resume(id: string): boolean {
-    this.#p.refuseIfStopping('resume a schedule')
+    this.#p.hooks.refuseIfStopping('resume a schedule')
     const held = this.#held(id)
     if (held === undefined) return this.#deferred.has(id) && this.#setDeferredPause(id, false)
     if (held.state.paused === true) this.#replace(held.def, held, held.state.runs)
@@ -157,9 +162,9 @@ export class Schedules {
       this.#post(def, state, undefined, false, true)
       this.#retrying.delete(def.id)
     } catch (error) {
-      this.#p.refused(def.id, error)
+      this.#p.hooks.refused(def.id, error)
       this.#retrying.set(def.id, fire)
-      this.#p.later(() => {
+      this.#p.hooks.later(() => {
         const holder = this.#p.extras.scheduleCarrier(def.id)
         if (this.#retrying.get(def.id) === fire && (holder === undefined || holder === fire)) {
           this.#continue(def, state, fire)

@@ -1,0 +1,75 @@
+/**
+ * Command-line options of the schedules benchmark (keyed delays and recurring schedules of
+ * `@flowing/core`).
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util'
+import { UsageError } from './cli.js'
+
+/** Resolved options. */
+export interface SchedulesBenchConfig {
+  /** Tiny sizes, one run: every code path and check in a few seconds; never judges speed. */
+  readonly smoke: boolean
+  /** Delayed messages per per-operation run. */
+  readonly n: number
+  /** Runs per case, interleaved; tables show the median. */
+  readonly runs: number
+  /** `every` schedules registered (and plain delayed messages, their baseline). */
+  readonly everyCount: number
+  /**
+   * Cron schedules registered: fewer than `everyCount`, because croner 11 allocates ~80 KB per
+   * compiled pattern, so 100,000 of them do not fit in Node's default heap.
+   */
+  readonly cronCount: number
+  /** Schedules (or plain delayed messages) due at the same instant in the fire runs. */
+  readonly fireCount: number
+  /** Write `benchmarks/RESULTS-schedules.md`. */
+  readonly write: boolean
+}
+
+/** `--help` text. */
+export const SCHEDULES_USAGE = `Usage: node --expose-gc dist/schedules.js [options]
+
+  --smoke        2,000 messages, 1 run: checks every code path in a few seconds
+  --runs=<k>     runs per case, interleaved, median reported (default 5; smoke 1)
+  --write        write benchmarks/RESULTS-schedules.md (default: on for a full run)
+  --help         this text`
+
+/**
+ * Parses `argv` (without node and script).
+ * @returns the config, or `undefined` when `--help` was asked for
+ * @throws UsageError for an unknown option or a bad value
+ */
+export function parseSchedulesCli(argv: readonly string[]): SchedulesBenchConfig | undefined {
+  let values: { smoke?: boolean; runs?: string; write?: boolean; help?: boolean }
+  try {
+    values = parseArgs({
+      args: [...argv],
+      strict: true,
+      options: {
+        smoke: { type: 'boolean' },
+        runs: { type: 'string' },
+        write: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    }).values
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error))
+  }
+  if (values.help === true) return undefined
+  const smoke = values.smoke === true
+  const runs = values.runs === undefined ? (smoke ? 1 : 5) : Number(values.runs)
+  if (!Number.isSafeInteger(runs) || runs < 1) {
+    throw new UsageError(`Expected \`--runs\` to be a positive integer, got \`${values.runs}\``)
+  }
+  return {
+    smoke,
+    n: smoke ? 2_000 : 100_000,
+    runs,
+    everyCount: smoke ? 2_000 : 100_000,
+    cronCount: smoke ? 200 : 10_000,
+    fireCount: smoke ? 500 : 10_000,
+    write: values.write === true || (!smoke && values.runs === undefined),
+  }
+}
