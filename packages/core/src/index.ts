@@ -155,6 +155,8 @@ export { MAX_TRANSITIONS, type MessageState, type MessageTrace, type Transition 
 export { checkHeaders, MAX_HEADER_NAME, MAX_HEADER_VALUE, MAX_HEADERS, mergeHeaders, NO_HEADERS } from './headers.js'
 export { MemoryIdempotencyStore } from './idempotency/store.js'
 export { LoopEmitter } from './internal/loop-emitter.js'
+export { type Definition as ScheduleDefinition, defineSchedule, sameDefinition } from './jobs/schedule-definition.js'
+export { missedFires, nextFire } from './jobs/schedule-spec.js'
 export { MemoryStore } from './journal/memory-store.js'
 export { LoopControls } from './loop/controls.js'
 export { createLoop } from './loop/create-loop.js'

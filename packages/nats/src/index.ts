@@ -20,6 +20,8 @@
  * @packageDocumentation
  * @module @flowing/nats
  */
+
+export { createNatsLoop } from './create-nats-loop.js'
 export { NatsDeadLetters, type NatsReplayReport, type StoredDeadLetter } from './dead-letters.js'
 export {
   DeliveryError,
@@ -33,6 +35,7 @@ export {
 export type { NatsPostOptions } from './internal/post-input.js'
 export type { StreamBackpressureOptions } from './internal/stream-pressure.js'
 export { CLAIM_ATTEMPTS, KvIdempotencyStore, type KvIdempotencyStoreOptions } from './kv-ledger.js'
-export { createNatsLoop, NatsLoop } from './nats-loop.js'
+export { NatsLoop } from './nats-loop.js'
 export type { NatsLoopOptions } from './options.js'
+export { NatsSchedules } from './schedules.js'
 export type { NatsMetrics, NatsPostResult, NatsStopOptions, NatsStopReport } from './types.js'

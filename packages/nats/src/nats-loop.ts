@@ -24,9 +24,9 @@ import {
   type RegisterOptions,
   refusalStatusOf,
 } from '@flowing/core'
-import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream'
+import type { JetStreamManager } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
-import { connect, type NatsConnection } from '@nats-io/transport-node'
+import type { NatsConnection } from '@nats-io/transport-node'
 import { NatsDeadLetters } from './dead-letters.js'
 import { DeliveryError } from './errors.js'
 import { toMessage, type Wire, wireOf } from './internal/codec.js'
@@ -39,70 +39,22 @@ import { partitionOf } from './internal/partition.js'
 import { checkDelay, checkPost, type NatsPostOptions } from './internal/post-input.js'
 import { Ids, Publisher } from './internal/publisher.js'
 import type { Runner } from './internal/runner.js'
+import { ScheduleKeeper, type SchedulePublishing } from './internal/schedule-keeper.js'
 import { SharedBreakers } from './internal/shared-breakers.js'
 import { StreamPressure } from './internal/stream-pressure.js'
 import { pause } from './internal/timers.js'
-import { Topology } from './internal/topology.js'
-import { KvIdempotencyStore } from './kv-ledger.js'
-import { type NatsLoopOptions, type ResolvedNatsOptions, resolveOptions } from './options.js'
+import type { Topology } from './internal/topology.js'
+import type { KvIdempotencyStore } from './kv-ledger.js'
+import type { ResolvedNatsOptions } from './options.js'
+import { NatsSchedules } from './schedules.js'
 import type { NatsMetrics, NatsPostResult, NatsStopOptions, NatsStopReport } from './types.js'
 
-/**
- * Connects, makes sure the streams and consumers exist (refusing ones made for another partition
- * count), and returns the loop, not yet pulling: register handlers, then `start()`.
- *
- * @example
- * ```ts no-run
- * import { createNatsLoop } from '@flowing/nats'
- *
- * interface Messages { 'order.paid': { orderId: string } }
- * const loop = await createNatsLoop<Messages>({ servers: '127.0.0.1:4222', name: 'orders' })
- * loop.on('order.paid', async (msg) => console.log(msg.payload.orderId))
- * await loop.start()
- * await loop.post('order.paid', { orderId: 'o-1' }, { key: 'o-1' }) // stored in the stream
- * await loop.stop()
- * ```
- *
- * @throws InvalidArgumentError for a bad option; TopologyError for streams this process cannot share;
- * the client's error when the server cannot be reached
- *
- * @group NATS loop
- */
-export async function createNatsLoop<M extends MessageMap = MessageMap>(
-  options: NatsLoopOptions,
-): Promise<NatsLoop<M>> {
-  const o = resolveOptions(options)
-  const own = options.connection === undefined
-  const nc = options.connection ?? (await connect({ servers: options.servers as string[], maxReconnectAttempts: -1 }))
-  try {
-    const jsm = await jetstreamManager(nc)
-    const topology = new Topology(o)
-    await topology.ensure(jsm)
-    const ledger =
-      o.idempotencyTtlMs === undefined ? undefined : await openLedger(nc, topology.keys, o.idempotencyTtlMs, o.replicas)
-    const buckets = await Ownership.buckets(nc, ownershipOptions(o))
-    const circuits = await SharedBreakers.bucket(nc, o.name, o.replicas)
-    return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger, buckets, circuits })
-  } catch (error) {
-    if (own) await nc.close()
-    throw error
-  }
-}
-
-// The ledger's bucket, its TTL error named as this loop's option.
-async function openLedger(nc: NatsConnection, bucket: string, ttlMs: number, replicas: number) {
-  try {
-    return await KvIdempotencyStore.open(nc, { bucket, ttlMs, replicas })
-  } catch (error) {
-    if (!(error instanceof InvalidArgumentError) || error.argument !== 'options.ttlMs') throw error
-    throw new InvalidArgumentError('options.idempotency.ttlMs', error.rule, error.value, { cause: error })
-  }
-}
-
-interface Parts {
+/** What a NATS loop is built from (see `createNatsLoop`). */
+export interface Parts {
   readonly buckets: OwnershipBuckets
-  /** The breakers' bucket (see `SharedBreakers`). */
+  /** The breakers' and the schedules' buckets (see `SharedBreakers`, `ScheduleKeeper`). */
   readonly circuits: KV
+  readonly schedules: KV
   readonly nc: NatsConnection
   readonly own: boolean
   readonly jsm: JetStreamManager
@@ -123,6 +75,8 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   readonly local: Loop<M>
   /** The server's version (`nats-server` 2.9 and later). */
   readonly serverVersion: string
+  /** Recurring schedules, each due time fired once among the loop's processes. */
+  readonly schedules: NatsSchedules
   readonly #p: Parts
   readonly #ids = new Ids()
   readonly #publisher: Publisher
@@ -161,7 +115,9 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     const membersChanged = (n: number) => this.local.controls.shareRateLimits(n)
     this.#ownership = new Ownership(buckets, { ...ownershipOptions(o), membersChanged }, this.#runner)
     this.#breakers = new SharedBreakers(parts.circuits, this.local, this.#ownership.member, o.clock, o.onError)
-    this.#delays = new DelayMover(o.clock, js, topology, this.#publisher, o.partitions)
+    const keeper = new ScheduleKeeper(parts.schedules, o.clock, this.#schedulePublishing())
+    this.schedules = new NatsSchedules(keeper, o.clock, (action) => this.#refuseIfStopped(action))
+    this.#delays = new DelayMover(o.clock, js, topology, this.#publisher, o.partitions, keeper)
     this.#followUp = (parent, id, type, payload, options) => {
       const wire = this.#wire(id ?? this.#ids.next(), type, payload, options, parent)
       const stored = this.#publish(wire, undefined, false)
@@ -345,6 +301,15 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     await this.#p.nc.flush().catch(() => {})
     if (this.#p.own) await this.#p.nc.close()
     return { handedBack }
+  }
+
+  // A schedule's fires go into their partitions, its carriers into the delayed stream (see `ScheduleKeeper`).
+  #schedulePublishing(): SchedulePublishing {
+    const { topology, options: o } = this.#p
+    return {
+      fire: (w) => this.#publisher.publish(topology.subject(partitionOf(w.key, w.id, o.partitions)), w, `${w.id}@due`),
+      carrier: (w) => this.#publisher.publishDelayed(topology.delayedSubject, w, w.id, o.maxDelayed),
+    }
   }
 
   #refuseIfStopped(action: string): void {

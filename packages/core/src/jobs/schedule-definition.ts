@@ -12,7 +12,7 @@ import { checkSpec, type Timing } from './schedule-spec.js'
 
 const OPTION_KEYS = ['key', 'priority', 'handlerTimeoutMs', 'retry', 'headers', 'group']
 
-/** A checked schedule. */
+/** @internal A checked schedule (for transports: `@flowing/nats`). */
 export interface Definition {
   readonly id: string
   readonly type: string
@@ -26,7 +26,7 @@ export interface Definition {
 }
 
 /**
- * Checks a schedule and returns its definition.
+ * @internal Checks a schedule and returns its definition (for transports: `@flowing/nats`).
  * @param nowEpochMs - registration time (an `every` without `startAt` first fires one interval later)
  * @param anchor - a recovered schedule's anchor
  * @throws InvalidArgumentError naming the first bad value
@@ -82,7 +82,7 @@ export function checkScheduleOptions(options: unknown): PostOptions | undefined 
   return o as PostOptions
 }
 
-/** Whether two definitions make the same fires (an `every`'s anchor aside: the first one's stays). */
+/** @internal Whether two definitions make the same fires (an `every`'s anchor aside: the first one's stays). */
 export function sameDefinition(a: Definition, b: Definition): boolean {
   return (
     a.id === b.id &&

@@ -109,7 +109,7 @@ function epochOf(name: string, value: unknown): number {
 }
 
 /**
- * The first fire strictly after `afterEpochMs` (and at or after `startAt`, before `endAt`), or
+ * @internal The first fire strictly after `afterEpochMs` (and at or after `startAt`, before `endAt`), or
  * undefined when the schedule has no more.
  * @param anchor - an `every` schedule's first fire (its `startAt`, or one interval after registration)
  */
@@ -128,7 +128,7 @@ export function nextFire(t: Timing, anchor: number | undefined, afterEpochMs: nu
 }
 
 /**
- * The fire times in [`fromEpochMs`, `toEpochMs`] (both inclusive), the `n` most recent of them, oldest
+ * @internal The fire times in [`fromEpochMs`, `toEpochMs`] (both inclusive), the `n` most recent of them, oldest
  * first: the fires a restart missed.
  */
 export function missedFires(

@@ -27,13 +27,23 @@ export class DelayMover {
   readonly #topology: Topology
   readonly #publisher: Publisher
   readonly #partitions: number
+  // A due message that carries a schedule's next fire goes to the schedules (see `ScheduleKeeper`).
+  readonly #schedules: { due(w: Wire): Promise<void> }
   #messages: ConsumerMessages | undefined
   #loop: Promise<void> | undefined
   /** Messages moved into their partition. */
   moved = 0
 
-  constructor(clock: Clock, js: JetStreamClient, topology: Topology, publisher: Publisher, partitions: number) {
+  constructor(
+    clock: Clock,
+    js: JetStreamClient,
+    topology: Topology,
+    publisher: Publisher,
+    partitions: number,
+    schedules: { due(w: Wire): Promise<void> },
+  ) {
     this.#clock = clock
+    this.#schedules = schedules
     this.#js = js
     this.#topology = topology
     this.#publisher = publisher
@@ -68,6 +78,16 @@ export class DelayMover {
     const wait = (w.dueAtEpochMs ?? 0) - now
     if (wait > 0) {
       jm.nak(Math.min(Math.ceil(wait), MAX_NAK_MS))
+      return
+    }
+    if (w.headers['flowing-schedule'] !== undefined) {
+      this.#schedules.due(w).then(
+        () => {
+          this.moved++
+          jm.ack()
+        },
+        () => jm.nak(1000), // the server is away: try again in a second (nothing fires twice)
+      )
       return
     }
     const subject = this.#topology.subject(partitionOf(w.key, w.id, this.#partitions))
