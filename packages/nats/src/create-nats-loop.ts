@@ -7,6 +7,7 @@ import { InvalidArgumentError, type MessageMap } from '@flowing/core'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { ownershipOptions } from './internal/consuming.js'
+import { NatsJobs } from './internal/job-keys.js'
 import { Ownership } from './internal/ownership.js'
 import { ScheduleKeeper } from './internal/schedule-keeper.js'
 import { SharedBreakers } from './internal/shared-breakers.js'
@@ -51,7 +52,8 @@ export async function createNatsLoop<M extends MessageMap = MessageMap>(
     const buckets = await Ownership.buckets(nc, ownershipOptions(o))
     const circuits = await SharedBreakers.bucket(nc, o.name, o.replicas)
     const schedules = await ScheduleKeeper.bucket(nc, o.name, o.replicas)
-    return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger, buckets, circuits, schedules })
+    const jobs = await NatsJobs.bucket(nc, o.name, o.replicas)
+    return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger, buckets, circuits, schedules, jobs })
   } catch (error) {
     if (own) await nc.close()
     throw error

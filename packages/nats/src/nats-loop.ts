@@ -8,7 +8,6 @@
  */
 import {
   createLoop,
-  DuplicateMessageError,
   type Handler,
   type HandlerContext,
   type HeaderStamper,
@@ -20,7 +19,6 @@ import {
   type MessageMap,
   type MessageType,
   type Middleware,
-  type PostOptions,
   type RegisterOptions,
   refusalStatusOf,
 } from '@flowing/core'
@@ -29,21 +27,23 @@ import type { KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { NatsDeadLetters } from './dead-letters.js'
 import { DeliveryError } from './errors.js'
-import { toMessage, type Wire, wireOf } from './internal/codec.js'
+import { toMessage } from './internal/codec.js'
 import { makeRunner, ownershipOptions } from './internal/consuming.js'
 import { type FollowUp, NatsContext } from './internal/context.js'
 import { DelayMover } from './internal/delays.js'
-import { Deliveries } from './internal/deliveries.js'
+import { Deliveries, followConnection } from './internal/deliveries.js'
+import { JOB_KEY_HEADER, NatsJobs } from './internal/job-keys.js'
 import { Ownership, type OwnershipBuckets } from './internal/ownership.js'
-import { partitionOf } from './internal/partition.js'
 import { checkDelay, checkPost, type NatsPostOptions } from './internal/post-input.js'
-import { Ids, Publisher } from './internal/publisher.js'
+import { Posting } from './internal/posting.js'
+import { Publisher } from './internal/publisher.js'
 import type { Runner } from './internal/runner.js'
-import { ScheduleKeeper, type SchedulePublishing } from './internal/schedule-keeper.js'
+import { ScheduleKeeper } from './internal/schedule-keeper.js'
 import { SharedBreakers } from './internal/shared-breakers.js'
 import { StreamPressure } from './internal/stream-pressure.js'
 import { pause } from './internal/timers.js'
 import type { Topology } from './internal/topology.js'
+import { NatsJobKeys } from './jobs.js'
 import type { KvIdempotencyStore } from './kv-ledger.js'
 import type { ResolvedNatsOptions } from './options.js'
 import { NatsSchedules } from './schedules.js'
@@ -55,6 +55,8 @@ export interface Parts {
   /** The breakers' and the schedules' buckets (see `SharedBreakers`, `ScheduleKeeper`). */
   readonly circuits: KV
   readonly schedules: KV
+  /** The job keys' bucket (see `NatsJobs`). */
+  readonly jobs: KV
   readonly nc: NatsConnection
   readonly own: boolean
   readonly jsm: JetStreamManager
@@ -77,8 +79,11 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   readonly serverVersion: string
   /** Recurring schedules, each due time fired once among the loop's processes. */
   readonly schedules: NatsSchedules
+  /** Messages by their job key, from any process, until they start. */
+  readonly jobs: NatsJobKeys
+  readonly #jobs: NatsJobs
   readonly #p: Parts
-  readonly #ids = new Ids()
+  readonly #posting: Posting
   readonly #publisher: Publisher
   readonly #deliveries: Deliveries
   readonly #runner: Runner<M>
@@ -115,15 +120,15 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     const membersChanged = (n: number) => this.local.controls.shareRateLimits(n)
     this.#ownership = new Ownership(buckets, { ...ownershipOptions(o), membersChanged }, this.#runner)
     this.#breakers = new SharedBreakers(parts.circuits, this.local, this.#ownership.member, o.clock, o.onError)
-    const keeper = new ScheduleKeeper(parts.schedules, o.clock, this.#schedulePublishing())
+    this.#jobs = new NatsJobs(parts.jobs, o.clock)
+    this.jobs = new NatsJobKeys(this.#jobs)
+    const stampers = () => this.#stampers
+    this.#posting = new Posting({ publisher: this.#publisher, topology, options: o, jobs: this.#jobs, stampers })
+    const keeper = new ScheduleKeeper(parts.schedules, o.clock, this.#posting.schedules())
     this.schedules = new NatsSchedules(keeper, o.clock, (action) => this.#refuseIfStopped(action))
-    this.#delays = new DelayMover(o.clock, js, topology, this.#publisher, o.partitions, keeper)
-    this.#followUp = (parent, id, type, payload, options) => {
-      const wire = this.#wire(id ?? this.#ids.next(), type, payload, options, parent)
-      const stored = this.#publish(wire, undefined, false)
-      stored.catch(() => {}) // the parent's settlement awaits it (and hands the parent back if it fails)
-      return { stored, message: toMessage<Record<string, unknown>, string>(wire, o.clock) }
-    }
+    const hooks = { schedules: keeper, jobs: this.#jobs }
+    this.#delays = new DelayMover(o.clock, js, topology, this.#publisher, o.partitions, hooks)
+    this.#followUp = this.#posting.followUp()
     this.#pressure =
       o.backpressure === undefined
         ? undefined
@@ -131,7 +136,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
             this.local.events.emit('backpressure', t),
           )
     this.#pressure?.start()
-    void this.#watchConnection()
+    void followConnection(nc, this.#deliveries, () => this.#runner.reconnected())
   }
 
   /** Its local loop's events (`succeeded`, `failed`, `dead-lettered`, `retrying`, …) for this process. */
@@ -145,7 +150,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
    * delivery in this process's local loop; the id its post returned is the root's `traceId`.
    */
   on<T extends MessageType<M>>(type: T, handler: Handler<M, T>, options?: RegisterOptions<M, T>): this {
-    this.local.on(type, (m, ctx) => handler(m, this.#context(m, ctx)), options)
+    this.local.on(type, (m, ctx) => this.#run(m, ctx, handler), options)
     return this
   }
 
@@ -193,8 +198,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     checkPost(type, options)
     this.#refuseIfStopped('post')
     this.#pressure?.admit(type, options?.priority ?? 5)
-    const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
-    await this.#publish(wire, undefined, true)
+    const wire = await this.#posting.send(type, payload, options, undefined)
     return toMessage<M, T>(wire, this.#p.options.clock)
   }
 
@@ -226,8 +230,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     checkPost(type, options)
     const delay = checkDelay(delayMs)
     this.#refuseIfStopped('post')
-    const wire = this.#wire(this.#ids.next(), type, payload, options, undefined)
-    await this.#publish(wire, wire.postedAtEpochMs + delay, true)
+    const wire = await this.#posting.send(type, payload, options, delay)
     return toMessage<M, T>(wire, this.#p.options.clock)
   }
 
@@ -278,6 +281,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       ...this.#runner.counters,
       leasesLost: this.#deliveries.lost,
       delayedMoved: this.#delays.moved,
+      jobsSkipped: this.#jobs.skipped,
     }
   }
 
@@ -303,15 +307,6 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     return { handedBack }
   }
 
-  // A schedule's fires go into their partitions, its carriers into the delayed stream (see `ScheduleKeeper`).
-  #schedulePublishing(): SchedulePublishing {
-    const { topology, options: o } = this.#p
-    return {
-      fire: (w) => this.#publisher.publish(topology.subject(partitionOf(w.key, w.id, o.partitions)), w, `${w.id}@due`),
-      carrier: (w) => this.#publisher.publishDelayed(topology.delayedSubject, w, w.id, o.maxDelayed),
-    }
-  }
-
   #refuseIfStopped(action: string): void {
     if (this.#state === 'stopping') throw new LoopStoppedError(action, 'stopped')
   }
@@ -325,43 +320,11 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     return new NatsContext(ctx, d, this.#followUp)
   }
 
-  #wire(
-    id: string,
-    type: string,
-    payload: unknown,
-    o: PostOptions | undefined,
-    parent: Pick<Message, 'traceId' | 'hops' | 'headers'> | undefined,
-  ): Wire {
-    return wireOf(id, type, payload, o, parent, this.#stampers, this.#p.options.clock)
-  }
-
-  // A duplicate is refused for a post with an idempotency key, and expected for a follow-up posted
-  // again by a retried or redelivered handler (its deterministic id makes it one).
-  async #publish(wire: Wire, dueAtEpochMs: number | undefined, refuseDuplicate: boolean): Promise<void> {
-    const { topology, options } = this.#p
-    const subject =
-      dueAtEpochMs === undefined
-        ? topology.subject(partitionOf(wire.key, wire.id, options.partitions))
-        : topology.delayedSubject
-    const msgId = wire.idempotencyKey ?? wire.id
-    const published =
-      dueAtEpochMs === undefined
-        ? await this.#publisher.publish(subject, wire, msgId)
-        : await this.#publisher.publishDelayed(subject, { ...wire, dueAtEpochMs }, msgId, options.maxDelayed)
-    if (refuseDuplicate && published.duplicate && wire.idempotencyKey !== undefined) {
-      throw new DuplicateMessageError(wire.type, wire.idempotencyKey, 'published')
-    }
-  }
-
-  // Leases are extended only while the connection is up: a `working()` buffered while it is down
-  // reaches the server too late to count.
-  async #watchConnection(): Promise<void> {
-    for await (const s of this.#p.nc.status()) {
-      if (s.type === 'disconnect') this.#deliveries.connected = false
-      else if (s.type === 'reconnect') {
-        this.#deliveries.connected = true
-        this.#runner.reconnected()
-      }
-    }
+  // A handler starts: under its job key, only if the key still names its message (see `NatsJobs`).
+  #run<T extends MessageType<M>>(m: Message<M, T>, ctx: HandlerContext<M>, handler: Handler<M, T>): unknown {
+    const c = this.#context(m, ctx)
+    const jobKey = m.headers[JOB_KEY_HEADER]
+    if (jobKey === undefined) return handler(m, c)
+    return this.#jobs.guard(jobKey, this.#deliveries.get(m.id)?.wire.id ?? m.traceId, () => handler(m, c))
   }
 }

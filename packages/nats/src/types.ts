@@ -67,6 +67,8 @@ export interface NatsMetrics {
   readonly reAcked: number
   /** Delayed messages this process moved into their partitions when due. */
   readonly delayedMoved: number
+  /** Messages acknowledged without running: their job key named another message, or none (cancelled). */
+  readonly jobsSkipped: number
 }
 
 /**

@@ -103,7 +103,7 @@ export class KeyedJobs<M extends MessageMap> {
     const m = this.#p.extras.jobNamed(key)
     if (m === undefined) return 'unknown'
     if (!isWaiting(m)) return m.where === Where.Running ? 'started' : 'unknown'
-    this.#p.cancel(m, `loop.jobs.cancel(${JSON.stringify(key)})`)
+    this.#p.cancel(m, `loop.jobs.cancel(${key})`)
     return 'cancelled'
   }
 
@@ -147,7 +147,7 @@ export class KeyedJobs<M extends MessageMap> {
     const key = options.jobKey as string
     this.#p.extras.bindJob(m, plan.untilEpochMs === undefined ? { key } : { key, untilEpochMs: plan.untilEpochMs })
     if (plan.old !== undefined && isWaiting(plan.old)) {
-      this.#p.cancel(plan.old, `replaced by a post with job key ${JSON.stringify(key)}`)
+      this.#p.cancel(plan.old, `replaced by a post with job key ${key}`)
     }
   }
 }

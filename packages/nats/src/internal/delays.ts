@@ -20,6 +20,15 @@ import type { Topology } from './topology.js'
 // The longest single wait the mover asks for (a longer delay is handed back several times).
 const MAX_NAK_MS = 3_600_000
 
+/**
+ * What a due message may be besides a plain delayed one: a schedule's next fire (the schedules move
+ * it), or one posted with a job key (moved only while its key names it).
+ */
+export interface DelayHooks {
+  readonly schedules: { due(w: Wire): Promise<void> }
+  readonly jobs: { names(jobKey: string, id: string): Promise<boolean> }
+}
+
 /** Moves due messages from the delayed stream into their partitions. */
 export class DelayMover {
   readonly #clock: Clock
@@ -27,8 +36,7 @@ export class DelayMover {
   readonly #topology: Topology
   readonly #publisher: Publisher
   readonly #partitions: number
-  // A due message that carries a schedule's next fire goes to the schedules (see `ScheduleKeeper`).
-  readonly #schedules: { due(w: Wire): Promise<void> }
+  readonly #hooks: DelayHooks
   #messages: ConsumerMessages | undefined
   #loop: Promise<void> | undefined
   /** Messages moved into their partition. */
@@ -40,10 +48,10 @@ export class DelayMover {
     topology: Topology,
     publisher: Publisher,
     partitions: number,
-    schedules: { due(w: Wire): Promise<void> },
+    hooks: DelayHooks,
   ) {
     this.#clock = clock
-    this.#schedules = schedules
+    this.#hooks = hooks
     this.#js = js
     this.#topology = topology
     this.#publisher = publisher
@@ -80,24 +88,30 @@ export class DelayMover {
       jm.nak(Math.min(Math.ceil(wait), MAX_NAK_MS))
       return
     }
-    if (w.headers['flowing-schedule'] !== undefined) {
-      this.#schedules.due(w).then(
-        () => {
-          this.moved++
-          jm.ack()
-        },
-        () => jm.nak(1000), // the server is away: try again in a second (nothing fires twice)
-      )
-      return
-    }
-    const subject = this.#topology.subject(partitionOf(w.key, w.id, this.#partitions))
-    const due: Wire = { ...w, dueAtEpochMs: undefined, postedAtEpochMs: now }
-    this.#publisher.publish(subject, due, `${w.id}@due`).then(
+    // A schedule's carrier or a keyed message through its hook, a plain one into its partition.
+    const moving = this.#special(w) ?? this.#publishDue(w)
+    moving.then(
       () => {
         this.moved++
         jm.ack()
       },
       () => jm.nak(1000), // its partition is full or the server is away: try again in a second
     )
+  }
+
+  // A schedule's carrier, or a keyed message: moved through its hook (undefined: a plain one).
+  #special(w: Wire): Promise<void> | undefined {
+    if (w.headers['flowing-schedule'] !== undefined) return this.#hooks.schedules.due(w)
+    const jobKey = w.headers['flowing-job-key']
+    if (jobKey === undefined) return undefined
+    return this.#hooks.jobs.names(jobKey, w.id).then((named) => (named ? this.#publishDue(w) : undefined))
+  }
+
+  // Publishes a due message into its partition, with a message id derived from its own.
+  #publishDue(w: Wire): Promise<void> {
+    const now = wallNow(this.#clock)
+    const subject = this.#topology.subject(partitionOf(w.key, w.id, this.#partitions))
+    const due: Wire = { ...w, dueAtEpochMs: undefined, postedAtEpochMs: now }
+    return this.#publisher.publish(subject, due, `${w.id}@due`).then(() => {})
   }
 }

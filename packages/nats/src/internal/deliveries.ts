@@ -169,3 +169,21 @@ export class Deliveries {
     this.#onLost(d)
   }
 }
+
+/**
+ * Follows the connection: leases are extended only while it is up (a `working()` buffered while it is
+ * down reaches the server too late to count); after a reconnect, `reconnected` runs.
+ */
+export async function followConnection(
+  nc: { status(): AsyncIterable<{ type: string }> },
+  deliveries: Deliveries,
+  reconnected: () => void,
+): Promise<void> {
+  for await (const s of nc.status()) {
+    if (s.type === 'disconnect') deliveries.connected = false
+    else if (s.type === 'reconnect') {
+      deliveries.connected = true
+      reconnected()
+    }
+  }
+}

@@ -7,6 +7,7 @@
 import {
   checkHeaders,
   InvalidArgumentError,
+  type JobPostOptions,
   type MessageHeaders,
   type MessageKey,
   type PriorityLevel,
@@ -19,7 +20,7 @@ import { argumentChecks } from '@flowing/errors'
  *
  * @group NATS loop
  */
-export interface NatsPostOptions {
+export interface NatsPostOptions extends JobPostOptions {
   /** Partition key: messages with the same key run one at a time, across every process, in post order. */
   readonly key?: MessageKey | undefined
   /** Urgency, 0 (most urgent) to 9: orders what one process holds (see the scale-out guide). */
@@ -40,7 +41,17 @@ export interface NatsPostOptions {
   readonly headers?: MessageHeaders | undefined
 }
 
-const KNOWN = ['key', 'priority', 'idempotencyKey', 'retry', 'handlerTimeoutMs', 'headers'] as const
+const KNOWN = [
+  'key',
+  'priority',
+  'idempotencyKey',
+  'retry',
+  'handlerTimeoutMs',
+  'headers',
+  'jobKey',
+  'jobKeyMode',
+  'maxWaitMs',
+] as const
 const check = argumentChecks(InvalidArgumentError)
 
 /** Checks a post's type and options. */
@@ -60,6 +71,22 @@ export function checkPost(type: unknown, options: NatsPostOptions | undefined): 
   if (handlerTimeoutMs !== undefined)
     check.number('options.handlerTimeoutMs', handlerTimeoutMs, { above: 0, finite: false })
   if (options.headers !== undefined) checkHeaders('options.headers', options.headers)
+  checkJob(options)
+}
+
+const MODES = ['replace', 'preserve_run_at', 'debounce']
+
+// `jobKey`, `jobKeyMode`, `maxWaitMs`, as core checks them.
+function checkJob(o: NatsPostOptions): void {
+  const { jobKey, jobKeyMode, maxWaitMs } = o
+  if (jobKey === undefined && jobKeyMode === undefined && maxWaitMs === undefined) return
+  if (!(typeof jobKey === 'string' && jobKey.length > 0 && jobKey.length <= 512))
+    throw new InvalidArgumentError('options.jobKey', 'a non-empty string of at most 512 characters', jobKey)
+  if (jobKeyMode !== undefined) check.oneOf('options.jobKeyMode', jobKeyMode, MODES)
+  if (maxWaitMs === undefined) return
+  if (jobKeyMode !== 'debounce')
+    throw new InvalidArgumentError('options.maxWaitMs', "absent unless jobKeyMode is 'debounce'", maxWaitMs)
+  check.number('options.maxWaitMs', maxWaitMs, { above: 0, finite: true })
 }
 
 /** Checks a delay (ms). */
