@@ -1,9 +1,8 @@
-import v8 from 'node:v8'
 import { ensureExposedGc } from './lib/gc.js'
 import { codeRevision, describeMachine, formatMachine, producingCommand } from './lib/machine.js'
 import { runSuite } from './lib/run-suite.js'
 import { parseSchedulesCli, SCHEDULES_USAGE, type SchedulesBenchConfig } from './lib/schedules-cli.js'
-import { FIRE_CASES, fireRun, MANY_CASES, registerRun } from './lib/schedules-many.js'
+import { CRON_EXPRESSIONS, FIRE_CASES, fireRun, MANY_CASES, registerRun } from './lib/schedules-many.js'
 import { DELAY_LABEL, keyedWorkload, MAX_WAIT_MS, OPS_CASES, OPS_GROUPS, type OpsCase } from './lib/schedules-ops.js'
 import {
   type FireResult,
@@ -79,21 +78,32 @@ async function measureFire(config: SchedulesBenchConfig): Promise<FireResult[]> 
   return results
 }
 
-/** Notes computed from this run: the costliest keyed operation, and what 100,000 cron schedules would hold. */
+/** The cron note: heap per cron schedule beside an `every` one, and what run 1 (which compiled the expressions) held more. */
+function cronNote(many: readonly ManyResult[]): string {
+  const [every, cron] = [many[1], many[2]]
+  const bytesOf = (r: ManyResult | undefined): number[] => r?.samples.map((s) => s.bytes) ?? []
+  const [cronBytes, everyBytes] = [median(bytesOf(cron)), median(bytesOf(every))]
+  const count = cron?.count ?? 0
+  const first = bytesOf(cron)[0] ?? Number.NaN
+  const perExpression = ((first - cronBytes) * count) / CRON_EXPRESSIONS / 1024
+  const compiled =
+    bytesOf(cron).length > 1 && perExpression > 0
+      ? ` Run 1, which compiled them, held ${first.toFixed(0)} B per schedule against the median ${cronBytes.toFixed(0)} B: ≈ ${perExpression.toFixed(0)} KB per compiled expression, held once.`
+      : ''
+  return `Cron schedules hold ${cronBytes.toFixed(0)} B each, ${formatRatio(cronBytes / everyBytes)} an \`every\` schedule's ${everyBytes.toFixed(0)} B (all ${formatCount(count)}: ≈ ${((cronBytes * count) / 1e6).toFixed(0)} MB). Compiled cron expressions are shared per (time zone, expression text) in a process-wide cache: the ${formatCount(count)} schedules here use ${CRON_EXPRESSIONS} expressions in one zone, so ${CRON_EXPRESSIONS} croner \`Cron\`s (each ≈ 80 KB: croner 11 fills an \`Array(10000)\` for the year field), compiled in the first run and found compiled by the later ones; \`every\` schedules compile nothing.${compiled}`
+}
+
+/** Notes computed from this run: the costliest keyed operation, the cancel by key, the heap of cron schedules. */
 function notesOf(ops: readonly OpsResult[], many: readonly ManyResult[]): string[] {
   const base = median(ops[0]?.samples ?? [])
   const of = (kind: OpsCase): number => median(ops.find((r) => r.kind === kind)?.samples ?? [])
   const keyed = ops.filter((r) => r.kind.includes('jobKey') || r.kind.startsWith('replace'))
   const worst = keyed.reduce((a, b) => (median(b.samples) > median(a.samples) ? b : a))
   const cancels = of('loop.jobs.cancel(jobKey)') / of('handle.cancel(), plain delayed')
-  const cron = many[2]
-  const cronBytes = median(cron?.samples.map((s) => s.bytes) ?? [])
-  const limit = v8.getHeapStatistics().heap_size_limit
-  const gb = (bytes: number): string => `${(bytes / 1e9).toFixed(1)} GB`
   return [
     `The costliest keyed operation is **${worst.kind}**: ${formatRatio(median(worst.samples) / base)} the plain \`postDelayed\` (${median(worst.samples).toFixed(0)} ns against ${base.toFixed(0)} ns).`,
-    `\`loop.jobs.cancel(jobKey)\` costs ${formatRatio(cancels)} a \`handle.cancel()\` of a plain delayed message (it looks the key string up, and builds a cancel reason naming the key with \`JSON.stringify\`; the handle's reason is a constant).`,
-    `Cron schedules are registered ${formatCount(cron?.count ?? 0)}, not 100,000: at ${cronBytes.toFixed(0)} B each, 100,000 would hold ≈ ${gb(cronBytes * 100_000)} of heap${cronBytes * 100_000 > limit ? ', over' : ' (for'} this Node's heap limit of ${gb(limit)}${cronBytes * 100_000 > limit ? ': the process would abort' : ')'}. Each cron schedule compiles its own croner \`Cron\`, and croner 11.0.1 fills an \`Array(10000)\` for the year field of every pattern (≈ 80 KB); \`every\` schedules compile nothing.`,
+    `\`loop.jobs.cancel(jobKey)\` costs ${formatRatio(cancels)} a \`handle.cancel()\` of a plain delayed message (it looks the key string up, frees the key, and builds a cancel reason naming the key in a template string; the handle's reason is a constant).`,
+    cronNote(many),
     `The debounce row's limit is \`maxWaitMs: ${MAX_WAIT_MS}\`: a replacing post is due at min(its delay, ${MAX_WAIT_MS / 1000} s).`,
   ]
 }

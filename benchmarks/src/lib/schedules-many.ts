@@ -17,6 +17,9 @@ export const MANY_CASES = [
   "schedule { cron: '<i % 60> * * * *', tz: 'Europe/Berlin' }",
 ] as const
 
+/** Distinct cron expressions among the registered cron schedules (`'<i % 60> * * * *'`), all in one zone. */
+export const CRON_EXPRESSIONS = 60
+
 /** One registration case. */
 export type ManyCase = (typeof MANY_CASES)[number]
 
@@ -52,7 +55,8 @@ function register(loop: Loop<TimeoutMessages>, kind: ManyCase | FireCase, count:
   } else if (kind === MANY_CASES[1]) {
     for (let i = 0; i < count; i++) loop.schedule(`s-${i}`, { every: 60_000 + i }, type, i)
   } else if (kind === MANY_CASES[2]) {
-    for (let i = 0; i < count; i++) loop.schedule(`s-${i}`, { cron: `${i % 60} * * * *`, tz: 'Europe/Berlin' }, type, i)
+    for (let i = 0; i < count; i++)
+      loop.schedule(`s-${i}`, { cron: `${i % CRON_EXPRESSIONS} * * * *`, tz: 'Europe/Berlin' }, type, i)
   } else if (kind === FIRE_CASES[1]) {
     for (let i = 0; i < count; i++) loop.schedule(`s-${i}`, { every: FIRE_AFTER_MS }, type, i)
   } else {

@@ -133,8 +133,8 @@ export interface SchedulesResultsDocument {
   readonly seconds: number
 }
 
-/** Renders the document. */
-export function renderSchedulesResults(doc: SchedulesResultsDocument): string {
+/** The title, how to read the file, and the run's command, code, machine, date and workload. */
+function renderHeader(doc: SchedulesResultsDocument): string {
   return `# Benchmark results — \`schedules\`
 
 Generated file: do not edit by hand; re-run the command below to refresh it. How to read it:
@@ -148,7 +148,12 @@ run beside the benchmark: figures drift 10–30 % run to run, so compare the **r
 - **Machine:** ${formatMachine(doc.machine)}
 - **Date:** ${doc.date.toISOString()} (whole run: ${doc.seconds.toFixed(0)} s)
 - **Workload:** ${doc.workload}
+`
+}
 
+/** Renders the document. */
+export function renderSchedulesResults(doc: SchedulesResultsDocument): string {
+  return `${renderHeader(doc)}
 ## Keyed delays: per operation
 
 Median ns per operation over the interleaved runs, each run on a fresh loop (\`VirtualClock\`,
@@ -163,8 +168,9 @@ ${doc.ops}
 ## Many schedules
 
 One idle loop per case: the time to register all, the heap they hold (\`heapUsed\` after \`gc()\`, minus
-the empty loop's, per item: the message of the next fire, its state, the compiled spec, the id), and
-\`loop.schedules.list()\` over all of them. The plain row is \`postDelayed\` with delays 1 s – 60 s.
+the empty loop's, per item: the message of the next fire, its state, the spec, the id; a compiled cron
+expression is shared, see the notes), and \`loop.schedules.list()\` over all of them. The plain row is
+\`postDelayed\` with delays 1 s – 60 s.
 
 ${doc.many}
 

@@ -34,6 +34,7 @@ export {
 } from './errors.js'
 export type { NatsPostOptions } from './internal/post-input.js'
 export type { StreamBackpressureOptions } from './internal/stream-pressure.js'
+export { NatsJobKeys } from './jobs.js'
 export { CLAIM_ATTEMPTS, KvIdempotencyStore, type KvIdempotencyStoreOptions } from './kv-ledger.js'
 export { NatsLoop } from './nats-loop.js'
 export type { NatsLoopOptions } from './options.js'
