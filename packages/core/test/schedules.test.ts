@@ -44,7 +44,10 @@ describe('schedules', () => {
   it('fires every interval, up to its limit', async () => {
     const { clock, loop, fires } = setup()
     loop.schedule('often', { every: 1000, limit: 3 }, 'tick', { n: 1 })
-    await clock.advance(10_000)
+    await clock.advance(2_500)
+    expect(loop.schedules.list().map((s) => s.runs)).toEqual([2])
+    await clock.advance(7_500)
+    expect(loop.schedules.list()).toEqual([])
     expect(fires.length).toBe(3)
     expect(loop.schedules.get('often')).toBeUndefined()
   })

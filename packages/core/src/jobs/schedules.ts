@@ -137,7 +137,7 @@ export class Schedules {
   /** Every schedule, by id. */
   list(): ScheduleInfo[] {
     const ids = new Set([...this.#p.extras.scheduleIds(), ...this.#deferred.keys()])
-    return [...ids].sort().map((id) => this.get(id) as ScheduleInfo)
+    return [...ids].sort().flatMap((id) => this.get(id) ?? []) // one whose last fire runs is gone
   }
 
   /**
