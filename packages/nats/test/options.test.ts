@@ -60,7 +60,7 @@ describe('checkPost()', () => {
   it('refuses an unknown post option quoting its value, in the words of every other package', () => {
     const error = refusal(() => checkPost('step', { prority: 3 } as never))
     expect(error.message).toBe(
-      'Expected `options.prority` to be one of the known options (key, priority, idempotencyKey, retry, handlerTimeoutMs, headers), got `3` (number); did you mean `priority`?',
+      'Expected `options.prority` to be one of the known options (key, priority, idempotencyKey, retry, handlerTimeoutMs, headers, jobKey, jobKeyMode, maxWaitMs), got `3` (number); did you mean `priority`?',
     )
   })
 
