@@ -48,6 +48,8 @@ describe('schedules', () => {
     expect(loop.schedules.list().map((s) => s.runs)).toEqual([2])
     await clock.advance(7_500)
     expect(loop.schedules.list()).toEqual([])
+    const { posted, accepted, rejected, succeeded } = loop.metrics().counters
+    expect([posted, accepted, rejected, succeeded]).toEqual([3, 3, 0, 3]) // each fire is a post
     expect(fires.length).toBe(3)
     expect(loop.schedules.get('often')).toBeUndefined()
   })

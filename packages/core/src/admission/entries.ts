@@ -116,6 +116,12 @@ export class Entries<M extends MessageMap> {
     return admission.schedule(type, payload, dueAt, options)
   }
 
+  /** A schedule's fire, due at `dueAt` (clock ms); `internal`: its next fire, accepted while a stop drains. */
+  scheduleFire(type: string, payload: unknown, dueAt: number, options: PostOptions, internal: boolean) {
+    this.#arrived()
+    return this.#p.admission.schedule(type as MessageType<M>, payload as never, dueAt, options, internal)
+  }
+
   /** `ctx.post` (`throw`) / `ctx.tryPost` (`result`): a follow-up one hop further from the root. */
   postFollowUp<T extends MessageType<M>>(
     parent: Envelope,

@@ -5,12 +5,13 @@
  * @module
  */
 import type { Clock } from '../contracts/clock.js'
-import type { MessageMap } from '../contracts/message.js'
+import type { MessageMap, PostOptions } from '../contracts/message.js'
 import { LoopStoppedError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import { type KeyedJobParts, KeyedJobs } from '../jobs/keyed-jobs.js'
 import { type ScheduleParts, Schedules } from '../jobs/schedules.js'
+import type { DelayedMessage } from '../timers/delayed-posts.js'
 
 /** What keyed jobs and schedules are built from. */
 export interface JobRoots {
@@ -37,7 +38,11 @@ export function newSchedules(roots: JobRoots, more: ScheduleRoots): Schedules {
     const { state } = lifecycle
     if (state === 'draining' || state === 'stopped') throw new LoopStoppedError(action, state)
   }
-  const admission = roots.admission as ScheduleParts['admission']
+  // Through the ways in (built later, read at each call): a fire counts as posted.
+  const admission: ScheduleParts['admission'] = {
+    schedule: (type, payload, dueAt, o, internal) =>
+      more.entries.scheduleFire(type, payload, dueAt, o, internal) as DelayedMessage,
+  }
   const awaitingRecovery = () => journal !== undefined && !journal.recovered
   const later = (retry: () => void) => void lingering.setTimeout(retry, 1_000)
   const refused = (id: string, error: unknown) => events.emit('schedule-refused', id, error)
@@ -55,4 +60,8 @@ export interface ScheduleRoots {
   /** Upserts, removals, pauses and resumes are refused once a stop began. */
   readonly lifecycle: { readonly state: string }
   readonly events: { emit(event: 'schedule-refused', id: string, error: unknown): unknown }
+  /** The ways in (a schedule's fires count as posted there). */
+  readonly entries: {
+    scheduleFire(type: string, payload: unknown, dueAt: number, o: PostOptions, internal: boolean): { message: unknown }
+  }
 }

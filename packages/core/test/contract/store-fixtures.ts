@@ -71,6 +71,14 @@ export function fullRecord(id: string, state: JournalState = 'retry-scheduled'):
     checkpoint: { step: 'charged', at: [1, 2, { nested: null }], ok: true },
     retry: { maxAttempts: 5, baseMs: 100, factor: 2, capMs: 5_000, jitter: 0.2, jitterStrategy: 'full' },
     handlerTimeoutMs: 2_500,
+    job: { key: `payment-timeout:${id}`, untilEpochMs: 1_700_000_200_000 },
+    schedule: {
+      id: `nightly-${id}`,
+      spec: { cron: '30 2 * * *', tz: 'Europe/Berlin', limit: 10, missed: { backfill: 3 } },
+      options: { key: 'report', priority: 2, headers: { 'x-tenant': 't-1' } },
+      runs: 4,
+      nominalEpochMs: 1_700_000_123_456,
+    },
   })
 }
 
