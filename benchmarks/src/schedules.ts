@@ -86,11 +86,16 @@ function cronNote(many: readonly ManyResult[]): string {
   const count = cron?.count ?? 0
   const first = bytesOf(cron)[0] ?? Number.NaN
   const perExpression = ((first - cronBytes) * count) / CRON_EXPRESSIONS / 1024
+  const runs = bytesOf(cron).length
+  const reuse =
+    runs > 1
+      ? 'compiled in the first run and found compiled by the later ones'
+      : 'compiled in this one run, so counted in its figure'
   const compiled =
-    bytesOf(cron).length > 1 && perExpression > 0
+    runs > 1 && perExpression > 0
       ? ` Run 1, which compiled them, held ${first.toFixed(0)} B per schedule against the median ${cronBytes.toFixed(0)} B: ≈ ${perExpression.toFixed(0)} KB per compiled expression, held once.`
       : ''
-  return `Cron schedules hold ${cronBytes.toFixed(0)} B each, ${formatRatio(cronBytes / everyBytes)} an \`every\` schedule's ${everyBytes.toFixed(0)} B (all ${formatCount(count)}: ≈ ${((cronBytes * count) / 1e6).toFixed(0)} MB). Compiled cron expressions are shared per (time zone, expression text) in a process-wide cache: the ${formatCount(count)} schedules here use ${CRON_EXPRESSIONS} expressions in one zone, so ${CRON_EXPRESSIONS} croner \`Cron\`s (each ≈ 80 KB: croner 11 fills an \`Array(10000)\` for the year field), compiled in the first run and found compiled by the later ones; \`every\` schedules compile nothing.${compiled}`
+  return `Cron schedules hold ${cronBytes.toFixed(0)} B each, ${formatRatio(cronBytes / everyBytes)} an \`every\` schedule's ${everyBytes.toFixed(0)} B (all ${formatCount(count)}: ≈ ${((cronBytes * count) / 1e6).toFixed(0)} MB). Compiled cron expressions are shared per (time zone, expression text) in a process-wide cache: the ${formatCount(count)} schedules here use ${CRON_EXPRESSIONS} expressions in one zone, so ${CRON_EXPRESSIONS} croner \`Cron\`s (each ≈ 80 KB: croner 11 fills an \`Array(10000)\` for the year field), ${reuse}; \`every\` schedules compile nothing.${compiled}`
 }
 
 /** Notes computed from this run: the costliest keyed operation, the cancel by key, the heap of cron schedules. */
