@@ -1,5 +1,5 @@
 /**
- * Command-line options of the throughput benchmark.
+ * Command-line options of the throughput benchmark, and the options every timing suite shares.
  *
  * @module
  */
@@ -104,4 +104,43 @@ export function parseCli(argv: readonly string[]): BenchConfig | undefined {
     write: values.write === true || defaultRun,
     deadlineMs: smoke ? 60_000 : 600_000,
   }
+}
+
+/** The options every timing suite shares: `--smoke`, `--runs=<k>`, `--write`, `--help`. */
+export interface SuiteArgs {
+  readonly smoke: boolean
+  /** Runs per case: the flag's, or 1 for a smoke run and 5 for a full one. */
+  readonly runs: number
+  /** Write the RESULTS file: asked for, or a full run with the default runs. */
+  readonly write: boolean
+}
+
+/**
+ * Parses a timing suite's `argv` (without node and script).
+ * @returns its options, or `undefined` when `--help` was asked for
+ * @throws UsageError for an unknown option or a bad value
+ */
+export function parseSuiteArgs(argv: readonly string[]): SuiteArgs | undefined {
+  let values: { smoke?: boolean; runs?: string; write?: boolean; help?: boolean }
+  try {
+    values = parseArgs({
+      args: [...argv],
+      strict: true,
+      options: {
+        smoke: { type: 'boolean' },
+        runs: { type: 'string' },
+        write: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    }).values
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error))
+  }
+  if (values.help === true) return undefined
+  const smoke = values.smoke === true
+  const runs = values.runs === undefined ? (smoke ? 1 : 5) : Number(values.runs)
+  if (!Number.isSafeInteger(runs) || runs < 1) {
+    throw new UsageError(`Expected \`--runs\` to be a positive integer, got \`${values.runs}\``)
+  }
+  return { smoke, runs, write: values.write === true || (!smoke && values.runs === undefined) }
 }

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { parseArgs } from 'node:util'
-import { UsageError } from './cli.js'
+import { parseSuiteArgs } from './cli.js'
 
 /** Resolved options. */
 export interface SchedulesBenchConfig {
@@ -39,27 +38,9 @@ export const SCHEDULES_USAGE = `Usage: node --expose-gc dist/schedules.js [optio
  * @throws UsageError for an unknown option or a bad value
  */
 export function parseSchedulesCli(argv: readonly string[]): SchedulesBenchConfig | undefined {
-  let values: { smoke?: boolean; runs?: string; write?: boolean; help?: boolean }
-  try {
-    values = parseArgs({
-      args: [...argv],
-      strict: true,
-      options: {
-        smoke: { type: 'boolean' },
-        runs: { type: 'string' },
-        write: { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-    }).values
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error))
-  }
-  if (values.help === true) return undefined
-  const smoke = values.smoke === true
-  const runs = values.runs === undefined ? (smoke ? 1 : 5) : Number(values.runs)
-  if (!Number.isSafeInteger(runs) || runs < 1) {
-    throw new UsageError(`Expected \`--runs\` to be a positive integer, got \`${values.runs}\``)
-  }
+  const args = parseSuiteArgs(argv)
+  if (args === undefined) return undefined
+  const { smoke, runs, write } = args
   return {
     smoke,
     n: smoke ? 2_000 : 100_000,
@@ -67,6 +48,6 @@ export function parseSchedulesCli(argv: readonly string[]): SchedulesBenchConfig
     everyCount: smoke ? 2_000 : 100_000,
     cronCount: smoke ? 200 : 100_000,
     fireCount: smoke ? 500 : 10_000,
-    write: values.write === true || (!smoke && values.runs === undefined),
+    write,
   }
 }

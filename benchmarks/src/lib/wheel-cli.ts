@@ -3,8 +3,7 @@
  *
  * @module
  */
-import { parseArgs } from 'node:util'
-import { UsageError } from './cli.js'
+import { parseSuiteArgs } from './cli.js'
 
 /** Resolved options. */
 export interface WheelBenchConfig {
@@ -37,34 +36,16 @@ export const WHEEL_USAGE = `Usage: node dist/timing-wheel.js [options]
  * @throws UsageError for an unknown option or a bad value
  */
 export function parseWheelCli(argv: readonly string[]): WheelBenchConfig | undefined {
-  let values: { smoke?: boolean; runs?: string; write?: boolean; help?: boolean }
-  try {
-    values = parseArgs({
-      args: [...argv],
-      strict: true,
-      options: {
-        smoke: { type: 'boolean' },
-        runs: { type: 'string' },
-        write: { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-    }).values
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error))
-  }
-  if (values.help === true) return undefined
-  const smoke = values.smoke === true
-  const runs = values.runs === undefined ? (smoke ? 1 : 5) : Number(values.runs)
-  if (!Number.isSafeInteger(runs) || runs < 1) {
-    throw new UsageError(`Expected \`--runs\` to be a positive integer, got \`${values.runs}\``)
-  }
+  const args = parseSuiteArgs(argv)
+  if (args === undefined) return undefined
+  const { smoke, runs, write } = args
   return {
     smoke,
     sizes: smoke ? [10_000] : [100_000, 1_000_000],
     runs,
     realSpreadMs: smoke ? 300 : 2000,
     lightLoad: smoke ? 1000 : 10_000,
-    write: values.write === true || (!smoke && values.runs === undefined),
+    write,
     deadlineMs: smoke ? 60_000 : 300_000,
   }
 }
