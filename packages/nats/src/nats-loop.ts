@@ -121,6 +121,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     this.#ownership = new Ownership(buckets, { ...ownershipOptions(o), membersChanged }, this.#runner)
     this.#breakers = new SharedBreakers(parts.circuits, this.local, this.#ownership.member, o.clock, o.onError)
     this.#jobs = new NatsJobs(parts.jobs, o.clock)
+    this.#jobs.follow(this.local.events, (m) => this.#deliveries.get(m.id)?.wire.id ?? m.traceId)
     this.jobs = new NatsJobKeys(this.#jobs)
     const stampers = () => this.#stampers
     this.#posting = new Posting({ publisher: this.#publisher, topology, options: o, jobs: this.#jobs, stampers })
@@ -129,13 +130,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     const hooks = { schedules: keeper, jobs: this.#jobs }
     this.#delays = new DelayMover(o.clock, js, topology, this.#publisher, o.partitions, hooks)
     this.#followUp = this.#posting.followUp()
-    this.#pressure =
-      o.backpressure === undefined
-        ? undefined
-        : new StreamPressure(o.clock, jsm, topology.work, o.maxMessages, o.backpressure, (t) =>
-            this.local.events.emit('backpressure', t),
-          )
-    this.#pressure?.start()
+    this.#pressure = StreamPressure.started(o, jsm, topology.work, (t) => this.local.events.emit('backpressure', t))
     void followConnection(nc, this.#deliveries, () => this.#runner.reconnected())
   }
 

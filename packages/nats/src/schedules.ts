@@ -15,8 +15,11 @@ import {
   sameDefinition,
   wallNow,
 } from '@flowing/core'
+import { argumentChecks } from '@flowing/errors'
 import { checkPost } from './internal/post-input.js'
 import { definitionOf, type Entry, type ScheduleKeeper } from './internal/schedule-keeper.js'
+
+const check = argumentChecks(InvalidArgumentError)
 
 // Compare-and-set rounds before an upsert gives up (only a storm of concurrent writers gets there).
 const ROUNDS = 16
@@ -60,21 +63,26 @@ export class NatsSchedules {
     options?: ScheduleOptions,
   ): Promise<ScheduleInfo> {
     this.#refuseIfStopped('schedule')
-    const def = defineSchedule(id, spec, type, payload, options, wallNow(this.#clock))
+    const def = check.readably('schedule', () => defineSchedule(id, spec, type, payload, options, wallNow(this.#clock)))
     if (def.options.group !== undefined) {
       throw new InvalidArgumentError('options.group', 'absent (a NATS loop has no key groups)', def.options.group)
     }
     checkPost(type, def.options)
+    if (nextFire(def.spec, def.anchor, wallNow(this.#clock)) === undefined) {
+      throw new InvalidArgumentError('spec', 'a schedule with a due time after now (its window or limit is over)', spec)
+    }
     const written = this.#rounds(id, (found) => {
       const same = found !== undefined && sameDefinition(definitionOf(id, found), def)
-      if (same && found?.paused !== true) return undefined
+      if (same) return undefined // a paused one stays paused
       const anchor = same ? found?.def.anchor : def.anchor
       const next = nextFire(def.spec, anchor, wallNow(this.#clock)) ?? null
       const { options } = def
       const d = { spec: def.spec.spec, type, payload, options, ...(anchor === undefined ? {} : { anchor }) }
       return { def: d, next, runs: found?.runs ?? 0 }
     })
-    return (await written) as ScheduleInfo // an entry is there: written, or the same one
+    const info = (await written) as ScheduleInfo // an entry is there: written, or the same one
+    await this.#keeper.republish(id) // the same one: its next fire again, in case an earlier publish failed
+    return info
   }
 
   /** Pauses schedule `id` (its pending fire is dropped when due); false when there is none. */

@@ -95,4 +95,32 @@ describeNats('job keys shared by the processes of a NATS loop', () => {
     ).rejects.toThrow(/options\.jobKeyMode/)
     await expect(a.post('timeout', { order: 'x', v: 1 }, { jobKey: 'k', maxWaitMs: 5 })).rejects.toThrow(/maxWaitMs/)
   }, 60_000)
+
+  it("runs a keyed message's follow-ups (they are not its job), and frees the key of one dead-lettered", async () => {
+    const ran: number[] = []
+    const [a, b] = await pair(ran)
+    const children: number[] = []
+    let calls = 0
+    for (const loop of [a, b]) {
+      loop.on(
+        'busy',
+        (m, ctx) => {
+          if (m.payload.ms > 0) {
+            calls++
+            throw new Error('always')
+          }
+          ctx.post('timeout', { order: 'child', v: 7 })
+        },
+        { replace: true, retry: { maxAttempts: 1 } },
+      )
+      loop.on('timeout', (m) => void children.push(m.payload.v), { replace: true })
+    }
+    await a.post('busy', { ms: 0 }, { jobKey: 'parent' })
+    await until(() => children.length === 1, 20_000, 'the follow-up ran')
+    await a.post('busy', { ms: 1 }, { jobKey: 'doomed' })
+    await until(() => calls === 1, 20_000, 'the doomed one ran')
+    await eventually(async () => (await a.jobs.get('doomed')) === undefined, 20_000, 'its key freed')
+    expect(await a.jobs.cancel('doomed')).toBe('unknown')
+    await expect(a.post('busy', { ms: 0 }, { headers: { 'flowing-job-key': 'x' } })).rejects.toThrow(/flowing-job-key/)
+  }, 60_000)
 })

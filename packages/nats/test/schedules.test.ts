@@ -58,11 +58,13 @@ describeNats('schedules shared by the processes of a NATS loop', () => {
     await expect(s.upsert('bad', { cron: '61 * * * *' }, 'tick', { n: 1 })).rejects.toThrow(InvalidArgumentError)
     await expect(s.upsert('bad', { every: 10, tz: 'UTC' }, 'tick', { n: 1 })).rejects.toThrow(/spec\.tz/)
     await expect(s.upsert('bad', { every: 10 }, 'tick', { n: 1 }, { group: 'g' })).rejects.toThrow(/options\.group/)
+    await expect(s.upsert('bad', { every: 10, endAt: 5 }, 'tick', { n: 1 })).rejects.toThrow(/a due time after now/)
     expect(await s.get('bad')).toBeUndefined()
     const info = await s.upsert('daily', { cron: '0 3 * * *', tz: 'Europe/Berlin' }, 'tick', { n: 2 })
     expect(info.nextAt).toBeGreaterThan(Date.now())
     expect((await s.list()).map((i) => i.id)).toEqual(['daily', 'every-400'])
     expect(await s.pause('every-400')).toBe(true)
+    await s.upsert('every-400', { every: 400 }, 'tick', { n: 1 }) // the same again: it stays paused
     const paused = fires.length
     await new Promise((r) => setTimeout(r, 1_500))
     expect(fires.length).toBeLessThanOrEqual(paused + 1) // at most the one in flight

@@ -142,26 +142,26 @@ export class Admission<M extends MessageMap> {
   }
 
   /**
-   * Accepts a delayed message onto the wheel (`postDelayed`, `postAt`; `internal`: a schedule's next
-   * fire, accepted while a stop drains); `posted` was counted. @throws what `post` throws, DelayedFullError
+   * Accepts a delayed message (`postDelayed`, `postAt`; `from`: a follow-up's parent side, or `fire`: a
+   * schedule's next fire, accepted while a stop drains); `posted` was counted. @throws as `post`, DelayedFullError
    */
   schedule<T extends MessageType<M>>(
     type: T,
     payload: M[T],
     dueAt: number,
     options: PostOptions | undefined,
-    internal = false,
+    from?: Origin | 'fire',
   ): DelayedMessage<M, T> {
     this.checkOptions(type, options)
     const { metrics, clock, events } = this.#p
     const { delayed } = this.#places
-    this.#checkDelayedGates(type, internal)
+    this.#checkDelayedGates(type, from)
     const journal = this.#gates.journal
-    const refusal = journal?.refusal
-    if (refusal !== undefined) this.refuseInput(type, refusal)
+    if (journal?.refusal !== undefined) this.refuseInput(type, journal.refusal)
     const json = journal === undefined ? undefined : this.#payloadJson(type, payload)
     this.#checkPayload(type, payload)
-    const m = this.stamp(type, payload, options, this.#originOrRefuse(type, options, undefined))
+    const origin = this.#originOrRefuse(type, options, from === 'fire' ? undefined : from)
+    const m = this.stamp(type, payload, options, origin)
     this.#records.extras.keep(m, options)
     const holder = this.#claimKey(m, options)
     if (holder !== undefined) this.#refuseDuplicate(m, holder, true)
@@ -351,10 +351,10 @@ export class Admission<M extends MessageMap> {
   }
 
   // A delayed post: refused once the loop stops (a schedule's next fire aside), by a timeout breaker, or full.
-  #checkDelayedGates(type: string, internal: boolean): void {
-    const { admitsRoots, state } = this.#gates.lifecycle
-    const refused = !admitsRoots && !(internal && state === 'draining') // a schedule's next fire: while draining too
-    if (refused) this.refuseInput(type, stoppedError(`schedule \`${type}\``, state))
+  #checkDelayedGates(type: string, from: Origin | 'fire' | undefined): void {
+    const { admitsRoots: roots, admitsFollowUps: followUps, state } = this.#gates.lifecycle
+    const admits = from === undefined ? roots : from === 'fire' ? roots || state === 'draining' : followUps
+    if (!admits) this.refuseInput(type, stoppedError(`schedule \`${type}\``, state))
     this.#checkTimeoutBreaker(type)
     const { length } = this.#places.delayed
     const max = this.#p.policy.options.maxDelayed

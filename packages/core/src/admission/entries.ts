@@ -119,7 +119,13 @@ export class Entries<M extends MessageMap> {
   /** A schedule's fire, due at `dueAt` (clock ms); `internal`: its next fire, accepted while a stop drains. */
   scheduleFire(type: string, payload: unknown, dueAt: number, options: PostOptions, internal: boolean) {
     this.#arrived()
-    return this.#p.admission.schedule(type as MessageType<M>, payload as never, dueAt, options, internal)
+    return this.#p.admission.schedule(
+      type as MessageType<M>,
+      payload as never,
+      dueAt,
+      options,
+      internal ? 'fire' : undefined,
+    )
   }
 
   /** `ctx.post` (`throw`) / `ctx.tryPost` (`result`): a follow-up one hop further from the root. */

@@ -45,9 +45,10 @@ export interface ScheduleSpec {
   /** A fixed interval in ms (finite, ≥ 1): fires at `startAt` + k · `every`, or from one interval after registration. */
   readonly every?: number | undefined
   /**
-   * The IANA time zone a cron expression is read in (`Europe/Berlin`). Across DST changes each local
-   * time fires once: a time the spring-forward gap skips fires when the gap ends (02:30 → 03:00), a
-   * time the fall-back hour repeats fires at its first occurrence only. Cron only.
+   * The IANA time zone a cron expression is read in (`Europe/Berlin`). Across DST changes an expression
+   * naming one time of day fires once a day: a time the spring-forward gap skips fires when the gap ends
+   * (02:30 → 03:00), a time the fall-back hour repeats fires at its first occurrence only. Several times
+   * or steps inside the changing hour follow the local clock (as Vixie cron). Cron only.
    * @defaultValue `'UTC'`
    */
   readonly tz?: string | undefined

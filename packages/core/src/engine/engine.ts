@@ -292,7 +292,8 @@ export class Engine<M extends MessageMap> extends Roots<M> {
     const { options, clock, events, lifecycle, stall, gate, pacing, failures, lingering, journal } = this
     const { delayed, holders, pool, outcomes, handBack, schedulePump } = this
     const quiets = { stall, gate, pacing, failures, lingering, journal }
-    const work = { delayed, holders, pool, outcomes, handBack, schedulePump }
+    const carries = (m: Envelope) => this.extras.scheduleOf(m) !== undefined
+    const work = { delayed, holders, pool, outcomes, handBack, schedulePump, carries }
     return new Stopper<M>({ options, clock, events, lifecycle, quiets, work })
   }
 }

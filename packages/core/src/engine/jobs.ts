@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../contracts/clock.js'
 import type { MessageMap, PostOptions } from '../contracts/message.js'
-import { LoopStoppedError } from '../errors.js'
+import { InvalidArgumentError, isFlowingError, LoopStoppedError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import { type KeyedJobParts, KeyedJobs } from '../jobs/keyed-jobs.js'
@@ -44,15 +44,34 @@ export function newSchedules(roots: JobRoots, more: ScheduleRoots): Schedules {
       more.entries.scheduleFire(type, payload, dueAt, o, internal) as DelayedMessage,
   }
   const awaitingRecovery = () => journal !== undefined && !journal.recovered
-  const later = (retry: () => void) => void lingering.setTimeout(retry, 1_000)
+  // A retried next fire: given up once the loop stopped.
+  const later = (retry: () => void) => void lingering.setTimeout(() => lifecycle.state !== 'stopped' && retry(), 1_000)
   const refused = (id: string, error: unknown) => events.emit('schedule-refused', id, error)
   const hooks = { awaitingRecovery, refuseIfStopping, refused, later }
-  return new Schedules({ clock, extras, registry, admission, cancel, hooks })
+  const types = { resolve: (type: string) => registry.resolve(type), checkPayload: checkPayloadOf(registry) }
+  return new Schedules({ clock, extras, registry: types, admission, cancel, hooks })
+}
+
+// A schedule's payload, by its type's `checkPayload` (as a post's: a typed refusal).
+function checkPayloadOf(registry: ScheduleRoots['registry']) {
+  return (type: string, payload: unknown): void => {
+    const check = registry.payloadCheckFor(type)
+    try {
+      check?.(payload)
+    } catch (error) {
+      if (isFlowingError(error)) throw error
+      const rule = `a payload the \`checkPayload\` of \`${type}\` accepts`
+      throw new InvalidArgumentError('payload', rule, payload, { cause: error })
+    }
+  }
 }
 
 /** What schedules need beyond the job roots. */
 export interface ScheduleRoots {
-  readonly registry: ScheduleParts['registry']
+  readonly registry: {
+    resolve(type: string): unknown
+    payloadCheckFor(type: string): ((p: unknown) => void) | undefined
+  }
   /** The journal, if any: posts wait for `start()` until it recovered. */
   readonly journal: { readonly recovered: boolean } | undefined
   /** The clock of a retried next fire (it does not keep a stopped loop's process alive). */

@@ -15,11 +15,12 @@
  * @module
  */
 
-import { RefusedPost, refusalStatusOf } from '../admission/refusal.js'
+import { type RefusalStatus, RefusedPost, refusalStatusOf } from '../admission/refusal.js'
 import { wallNow } from '../clock.js'
 import type { Clock } from '../contracts/clock.js'
 import type { JobCancelResult, JobInfo } from '../contracts/jobs.js'
 import type { Message, MessageMap, PostOptions, PostResult } from '../contracts/message.js'
+import { DelayedFullError, StoreError } from '../errors.js'
 import { type Envelope, type Origin, Where } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 import type { DelayedMessage } from '../timers/delayed-posts.js'
@@ -31,7 +32,7 @@ export interface KeyedJobParts<M extends MessageMap> {
   readonly admission: {
     checkOptions(type: string, options: PostOptions | undefined): void
     post(type: string, payload: unknown, o: PostOptions, throws: boolean, from?: Origin): unknown
-    schedule(type: string, payload: unknown, dueAt: number, o: PostOptions): DelayedMessage<M>
+    schedule(type: string, payload: unknown, dueAt: number, o: PostOptions, from?: Origin): DelayedMessage<M>
   }
   /** Due times of delayed messages and of retries backing off. */
   readonly waits: { readonly delayed: Timed; readonly retries: Timed }
@@ -68,12 +69,12 @@ export class KeyedJobs<M extends MessageMap> {
     }
     // `preserve_run_at` over a delayed message, or a debounce limit: a post that waits.
     try {
-      const handle = this.#p.admission.schedule(type, payload, plan.due, options)
+      const handle = this.#p.admission.schedule(type, payload, plan.due, options, from)
       this.#took(handle.message, options, plan)
       const message = handle.message as Message<M>
       return throws ? message : ({ ok: true, status: 'queued', message } as PostResult<M, never>)
     } catch (error) {
-      const status = refusalStatusOf(error)
+      const status = statusOf(error)
       if (throws || status === undefined) throw error
       return new RefusedPost(status, () => error as Error)
     }
@@ -150,6 +151,13 @@ export class KeyedJobs<M extends MessageMap> {
       this.#p.cancel(plan.old, `replaced by a post with job key ${key}`)
     }
   }
+}
+
+// The `tryPost` status of what a keyed post that waits was refused with (undefined: bad input, thrown).
+function statusOf(error: unknown): RefusalStatus | undefined {
+  if (error instanceof DelayedFullError) return 'full'
+  if (error instanceof StoreError) return 'not-durable'
+  return refusalStatusOf(error)
 }
 
 /** Whether `m` has not started running (nor finished): a job key may still cancel or replace it. */

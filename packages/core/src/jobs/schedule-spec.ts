@@ -46,8 +46,8 @@ export function checkSpec(spec: unknown): Timing {
   } else {
     if (s.tz !== undefined)
       throw new InvalidArgumentError('spec.tz', 'absent with `every` (a time zone reads cron)', s.tz)
-    if (!(typeof s.every === 'number' && s.every >= 1 && Number.isFinite(s.every)))
-      throw new InvalidArgumentError('spec.every', 'a finite number of ms ≥ 1', s.every)
+    if (!(typeof s.every === 'number' && s.every >= 1 && s.every <= MAX_TIME))
+      throw new InvalidArgumentError('spec.every', 'a number of ms from 1 to 8.64e15', s.every)
     out.every = s.every
   }
   checkWindow(s, out)
@@ -119,9 +119,12 @@ function compile(expression: string, tz: string): Cron {
   }
 }
 
+// The range a `Date` can hold: ±100,000,000 days from the epoch.
+const MAX_TIME = 8.64e15
+
 function epochOf(name: string, value: unknown): number {
   const ms = value instanceof Date ? value.getTime() : value
-  if (typeof ms === 'number' && Number.isFinite(ms)) return ms
+  if (typeof ms === 'number' && Math.abs(ms) <= MAX_TIME) return ms
   throw new InvalidArgumentError(name, 'a time: ms since the Unix epoch, or a valid Date', value)
 }
 

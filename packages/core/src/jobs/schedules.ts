@@ -21,12 +21,15 @@ import { wallNow } from '../clock.js'
 import type { Clock } from '../contracts/clock.js'
 import type { PostOptions } from '../contracts/message.js'
 import type { ScheduleInfo, ScheduleOptions, ScheduleState } from '../contracts/schedules.js'
+import { InvalidArgumentError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
+import * as check from '../internal/validate.js'
 import type { DelayedMessage } from '../timers/delayed-posts.js'
 import { isWaiting } from './keyed-jobs.js'
 import { checkScheduleOptions, type Definition, defineSchedule, sameDefinition } from './schedule-definition.js'
-import { checkSpec, missedFires, nextFire, type Timing } from './schedule-spec.js'
+import { missedFires, nextFire } from './schedule-spec.js'
+import { Definitions, type Held, infoOf, stateOf } from './schedule-state.js'
 
 // A paused schedule's message waits this long (it is cancelled on resume): about 285 years.
 const PAUSED_MS = 2 ** 53 / 1000
@@ -35,8 +38,8 @@ const PAUSED_MS = 2 ** 53 / 1000
 export interface ScheduleParts {
   readonly clock: Clock
   readonly extras: PostExtras
-  /** Throws `UnknownMessageTypeError` for a type without a handler. */
-  readonly registry: { resolve(type: string): unknown }
+  /** Throws `UnknownMessageTypeError` for a type without a handler; refuses a payload its check refuses. */
+  readonly registry: { resolve(type: string): unknown; checkPayload(type: string, payload: unknown): void }
   readonly admission: {
     schedule(type: string, payload: unknown, dueAt: number, o: PostOptions, internal: boolean): DelayedMessage
   }
@@ -62,10 +65,13 @@ export class Schedules {
   readonly #p: ScheduleParts
   // Upserts made before the journal was recovered: applied by the reconcile that follows it.
   readonly #deferred = new Map<string, Definition>()
-  // Checked specs by the spec object each fire's state shares with the next.
-  readonly #timings = new WeakMap<object, Timing>()
+  readonly #definitions = new Definitions()
   // Schedules whose next fire was refused, by the fire that came due: tried again until it is accepted.
   readonly #retrying = new Map<string, Envelope>()
+  // Removed before the journal was recovered: the recovery's schedule of that id is cancelled.
+  readonly #removed = new Set<string>()
+  // Next fires this loop posted (or reconciled): a later restore leaves them alone.
+  readonly #own = new WeakSet<Envelope>()
 
   constructor(parts: ScheduleParts) {
     this.#p = parts
@@ -80,23 +86,38 @@ export class Schedules {
     options: ScheduleOptions | undefined,
   ): ScheduleInfo {
     this.#p.hooks.refuseIfStopping('schedule')
-    const def = defineSchedule(id, spec, type, payload, options, wallNow(this.#p.clock))
-    checkPostOptions(checkScheduleOptions(options), false)
-    this.#p.registry.resolve(type)
+    const def = this.#check(id, spec, type, payload, options)
     if (this.#p.hooks.awaitingRecovery()) {
+      this.#removed.delete(def.id)
       this.#deferred.set(def.id, def)
-      return this.#info(def, 0, undefined)
+      return infoOf(def, 0, undefined)
     }
     const held = this.#held(def.id)
-    if (held !== undefined && sameDefinition(held.def, def) && !held.state.paused)
-      return this.get(def.id) as ScheduleInfo
+    if (held !== undefined && sameDefinition(held.def, def)) return this.get(def.id) as ScheduleInfo // paused stays so
     this.#replace(def, held, held?.state.runs ?? 0)
-    return this.get(def.id) as ScheduleInfo
+    return this.get(def.id) ?? infoOf(def, held?.state.runs ?? 0, undefined)
+  }
+
+  // Everything an upsert checks before it changes anything (a getter or a Proxy that throws: typed).
+  #check(id: unknown, spec: unknown, type: string, payload: unknown, options: ScheduleOptions | undefined): Definition {
+    const now = wallNow(this.#p.clock)
+    const def = check.readably('schedule', () => {
+      const d = defineSchedule(id, spec, type, payload, options, now)
+      checkPostOptions(checkScheduleOptions(options), false)
+      return d
+    })
+    this.#p.registry.resolve(type)
+    this.#p.registry.checkPayload(type, payload)
+    if (nextFire(def.spec, def.anchor, now) === undefined) {
+      throw new InvalidArgumentError('spec', 'a schedule with a due time after now (its window or limit is over)', spec)
+    }
+    return def
   }
 
   /** Removes schedule `id`: its next fire is cancelled. False when there is none. */
   remove(id: string): boolean {
     this.#p.hooks.refuseIfStopping('remove a schedule')
+    if (this.#p.hooks.awaitingRecovery()) this.#removed.add(id) // the journal may hold it: removed at recovery
     const retrying = this.#retrying.delete(id)
     const deferred = this.#deferred.delete(id)
     const held = this.#held(id)
@@ -128,10 +149,10 @@ export class Schedules {
     const held = this.#held(id)
     if (held !== undefined) {
       const { state } = held
-      return this.#info(held.def, state.runs, state.paused === true ? undefined : state.nominalEpochMs, state.paused)
+      return infoOf(held.def, state.runs, state.paused === true ? undefined : state.nominalEpochMs, state.paused)
     }
     const def = this.#deferred.get(id)
-    return def === undefined ? undefined : this.#info(def, 0, undefined, def.paused)
+    return def === undefined ? undefined : infoOf(def, 0, undefined, def.paused)
   }
 
   /** Every schedule, by id. */
@@ -148,10 +169,12 @@ export class Schedules {
     const state = this.#p.extras.scheduleOf(m)
     // Paused, or not the schedule's holder any more (a restore brought another): no next fire.
     if (state === undefined || state.paused === true || this.#p.extras.scheduleCarrier(state.id) !== m) return
-    const def = this.#definition(m, state)
+    const def = this.#definitions.of(m, state)
     const runs = state.runs + 1
     if (def.spec.spec.limit !== undefined && runs >= def.spec.spec.limit) return
-    const next = nextFire(def.spec, def.anchor, Math.max(state.nominalEpochMs, wallNow(this.#p.clock)))
+    // After its due time — or now, when late by more than its jitter (a frozen process does not catch up).
+    const after = Math.max(state.nominalEpochMs, wallNow(this.#p.clock) - (def.spec.spec.jitterMs ?? 0))
+    const next = nextFire(def.spec, def.anchor, after)
     if (next !== undefined) this.#continue(def, { ...state, runs, nominalEpochMs: next }, m)
   }
 
@@ -179,19 +202,30 @@ export class Schedules {
    */
   reconcile(): void {
     const now = wallNow(this.#p.clock)
-    for (const id of new Set([...this.#p.extras.scheduleIds(), ...this.#deferred.keys()])) {
+    for (const id of new Set([...this.#p.extras.scheduleIds(), ...this.#deferred.keys(), ...this.#removed])) {
       const held = this.#held(id)
+      if (held !== undefined && this.#own.has(held.m) && !this.#deferred.has(id)) continue // not restored
       const def = this.#deferred.get(id) ?? held?.def
       this.#deferred.delete(id)
-      if (def === undefined) continue
+      if (this.#removed.delete(id)) this.#cancel(held, id)
+      else if (def !== undefined) this.#reconcile(id, def, held, now)
+    }
+  }
+
+  // One schedule after a restore: the code's upsert (`def`) meets the next fire it brought (`held`).
+  #reconcile(id: string, def: Definition, held: Held | undefined, now: number): void {
+    {
       if (held === undefined) {
         this.#replace({ ...def, paused: false }, undefined, 0, def.paused)
-        continue
+        return
       }
       const { state } = held
       const same = sameDefinition(held.def, def)
       const missed = state.paused !== true && state.nominalEpochMs <= now
-      if (!missed && same && def.paused !== true) continue
+      if (!missed && same && def.paused !== true) {
+        this.#own.add(held.m)
+        return
+      }
       const paused = state.paused === true || def.paused === true
       this.#replace(same ? held.def : def, held, state.runs, paused, missed ? state.nominalEpochMs : undefined)
     }
@@ -200,24 +234,29 @@ export class Schedules {
   // The schedule's next fire replaces `held` (cancelled): fires it missed since `missedFrom` first.
   #replace(def: Definition, held: Held | undefined, runs: number, paused = false, missedFrom?: number): void {
     const now = wallNow(this.#p.clock)
-    let count = runs
-    // First the message it replaces, whose idempotency key a missed fire may be about to take.
-    if (held !== undefined && isWaiting(held.m))
-      this.#p.cancel(held.m, `schedule ${JSON.stringify(def.id)} was replaced`)
-    if (missedFrom !== undefined) {
-      for (const at of this.#missed(def, missedFrom, now)) this.#post(def, stateOf(def, count++, at), undefined, true)
-    }
-    if (def.spec.spec.limit !== undefined && count >= def.spec.spec.limit) return
-    const next = paused ? now : nextFire(def.spec, def.anchor, now)
+    const missed = missedFrom === undefined ? [] : this.#missed(def, missedFrom, now, runs)
+    const count = runs + missed.length
+    const { limit } = def.spec.spec
+    const next = paused ? now : limit !== undefined && count >= limit ? undefined : nextFire(def.spec, def.anchor, now)
+    // The message it replaces goes first when a fire about to be posted takes its idempotency key; else
+    // last, so a refused post leaves the schedule as it was.
+    const first = missed.length > 0 || (held !== undefined && held.state.nominalEpochMs === next)
+    if (first) this.#cancel(held, def.id)
+    for (const [i, at] of missed.entries()) this.#post(def, stateOf(def, runs + i, at), undefined, true)
     if (next !== undefined)
       this.#post(def, { ...stateOf(def, count, next), ...(paused && { paused: true }) }, undefined)
+    if (!first) this.#cancel(held, def.id)
+  }
+
+  #cancel(held: Held | undefined, id: string): void {
+    if (held !== undefined && isWaiting(held.m)) this.#p.cancel(held.m, `schedule ${id} was replaced or removed`)
   }
 
   // The fires a restart missed that its policy runs, oldest first.
-  #missed(def: Definition, from: number, now: number): number[] {
-    const policy = def.spec.spec.missed ?? 'run-once'
-    if (policy === 'skip') return []
-    return missedFires(def.spec, def.anchor, from, now, policy === 'run-once' ? 1 : policy.backfill)
+  #missed(def: Definition, from: number, now: number, runs: number): number[] {
+    const { missed: policy = 'run-once', limit } = def.spec.spec
+    const n = Math.min(policy === 'skip' ? 0 : policy === 'run-once' ? 1 : policy.backfill, (limit ?? Infinity) - runs)
+    return n <= 0 ? [] : missedFires(def.spec, def.anchor, from, now, n)
   }
 
   // Posts the message of a fire (`now`: a missed one, due at once) carrying `state`; `replaces` is cancelled.
@@ -231,6 +270,7 @@ export class Schedules {
     const wait = state.paused === true ? PAUSED_MS : Math.max(0, state.nominalEpochMs + jitter - wallNow(clock))
     const handle = admission.schedule(def.type, def.payload, clock.now() + wait, options, internal)
     if (!now) extras.bindSchedule(handle.message as unknown as Envelope, state)
+    if (!now) this.#own.add(handle.message as unknown as Envelope)
     if (replaces !== undefined && isWaiting(replaces))
       this.#p.cancel(replaces, `schedule ${JSON.stringify(def.id)} was paused`)
   }
@@ -240,18 +280,7 @@ export class Schedules {
     const m = this.#p.extras.scheduleCarrier(id)
     const state = m === undefined ? undefined : this.#p.extras.scheduleOf(m)
     if (m === undefined || state === undefined || !isWaiting(m)) return undefined
-    return { m, state, def: this.#definition(m, state) }
-  }
-
-  // A held schedule's definition; its spec is checked (and its cron compiled) once per spec object.
-  #definition(m: Envelope, state: ScheduleState): Definition {
-    let timing = this.#timings.get(state.spec)
-    if (timing === undefined) {
-      timing = checkSpec(state.spec)
-      this.#timings.set(state.spec, timing)
-    }
-    const { id, spec, options, nominalEpochMs, anchorEpochMs } = state
-    return defineSchedule(id, spec, m.type, m.payload, options, nominalEpochMs, anchorEpochMs, timing)
+    return { m, state, def: this.#definitions.of(m, state) }
   }
 
   #setDeferredPause(id: string, paused: boolean): boolean {
@@ -259,27 +288,4 @@ export class Schedules {
     this.#deferred.set(id, { ...def, paused })
     return true
   }
-
-  #info(def: Definition, runs: number, nextAt: number | undefined, paused = def.paused === true): ScheduleInfo {
-    const { id, type, payload, options } = def
-    return { id, type, payload, spec: def.spec.spec, options, runs, paused, nextAt }
-  }
-}
-
-interface Held {
-  readonly m: Envelope
-  readonly state: ScheduleState
-  readonly def: Definition
-}
-
-function stateOf(def: Definition, runs: number, nominalEpochMs: number): ScheduleState {
-  const s: { -readonly [K in keyof ScheduleState]: ScheduleState[K] } = {
-    id: def.id,
-    spec: def.spec.spec,
-    runs,
-    nominalEpochMs,
-  }
-  if (Object.keys(def.options).length > 0) s.options = def.options
-  if (def.anchor !== undefined && def.spec.spec.startAt === undefined) s.anchorEpochMs = def.anchor
-  return s
 }

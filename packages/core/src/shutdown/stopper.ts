@@ -20,6 +20,7 @@ import type { ResolvedLoopOptions } from '../contracts/options.js'
 import type { LoopSnapshot } from '../contracts/snapshot.js'
 import type { StopOptions } from '../contracts/stop.js'
 import { InvalidArgumentError } from '../errors.js'
+import type { Envelope } from '../internal/envelope.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
 import * as check from '../internal/validate.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
@@ -57,6 +58,8 @@ export interface StopWorkPorts<M extends MessageMap> {
   readonly handBack: Pick<HandBack, 'arm' | 'disarm' | 'take'>
   /** Schedules the pool's pump. */
   schedulePump(): void
+  /** Whether a delayed message is a schedule's next fire. */
+  carries(m: Envelope): boolean
 }
 
 /** The stages a stop touches. */
@@ -100,8 +103,10 @@ export class Stopper<M extends MessageMap> {
     lifecycle.beginStop(drain, deadlineMs !== undefined || signal !== undefined)
     this.#p.quiets.pacing.stop()
     // Delayed messages stay on the wheel (cancellable, run if due) while a stop that hands back, or a
-    // draining stop of a loop with a journal, drains; what is left is handed back at its end.
+    // draining stop of a loop with a journal, drains; what is left is handed back at its end. A
+    // schedule's next fire goes at once: each fire would post another, and the drain would not end.
     if (drain && !this.#keepsDelayed()) this.#cancelDelayed()
+    else if (drain) this.#handBackDelayed(this.#p.work.carries)
     if (!drain) this.#escalate()
     this.#p.work.schedulePump()
     this.#stopping = this.#p.work.outcomes
@@ -195,8 +200,8 @@ export class Stopper<M extends MessageMap> {
   }
 
   // At the end of a stop that keeps them: delayed messages not yet due go to the snapshot.
-  #handBackDelayed(): void {
-    for (const { m, dueAt } of this.#p.work.delayed.takeAll(false))
+  #handBackDelayed(only?: (m: Envelope) => boolean): void {
+    for (const { m, dueAt } of this.#p.work.delayed.takeAll(false, only))
       this.#p.work.outcomes.snapshotted(m, 'delayed', dueAt)
   }
 
@@ -210,6 +215,7 @@ export class Stopper<M extends MessageMap> {
   #escalate(): void {
     const { lifecycle } = this.#p
     const { holders, outcomes, pool } = this.#p.work
+    if (this.#keepsDelayed()) this.#handBackDelayed() // a stop that hands back keeps them, escalated or not
     lifecycle.escalate()
     for (const h of handOverAll(holders)) outcomes.cancelled(h.m)
     for (const ctx of pool.attempts()) ctx.abort()

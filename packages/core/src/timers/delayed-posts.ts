@@ -185,15 +185,17 @@ export class DelayedPosts {
 
   /**
    * Removes every scheduled message (and overdue ones too if `overdue`) with its due time (overdue
-   * ones: already due), for a stop or a snapshot.
+   * ones: already due), for a stop or a snapshot; `only`: just the scheduled ones it picks.
    */
-  takeAll(overdue: boolean): { m: Envelope; dueAt: number }[] {
+  takeAll(overdue: boolean, only?: (m: Envelope) => boolean): { m: Envelope; dueAt: number }[] {
     const all: { m: Envelope; dueAt: number }[] = []
     for (const [m, handle] of this.#timers) {
+      if (only !== undefined && !only(m)) continue
       this.#wheel.remove(handle.timer)
       all.push({ m, dueAt: handle.dueAt })
     }
-    this.#timers.clear()
+    if (only === undefined) this.#timers.clear()
+    else for (const e of all) this.#timers.delete(e.m)
     if (overdue) {
       for (let m = this.#overdue.shift(); m !== undefined; m = this.#overdue.shift()) {
         if (m.where === Where.Overdue) all.push({ m, dueAt: Number.NEGATIVE_INFINITY })

@@ -14,7 +14,15 @@
  *
  * @module
  */
-import { type Clock, type JobCancelResult, type JobKeyMode, wallNow } from '@flowing/core'
+import {
+  type Clock,
+  type JobCancelResult,
+  type JobKeyMode,
+  type LoopEmitter,
+  type Message,
+  type MessageMap,
+  wallNow,
+} from '@flowing/core'
 import { type KV, Kvm } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 
@@ -99,6 +107,14 @@ export class NatsJobs {
   /** Whether `jobKey` still names message `id` (a due delayed message is moved only then). */
   async names(jobKey: string, id: string): Promise<boolean> {
     return (await this.#read(jobKey))?.entry.id === id
+  }
+
+  /** A keyed message dead-lettered (no retry follows): its key is freed. `wireId`: its distributed id. */
+  follow<M extends MessageMap>(events: LoopEmitter<M>, wireId: (m: Message<M>) => string): void {
+    events.on('dead-lettered', (m) => {
+      const jobKey = m.headers[JOB_KEY_HEADER]
+      if (jobKey !== undefined) void this.#ended(jobKey, wireId(m), true).catch(() => {})
+    })
   }
 
   /** Runs `attempt` if `jobKey` names message `id` and it waits; otherwise resolves unrun. */

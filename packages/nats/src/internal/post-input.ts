@@ -71,6 +71,13 @@ export function checkPost(type: unknown, options: NatsPostOptions | undefined): 
   if (handlerTimeoutMs !== undefined)
     check.number('options.handlerTimeoutMs', handlerTimeoutMs, { above: 0, finite: false })
   if (options.headers !== undefined) checkHeaders('options.headers', options.headers)
+  if (options.headers?.['flowing-job-key'] !== undefined) {
+    throw new InvalidArgumentError(
+      'options.headers',
+      'headers without `flowing-job-key` (give `jobKey`)',
+      options.headers,
+    )
+  }
   checkJob(options)
 }
 

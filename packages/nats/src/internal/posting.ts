@@ -9,7 +9,7 @@ import { DuplicateMessageError, type HeaderStamper, type Message, type PostOptio
 import type { ResolvedNatsOptions } from '../options.js'
 import { toMessage, type Wire, wireOf } from './codec.js'
 import type { FollowUp } from './context.js'
-import type { NatsJobs } from './job-keys.js'
+import { JOB_KEY_HEADER, type NatsJobs } from './job-keys.js'
 import { publishKeyed, splitJobOptions } from './keyed-posts.js'
 import { partitionOf } from './partition.js'
 import type { NatsPostOptions } from './post-input.js'
@@ -82,7 +82,10 @@ export class Posting {
   /** A handler's follow-up (`ctx.post`): published into its partition at once. */
   followUp(): FollowUp {
     return (parent, id, type, payload, options) => {
-      const wire = this.wire(id ?? this.nextId(), type, payload, options, parent)
+      // A follow-up is not its parent's job, nor a schedule's next fire: those headers stay with the parent.
+      const { [JOB_KEY_HEADER]: _job, 'flowing-schedule': _schedule, ...headers } = parent.headers
+      const from = { traceId: parent.traceId, hops: parent.hops, headers } // read: a local message has getters
+      const wire = this.wire(id ?? this.nextId(), type, payload, options, from)
       const stored = this.publish(wire, undefined, false)
       stored.catch(() => {}) // the parent's settlement awaits it (and hands the parent back if it fails)
       return { stored, message: toMessage<Record<string, unknown>, string>(wire, this.#p.options.clock) }

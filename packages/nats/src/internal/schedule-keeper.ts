@@ -129,20 +129,32 @@ export class ScheduleKeeper {
     }
     const def = definitionOf(id, entry)
     const now = wallNow(this.#clock)
-    const times = now - nominal > MISSED_AFTER_MS ? this.#missed(def, nominal, now) : [nominal]
+    // Late past its jittered due time by more than a minute: due while no process ran.
+    const late = now - (w.dueAtEpochMs ?? nominal) > MISSED_AFTER_MS
+    const times = late ? this.#missed(def, nominal, now, entry.runs) : [nominal]
     for (const at of times) await this.#publish.fire(this.#wire(id, entry, at, false))
     const runs = entry.runs + times.length
-    const limit = def.spec.spec.limit
-    const next =
-      limit !== undefined && runs >= limit ? undefined : nextFire(def.spec, def.anchor, Math.max(nominal, now))
+    const { limit, jitterMs } = def.spec.spec
+    // After its due time — or now, when late by more than its jitter (a process that was away does not catch up).
+    const after = late ? now : Math.max(nominal, now - (jitterMs ?? 0))
+    const next = limit !== undefined && runs >= limit ? undefined : nextFire(def.spec, def.anchor, after)
     if (next === undefined) await this.#kv.delete(keyOf(id), { previousSeq: revision }).catch(ignoreConflict)
     else await this.write(id, { ...entry, next, runs }, revision)
   }
 
-  #missed(def: ScheduleDefinition, from: number, now: number): number[] {
-    const policy = def.spec.spec.missed ?? 'run-once'
-    if (policy === 'skip') return []
-    return missedFires(def.spec, def.anchor, from, now, policy === 'run-once' ? 1 : policy.backfill)
+  #missed(def: ScheduleDefinition, from: number, now: number, runs: number): number[] {
+    const { missed: policy = 'run-once', limit } = def.spec.spec
+    const n = Math.min(policy === 'skip' ? 0 : policy === 'run-once' ? 1 : policy.backfill, (limit ?? Infinity) - runs)
+    return n <= 0 ? [] : missedFires(def.spec, def.anchor, from, now, n)
+  }
+
+  /** Publishes the carrier of schedule `id`'s next fire again (stored once: its message id). */
+  async republish(id: string): Promise<void> {
+    const found = await this.read(id)
+    const entry = found?.entry
+    if (entry !== undefined && entry.next !== null && entry.paused !== true) {
+      await this.#publish.carrier(this.#wire(id, entry, entry.next, true))
+    }
   }
 
   // A fire of schedule `id` due at `at`: its carrier (`delayed`) or the fire itself.

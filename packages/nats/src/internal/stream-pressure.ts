@@ -48,6 +48,23 @@ export class StreamPressure {
    * @param onTransition - told of each level crossing (the loop's `backpressure` event)
    * @throws the controller's argument errors for bad marks
    */
+  /** The loop's stream pressure, started (undefined without the `backpressure` option). */
+  static started(
+    o: {
+      readonly clock: Clock
+      readonly maxMessages: number
+      readonly backpressure?: StreamBackpressureOptions | undefined
+    },
+    jsm: JetStreamManager,
+    stream: string,
+    onTransition: (t: PressureTransition) => void,
+  ): StreamPressure | undefined {
+    if (o.backpressure === undefined) return undefined
+    const pressure = new StreamPressure(o.clock, jsm, stream, o.maxMessages, o.backpressure, onTransition)
+    pressure.start()
+    return pressure
+  }
+
   constructor(
     clock: Clock,
     jsm: JetStreamManager,
