@@ -240,4 +240,21 @@ describe('keyed jobs and schedules: regressions', () => {
     await clock.advance(30_000)
     expect(fires.map((f) => (Date.parse(f) - T0) / 1000).slice(0, 6)).toEqual([1, 2, 3, 4, 5, 6])
   })
+
+  it('a restore that brings a job key in use here replaces the waiting message, leaving one under the key', async () => {
+    const clock = new VirtualClock()
+    const a = createLoop<Msgs>({ clock, logger: false })
+    const ran: number[] = []
+    a.on('a', (m) => void ran.push(m.payload))
+    a.postDelayed('a', 1, 5_000, { jobKey: 'k' })
+    const b = createLoop<Msgs>({ clock, logger: false })
+    b.on('a', () => {})
+    b.postDelayed('a', 2, 5_000, { jobKey: 'k' })
+    a.restore(JSON.parse(JSON.stringify(await b.stop({ deadlineMs: 0 }))))
+    expect(a.jobs.get('k')).toMatchObject({ payload: 2 })
+    expect(a.jobs.cancel('k')).toBe('cancelled')
+    await clock.advance(10_000)
+    expect(ran).toEqual([])
+    expect(a.metrics().counters.cancelled).toBe(2)
+  })
 })

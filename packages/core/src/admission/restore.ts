@@ -18,6 +18,7 @@ import type { Retries } from '../failure/retries.js'
 import { NO_HEADERS } from '../headers.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
+import { isWaiting } from '../jobs/keyed-jobs.js'
 import { Journal } from '../journal/journal.js'
 import type { RecordParts } from '../journal/records.js'
 import type { LoopMetrics } from '../metrics/loop-metrics.js'
@@ -40,6 +41,8 @@ export interface RestorePlacePorts<M extends MessageMap> {
   /** Stamps a restored message and queues it. */
   readonly admission: Pick<Admission<M>, 'stamp' | 'insert'>
   readonly journal: Pick<Journal<M>, 'admitted'> | undefined
+  /** Cancels a waiting message (one a restored message replaces by its job key). */
+  cancel(m: Envelope, why: string): unknown
 }
 
 /** The stages a restore touches. */
@@ -142,8 +145,8 @@ function readmit<M extends MessageMap>(
   payloadJson: string | undefined,
   admitted: Message<M>[] | undefined,
 ): () => void {
-  const { metrics, events } = host
-  const { admission, retries, journal } = host.places
+  const { metrics } = host
+  const { admission, journal } = host.places
   const { extras, traces } = host.records
   const options: PostOptions = { key: sm.key, priority: sm.priority }
   const origin = { trace: sm.traceId, hops: sm.hops, headers: sm.headers ?? NO_HEADERS }
@@ -151,6 +154,7 @@ function readmit<M extends MessageMap>(
   const { handlerTimeoutMs, retry, idempotencyKey, group } = sm
   extras.keep(m, { handlerTimeoutMs, retry, idempotencyKey, group })
   if (sm.checkpoint !== undefined) extras.commit(m, sm.checkpoint)
+  const displaced = sm.job === undefined ? undefined : extras.jobNamed(sm.job.key)
   if (sm.job !== undefined) extras.bindJob(m, sm.job)
   if (sm.schedule !== undefined) extras.bindSchedule(m, sm.schedule)
   // A loop, not push(...): a long attempt history would throw RangeError half-way through the restore.
@@ -159,9 +163,28 @@ function readmit<M extends MessageMap>(
   metrics.accepted++
   metrics.restored++
   journal?.admitted(m, payloadJson)
+  admitted?.push(m as unknown as Message<M>)
+  const announce = place(host, m, sm, now, elapsed)
+  // A job key that named a waiting message here names the restored one now: the other is replaced.
+  if (displaced === undefined || !isWaiting(displaced)) return announce
+  return () => {
+    host.places.cancel(displaced, `replaced by a restored message with job key ${sm.job?.key}`)
+    announce()
+  }
+}
+
+// Puts a restored message where its state says; returns the emission of its event.
+function place<M extends MessageMap>(
+  host: RestoreParts<M>,
+  m: Envelope,
+  sm: SnapshotMessage,
+  now: number,
+  elapsed: number,
+) {
+  const { events } = host
+  const { admission, retries } = host.places
   const dueAt = now + Math.max(0, (sm.dueInMs ?? 0) - elapsed)
   const message = m as unknown as Message<M>
-  admitted?.push(message)
   if (sm.state === 'delayed') {
     host.places.delayed.schedule(m, dueAt)
     return () => events.emit('scheduled', message, dueAt)

@@ -233,7 +233,7 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   #newEntries(): Entries<M> {
     const { options: o, clock, events, metrics, records, registry, admission, pacing, requests } = this
     const { queue, delayed, journal } = this
-    const places = { queue, delayed, retries: this.failures.retries, admission, journal }
+    const places = { queue, delayed, retries: this.failures.retries, admission, journal, cancel: this.#backs.cancel }
     const restore = { policy: { options: o, registry }, clock, events, metrics, records, places }
     const limits = { maxHops: o.maxHops, idPrefix: o.idPrefix }
     const ways = { pacing, requests, jobs: this.jobs }
