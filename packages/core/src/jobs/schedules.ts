@@ -31,6 +31,10 @@ import { checkScheduleOptions, type Definition, defineSchedule, sameDefinition }
 import { missedFires, nextFire } from './schedule-spec.js'
 import { Definitions, type Held, infoOf, stateOf } from './schedule-state.js'
 
+// A next fire that comes due later than this past its due time (and jitter) skips to the first due time
+// after now instead of catching up the ones between (the process was frozen, not down: no missed policy).
+const CATCH_UP_MS = 60_000
+
 // A paused schedule's message waits this long (it is cancelled on resume): about 285 years.
 const PAUSED_MS = 2 ** 53 / 1000
 
@@ -172,8 +176,11 @@ export class Schedules {
     const def = this.#definitions.of(m, state)
     const runs = state.runs + 1
     if (def.spec.spec.limit !== undefined && runs >= def.spec.spec.limit) return
-    // After its due time — or now, when late by more than its jitter (a frozen process does not catch up).
-    const after = Math.max(state.nominalEpochMs, wallNow(this.#p.clock) - (def.spec.spec.jitterMs ?? 0))
+    // After its due time (a short delay — a busy event loop, a jitter — skips no due time), or after now
+    // when it came due more than a minute late (a process frozen that long does not catch up).
+    const now = wallNow(this.#p.clock)
+    const late = now - state.nominalEpochMs - (def.spec.spec.jitterMs ?? 0) > CATCH_UP_MS
+    const after = late ? now : state.nominalEpochMs
     const next = nextFire(def.spec, def.anchor, after)
     if (next !== undefined) this.#continue(def, { ...state, runs, nominalEpochMs: next }, m)
   }

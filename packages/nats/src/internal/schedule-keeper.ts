@@ -123,8 +123,10 @@ export class ScheduleKeeper {
     if (found === undefined) return // removed
     const { entry, revision } = found
     if (entry.paused === true || entry.next !== nominal) {
-      // Paused, replaced, or moved on by another process: make sure its current carrier exists.
-      if (entry.paused !== true && entry.next !== null && entry.next > nominal) await this.write(id, entry, revision)
+      // Paused, replaced, or moved on by another process: make sure its current carrier exists (published
+      // again, stored once: its message id), without writing the entry (a write would fail the CAS of
+      // the process moving the current one).
+      if (entry.paused !== true && entry.next !== null && entry.next > nominal) await this.republish(id)
       return
     }
     const def = definitionOf(id, entry)
@@ -134,9 +136,10 @@ export class ScheduleKeeper {
     const times = late ? this.#missed(def, nominal, now, entry.runs) : [nominal]
     for (const at of times) await this.#publish.fire(this.#wire(id, entry, at, false))
     const runs = entry.runs + times.length
-    const { limit, jitterMs } = def.spec.spec
-    // After its due time — or now, when late by more than its jitter (a process that was away does not catch up).
-    const after = late ? now : Math.max(nominal, now - (jitterMs ?? 0))
+    const { limit } = def.spec.spec
+    // After its due time: the due times a short delay passed (a process that died holding it) fire at once,
+    // one by one; after a long one the missed policy ran, and the next is the first after now.
+    const after = late ? now : nominal
     const next = limit !== undefined && runs >= limit ? undefined : nextFire(def.spec, def.anchor, after)
     if (next === undefined) await this.#kv.delete(keyOf(id), { previousSeq: revision }).catch(ignoreConflict)
     else await this.write(id, { ...entry, next, runs }, revision)
