@@ -68,9 +68,10 @@ describeNats('job keys shared by the processes of a NATS loop', () => {
   it('cancels a due message waiting behind its busy key: it is acknowledged without running', async () => {
     const ran: number[] = []
     const [a, b] = await pair(ran)
-    await a.post('busy', { ms: 2_000 }, { key: 'order-9' })
+    await a.post('busy', { ms: 5_000 }, { key: 'order-9' })
     await a.postDelayed('timeout', { order: 'order-9', v: 9 }, 200, { key: 'order-9', jobKey: 'pay:order-9' })
-    await new Promise((r) => setTimeout(r, 1_000)) // due now, waiting behind the busy key
+    // Due, moved into its partition, waiting behind the busy key (two messages in the work stream).
+    await eventually(async () => (await a.fill()).messages >= 2, 20_000, 'the timeout in its partition')
     expect(await b.jobs.cancel('pay:order-9')).toBe('cancelled')
     await eventually(async () => (await a.fill()).messages === 0, 20_000, 'the partition empty')
     expect(ran).toEqual([])
