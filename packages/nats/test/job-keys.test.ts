@@ -123,5 +123,22 @@ describeNats('job keys shared by the processes of a NATS loop', () => {
     await eventually(async () => (await a.jobs.get('doomed')) === undefined, 20_000, 'its key freed')
     expect(await a.jobs.cancel('doomed')).toBe('unknown')
     await expect(a.post('busy', { ms: 0 }, { headers: { 'flowing-job-key': 'x' } })).rejects.toThrow(/flowing-job-key/)
+    const said: string[] = []
+    for (const loop of [a, b]) {
+      loop.on('busy', (_m, ctx) => void ctx.post('timeout', { order: 'later', v: 8 }, { jobKey: 'child' }), {
+        replace: true,
+      })
+      loop.on(
+        'timeout',
+        async () => {
+          said.push(await a.jobs.cancel('child')) // a follow-up's own job key, while it runs
+          children.push(8)
+        },
+        { replace: true },
+      )
+    }
+    await a.post('busy', { ms: 0 })
+    await until(() => children.length === 2, 20_000, 'the keyed follow-up ran')
+    expect(said).toEqual(['started'])
   }, 60_000)
 })

@@ -79,14 +79,19 @@ export class Posting {
     }
   }
 
-  /** A handler's follow-up (`ctx.post`): published into its partition at once. */
+  /** A handler's follow-up (`ctx.post`): published into its partition at once (through its job key, if any). */
   followUp(): FollowUp {
     return (parent, id, type, payload, options) => {
       // A follow-up is not its parent's job, nor a schedule's next fire: those headers stay with the parent.
       const { [JOB_KEY_HEADER]: _job, 'flowing-schedule': _schedule, ...headers } = parent.headers
       const from = { traceId: parent.traceId, hops: parent.hops, headers } // read: a local message has getters
-      const wire = this.wire(id ?? this.nextId(), type, payload, options, from)
-      const stored = this.publish(wire, undefined, false)
+      const { post, job } = splitJobOptions(options)
+      const wire = this.wire(id ?? this.nextId(), type, payload, post, from)
+      const send = (at: number | undefined) => this.publish(wire, at, false)
+      const stored =
+        job === undefined
+          ? send(undefined)
+          : publishKeyed(this.#p.jobs, job, wire.id, undefined, wire.postedAtEpochMs, send)
       stored.catch(() => {}) // the parent's settlement awaits it (and hands the parent back if it fails)
       return { stored, message: toMessage<Record<string, unknown>, string>(wire, this.#p.options.clock) }
     }
