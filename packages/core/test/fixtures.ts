@@ -2,8 +2,10 @@ import {
   type Clock,
   createLoop,
   type IdempotencyStore,
+  type JournalBatch,
   type LedgerEntry,
   type LoopOptions,
+  MemoryStore,
   type MetricsSnapshot,
   type TimerHandle,
   VirtualClock,
@@ -150,4 +152,14 @@ export function overWindow(times: readonly number[], max: number, perMs: number,
     }
   }
   return undefined
+}
+
+/** The reference journal store, whose commits fail (`disk full`) while `failing` is set. */
+export class FlakyStore extends MemoryStore {
+  failing = false
+
+  override commit(batch: JournalBatch): void {
+    if (this.failing) throw new Error('disk full')
+    super.commit(batch)
+  }
 }

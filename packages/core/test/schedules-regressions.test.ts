@@ -5,7 +5,8 @@
  * after a stop, pauses, keyed `tryPost` refusals, hostile specs, jitter over the interval.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createLoop, isFlowingError, type JournalBatch, MemoryStore, VirtualClock } from '../src/index.js'
+import { createLoop, isFlowingError, MemoryStore, VirtualClock } from '../src/index.js'
+import { FlakyStore } from './fixtures.js'
 
 type Msgs = { tick: { n: number }; a: number; b: number; busy: string }
 const H = 3_600_000
@@ -137,13 +138,6 @@ describe('keyed jobs and schedules: regressions', () => {
 
   it('a refused next fire is not retried once the loop stopped', async () => {
     const clock = new VirtualClock(0, T0)
-    class FlakyStore extends MemoryStore {
-      failing = false
-      override commit(batch: JournalBatch): void {
-        if (this.failing) throw new Error('disk full')
-        super.commit(batch)
-      }
-    }
     const store = new FlakyStore('flaky', () => clock.wallNow())
     const loop = createLoop<Msgs>({ clock, store, logger: false })
     loop.on('tick', () => {})

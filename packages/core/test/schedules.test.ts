@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest'
 import {
   createLoop,
   InvalidArgumentError,
-  type JournalBatch,
   LoopStoppedError,
   MemoryStore,
   UnknownMessageTypeError,
   VirtualClock,
 } from '../src/index.js'
+import { FlakyStore } from './fixtures.js'
 
 interface Msgs {
   tick: { n: number }
@@ -274,13 +274,6 @@ describe('schedules under hostile conditions', () => {
 
   it('a next fire the journal refuses is reported and tried again, and the schedule goes on', async () => {
     const clock = new VirtualClock(0, Date.UTC(2026, 0, 1))
-    class FlakyStore extends MemoryStore {
-      failing = false
-      override commit(batch: JournalBatch): void {
-        if (this.failing) throw new Error('disk full')
-        super.commit(batch)
-      }
-    }
     const store = new FlakyStore('flaky', () => clock.wallNow())
     const loop = createLoop<Msgs>({ clock, store, logger: false })
     const fired: string[] = []
