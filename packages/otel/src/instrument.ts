@@ -28,6 +28,7 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api'
+import { contextChecked } from './context-manager.js'
 import { errorType, LoopMeters, type MeteredLoop } from './metrics.js'
 
 /**
@@ -89,6 +90,14 @@ const getter = {
  * the attempt span's context. A tracer or propagator that throws never fails a message: the message runs
  * untraced and {@link InstrumentHandle.failures} counts it.
  *
+ * The parent–child links inside a process need a registered OpenTelemetry context manager (the API's
+ * default is a no-op, as in a test with a bare `BasicTracerProvider`): without one, the attempt span is
+ * not active in the handler and follow-ups start new traces. The first traced attempt checks it and, if
+ * none is registered, emits a warning once per process (`process.emitWarning`, code
+ * `FLOWING_OTEL_NO_CONTEXT_MANAGER`) naming the fix:
+ * `context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())` from
+ * `@opentelemetry/context-async-hooks`, or `provider.register()` on a `NodeTracerProvider`.
+ *
  * @typeParam M - the loop's message map
  * @param loop - a Flowing loop (`createLoop()`)
  * @param options - see {@link InstrumentOptions}
@@ -102,7 +111,7 @@ export function instrument<M extends MessageMap>(loop: OtelLoop<M>, options: Ins
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer('@flowing/otel')
   const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter('@flowing/otel')
   const meters = new LoopMeters(meter, metered(loop))
-  const state = { open: true, failures: 0 }
+  const state = { open: true, failures: 0, contextChecked: false }
   const propagator = (): TextMapPropagator => options.propagator ?? propagation
   // The middleware reads only the fields every message has, whatever the loop's message map.
   loop.use(middleware(tracer, propagator, state, meters) as unknown as Middleware<M>)
@@ -168,7 +177,7 @@ function attributes(message: Message, attempt: number): Attributes {
 function middleware(
   tracer: Tracer,
   propagator: () => TextMapPropagator,
-  state: { open: boolean; failures: number },
+  state: { open: boolean; failures: number; contextChecked: boolean },
   meters: LoopMeters,
 ): Middleware<MessageMap> {
   return (message: Message, ctx: HandlerContext, next: () => Promise<void>) => {
@@ -192,7 +201,11 @@ function middleware(
       state.failures++
       return timed()
     }
-    return context.with(trace.setSpan(parent, span), () => run(span, timed))
+    return context.with(trace.setSpan(parent, span), () => {
+      // Warns (once per process) when no context manager makes the span active here.
+      if (!state.contextChecked) state.contextChecked = contextChecked(span)
+      return run(span, timed)
+    })
   }
 }
 
