@@ -58,7 +58,16 @@ export type {
   TimeLimitOptions,
 } from './contracts/flow.js'
 export type { IdempotencyOptions, IdempotencyStore, LedgerEntry, LedgerState } from './contracts/idempotency.js'
-export type { JobCancelResult, JobInfo, JobKeyMode, JobPostOptions, JobState } from './contracts/jobs.js'
+export type {
+  GroupLoad,
+  InspectOptions,
+  KeyHolder,
+  KeyLane,
+  LimitLoad,
+  LoopInspection,
+  RunningMessage,
+} from './contracts/inspection.js'
+export type { JobCancelResult, JobInfo, JobKeyMode, JobPostOptions, JobState, KeyedJob } from './contracts/jobs.js'
 export type {
   HeaderStamper,
   Message,
@@ -108,6 +117,7 @@ export type {
   Store,
   StoreContents,
 } from './contracts/store.js'
+export { MAX_TRANSITIONS, type MessageState, type MessageTrace, type Transition } from './contracts/traces.js'
 export type { Handler, HandlerContext, Middleware, RegisterOptions, RouteOptions } from './dispatcher/handler.js'
 export type { Router } from './dispatcher/router.js'
 export {
@@ -151,7 +161,6 @@ export { defaultClassify, errorInfo, errorSignature } from './failure/classify.j
 export { type DeadLetterSubject, deadLetterOf } from './failure/dead-letter-of.js'
 export { type DeadLetterFilter, DeadLetterStore, type Replayer, type ReplayReport } from './failure/dead-letters.js'
 export { backoff, DEFAULT_RETRY, type RetryPolicy } from './failure/retry-policy.js'
-export { MAX_TRANSITIONS, type MessageState, type MessageTrace, type Transition } from './failure/trace.js'
 export { checkHeaders, MAX_HEADER_NAME, MAX_HEADER_VALUE, MAX_HEADERS, mergeHeaders, NO_HEADERS } from './headers.js'
 export { MemoryIdempotencyStore } from './idempotency/store.js'
 export { LoopEmitter } from './internal/loop-emitter.js'

@@ -85,6 +85,17 @@ export interface JobInfo {
 }
 
 /**
+ * One entry of `loop.jobs.list()`: a keyed message that has not started, with its job key.
+ *
+ * @group Messages
+ * @category Keyed jobs
+ */
+export interface KeyedJob extends JobInfo {
+  /** The job key it was posted with. */
+  readonly jobKey: string
+}
+
+/**
  * What `loop.jobs.cancel(jobKey)` did: `cancelled` (it was waiting: its outcome is `cancelled`),
  * `started` (it is running: too late, nothing changed), `unknown` (no message waiting or running under
  * that key: none was posted, or it finished).

@@ -106,6 +106,11 @@ export class PostExtras {
     return this.#schedules.keys()
   }
 
+  /** Every job key in use, with the message it names (for `loop.jobs.list()`). */
+  jobEntries(): IterableIterator<[string, Envelope]> {
+    return this.#jobs.entries()
+  }
+
   /** Job keys in use. */
   get jobs(): number {
     return this.#jobs.size

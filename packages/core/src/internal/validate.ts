@@ -10,8 +10,12 @@ import { InvalidArgumentError } from '../errors.js'
 
 const check = argumentChecks(InvalidArgumentError)
 
-/** `plainObject`, `fn`, `boolean`, `oneOf`, `snapshotOptions`, `readably`, `typedError`: see `ArgumentChecks`. */
+/**
+ * `integer`, `plainObject`, `fn`, `boolean`, `oneOf`, `snapshotOptions`, `readably`, `typedError`: see
+ * `ArgumentChecks`.
+ */
 export const {
+  integer,
   plainObject,
   fn,
   boolean,

@@ -18,7 +18,7 @@
 import { type RefusalStatus, RefusedPost, refusalStatusOf } from '../admission/refusal.js'
 import { wallNow } from '../clock.js'
 import type { Clock } from '../contracts/clock.js'
-import type { JobCancelResult, JobInfo } from '../contracts/jobs.js'
+import type { JobCancelResult, JobInfo, KeyedJob } from '../contracts/jobs.js'
 import type { Message, MessageMap, PostOptions, PostResult } from '../contracts/message.js'
 import { DelayedFullError, StoreError } from '../errors.js'
 import { type Envelope, type Origin, Where } from '../internal/envelope.js'
@@ -91,7 +91,23 @@ export class KeyedJobs<M extends MessageMap> {
   /** `loop.jobs.get()`. */
   get(key: string): JobInfo | undefined {
     const m = this.#waiting(key)
-    if (m === undefined) return undefined
+    return m === undefined ? undefined : this.#info(m)
+  }
+
+  /**
+   * `loop.jobs.list()`: at most `limit` keyed messages that have not started, soonest due first (those
+   * due now first), ties in post order. O(job keys × log job keys): for an inspection, not per message.
+   */
+  list(limit: number): KeyedJob[] {
+    const found: { m: Envelope; jobKey: string; dueAt: number }[] = []
+    for (const [jobKey, m] of this.#p.extras.jobEntries()) {
+      if (isWaiting(m)) found.push({ m, jobKey, dueAt: this.#dueOf(m) ?? Number.NEGATIVE_INFINITY })
+    }
+    found.sort((a, b) => a.dueAt - b.dueAt || a.m.seq - b.m.seq)
+    return found.slice(0, limit).map(({ m, jobKey }) => ({ ...this.#info(m), jobKey }))
+  }
+
+  #info(m: Envelope): JobInfo {
     const { delayed, retries } = this.#p.waits
     const info = { id: m.id, type: m.type, payload: m.payload }
     if (m.where === Where.Delayed) return { ...info, state: 'delayed', dueAt: delayed.dueOf(m) }

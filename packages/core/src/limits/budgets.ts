@@ -64,10 +64,10 @@ export class Budgets {
     }
   }
 
-  /** Every budget (a stop clears their lanes and wake-ups). */
+  /** Every budget (a stop clears their lanes and wake-ups; `loop.inspect()` reads them). */
   all(): Limiter[] {
     const out: Limiter[] = []
-    for (const table of this.#tables.values()) out.push(...table.values())
+    for (const table of this.#tables.values()) for (const l of table.values()) out.push(l)
     return out
   }
 }

@@ -6,6 +6,7 @@
  */
 import { Heap } from 'heap-js'
 import type { RateLimitScope, RateRule } from '../contracts/flow.js'
+import type { LimitLoad } from '../contracts/inspection.js'
 import type { RetryAfterScope } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import { SlidingWindow } from './rate-limit.js'
@@ -75,6 +76,13 @@ export class Limiter {
   get lane(): Heap<Envelope> {
     this.#lane ??= new Heap<Envelope>(this.#compare)
     return this.#lane
+  }
+
+  /** What `loop.inspect()` shows of it at `now`. */
+  load(now: number): LimitLoad {
+    const { name, scope, window, waiting } = this
+    const until = scope === 'retry-after' && window.pausedUntil > now ? window.pausedUntil : undefined
+    return { name, scope, max: window.max, windowMs: window.perMs, used: window.used(now), waiting, until }
   }
 
   /** Nothing waits, no wake-up is armed, nothing booked or recorded still counts: it can be forgotten. */

@@ -77,10 +77,12 @@ export class Pauses {
     }
   }
 
-  /** Every pause (a stop clears their lanes and wake-ups). */
+  /** Every pause (a stop clears their lanes and wake-ups; `loop.inspect()` reads them). */
   all(): Limiter[] {
     const out: Limiter[] = []
-    for (const table of Object.values(this.#tables)) for (const byOf of table.values()) out.push(...byOf.values())
+    for (const table of Object.values(this.#tables)) {
+      for (const byOf of table.values()) for (const l of byOf.values()) out.push(l)
+    }
     return out
   }
 

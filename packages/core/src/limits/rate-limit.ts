@@ -76,6 +76,18 @@ export class SlidingWindow {
     return this.#booked
   }
 
+  /** Starts allowed per window now (after a share or a throttle's resize). */
+  get max(): number {
+    return this.#max
+  }
+
+  /** Starts that count at `now`: booked, or entered within the last `perMs` (a scan: for an inspection). */
+  used(now: number): number {
+    let n = this.#booked
+    for (const at of this.#starts) if (at + this.#perMs > now) n++
+    return n
+  }
+
   /**
    * The earliest time from `now` on at which a start is allowed; `Infinity` while booked starts alone
    * fill the budget (the first of them to be entered tells when).

@@ -22,6 +22,7 @@
 import type { DeadlineScheduler } from '@flowing/watchdog'
 import { Heap } from 'heap-js'
 import type { RateLimitHold, RateLimitScope, RateRule } from '../contracts/flow.js'
+import type { LimitLoad } from '../contracts/inspection.js'
 import type { MessageKey } from '../contracts/message.js'
 import type { RetryAfterScope } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
@@ -188,6 +189,17 @@ export class RateLimits implements Bookings {
     // The released messages take the room (they start at the next pump): wake when more frees.
     if (l.waiting > 0) this.#arm(l, room > 0 ? l.window.nextWhenFull(now) : l.window.nextAt(now))
     this.#host.pump()
+  }
+
+  /**
+   * What `loop.inspect()` shows at `now`: the loop-wide budgets, every pause, and each other budget not
+   * idle (starts counting, messages waiting, a wake-up armed). O(budgets); nothing is changed.
+   */
+  loads(now: number): LimitLoad[] {
+    const out = this.#loop.map((l) => l.load(now))
+    for (const l of this.#pauses.all()) out.push(l.load(now))
+    for (const l of this.#budgets.all()) if (!l.idle(now)) out.push(l.load(now))
+    return out
   }
 
   /** The waiting message with post number `seq`, if any. */

@@ -3,8 +3,9 @@
  *
  * @module
  */
-import type { JobCancelResult, JobInfo } from '../contracts/jobs.js'
+import type { JobCancelResult, JobInfo, KeyedJob } from '../contracts/jobs.js'
 import type { MessageMap } from '../contracts/message.js'
+import * as check from '../internal/validate.js'
 import type { KeyedJobs } from '../jobs/keyed-jobs.js'
 
 /**
@@ -44,6 +45,20 @@ export class JobKeys<M extends MessageMap = MessageMap> {
    */
   cancel(jobKey: string): JobCancelResult {
     return this.#jobs.cancel(jobKey)
+  }
+
+  /**
+   * The keyed messages that have not started, soonest `dueAt` first — those due now (no `dueAt`: queued,
+   * behind their busy key, held by a breaker or a limit) first, ties in post order — at most `limit`
+   * (default 100). Costs O(job keys × log job keys) and nothing per message: for an operator's view.
+   * @throws InvalidArgumentError when `options` is not an object, names an unknown option, or `limit` is
+   * not a non-negative integer
+   */
+  list(options?: { readonly limit?: number }): KeyedJob[] {
+    if (options === undefined) return this.#jobs.list(100)
+    const o = check.snapshotOptions('options', options)
+    check.checkKnownKeys('options', o, ['limit'])
+    return this.#jobs.list(o['limit'] === undefined ? 100 : check.nonNegativeInteger('options.limit', o['limit']))
   }
 
   /** Job keys naming a message now (waiting or running). */

@@ -1,13 +1,13 @@
 /**
- * The message loop's public front: producers → bounded priority queue → dispatcher → partitioned
- * worker pool. Every method delegates to a stage built by the engine (`engine/engine.ts`); this
- * class holds no message state of its own.
+ * The message loop's public front: producers → bounded priority queue → dispatcher → partitioned worker pool.
+ * Every method delegates to a stage built by the engine (`engine/engine.ts`); this class holds no message state.
  *
  * @module
  */
 
 import type { LoopState, ZombieSummary } from '../contracts/events.js'
 import type { CircuitState, DeadLetter } from '../contracts/failures.js'
+import type { InspectOptions, LoopInspection } from '../contracts/inspection.js'
 import type {
   HeaderStamper,
   Message,
@@ -25,12 +25,13 @@ import type { LoopOptions } from '../contracts/options.js'
 import type { ScheduleOptions, ScheduleSpec } from '../contracts/schedules.js'
 import type { LoopSnapshot, SnapshotMessage } from '../contracts/snapshot.js'
 import type { StopOptions } from '../contracts/stop.js'
+import type { MessageTrace } from '../contracts/traces.js'
 import type { Handler, Middleware, RegisterOptions } from '../dispatcher/handler.js'
 import type { Router } from '../dispatcher/router.js'
 import { Engine } from '../engine/engine.js'
+import { inspectLoop } from '../engine/inspect.js'
 import type { DeadLetterStore } from '../failure/dead-letters.js'
 import { checkTypeRetry } from '../failure/retry-policy.js'
-import type { MessageTrace } from '../failure/trace.js'
 import { LoopEmitter } from '../internal/loop-emitter.js'
 import * as check from '../internal/validate.js'
 import type { MetricsSnapshot } from '../metrics/loop-metrics.js'
@@ -74,10 +75,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
   /** Recurring schedules: upsert, remove, pause, resume, get, list. */
   readonly schedules: Schedules<M>
 
-  /**
-   * @internal Use {@link createLoop} (`options`: {@link LoopOptions}).
-   * @throws InvalidArgumentError for a bad option
-   */
+  /** @internal Use {@link createLoop} (`options`: {@link LoopOptions}). @throws InvalidArgumentError (bad option) */
   constructor(options?: LoopOptions) {
     this.#e = new Engine<M>(options, this.events)
     this.controls = new LoopControls<M>(this.#e)
@@ -182,11 +180,10 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
   }
 
   /**
-   * Cancels one message, by id or as `post()` returned it: a waiting one (queued, parked, held,
-   * rate-limited, delayed, backing off) ends `cancelled` at once; a running one has its `ctx.signal`
-   * aborted with a `MessageCancelledError` and ends as its handler settles. By id, every holder is
-   * searched (O(n)); pass the message for O(1) in most places.
-   *
+   * Cancels one message, by id or as `post()` returned it: a waiting one (queued, parked, held, rate-limited,
+   * delayed, backing off) ends `cancelled` at once; a running one has its `ctx.signal` aborted with a
+   * `MessageCancelledError` and ends as its handler settles. By id, every holder is searched (O(n)); pass the
+   * message for O(1) in most places.
    * @returns `cancelled`, `aborted` (it was running), or `unknown` (finished, or not this loop's)
    */
   cancel(message: string | Message<M>): CancelResult {
@@ -219,9 +216,7 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
   }
 
   /**
-   * Like {@link Loop.postDelayed}, at an absolute clock time (`loop`'s clock, ms). A time in the past is
-   * due at once.
-   *
+   * Like {@link Loop.postDelayed}, at an absolute clock time (`loop`'s clock, ms); a past time is due at once.
    * @throws InvalidArgumentError for a non-finite `at`, and what `postDelayed` throws
    */
   postAt<T extends MessageType<M>>(type: T, payload: M[T], at: number, options?: PostOptions): DelayedMessage<M, T> {
@@ -229,19 +224,17 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
   }
 
   /**
-   * How many more messages the loop wants before it pushes back, as in the WHATWG streams API:
-   * `capacity − queued` (with backpressure: up to the shed mark). Zero or less: wait for
-   * {@link Loop.ready}.
+   * How many more messages the loop wants before it pushes back, as in the WHATWG streams API: `capacity − queued`
+   * (with backpressure: up to the shed mark). Zero or less: wait for {@link Loop.ready}.
    */
   get desiredSize(): number {
     return this.#e.pacing.desiredSize
   }
 
   /**
-   * Resolves when {@link Loop.desiredSize} is positive — at once if it is. Every producer pacing
-   * itself shares one promise per congested period (no listener per producer). Also resolves when the
-   * loop stops (a post then throws `LoopStoppedError`). A long import paces itself with
-   * `await loop.ready` before each post.
+   * Resolves when {@link Loop.desiredSize} is positive — at once if it is. Every producer pacing itself shares
+   * one promise per congested period (no listener per producer). Also resolves when the loop stops (a post
+   * then throws `LoopStoppedError`). A long import paces itself with `await loop.ready` before each post.
    */
   get ready(): Promise<void> {
     return this.#e.pacing.ready
@@ -259,9 +252,8 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * recovers what the store kept — unfinished messages (queued, interrupted, delayed with the time
    * left, backing off, with their attempts, checkpoints and idempotency keys), dead letters, finished
    * keys — before anything runs, and posts are accepted from then on.
-   * @throws StoreError when the store cannot be read; SnapshotError when this loop cannot take what
-   * it recovered (a type not registered yet, no room): nothing is recovered, and `start()` may be
-   * called again
+   * @throws StoreError when the store cannot be read; SnapshotError when this loop cannot take what it
+   * recovered (a type not registered yet, no room): nothing is recovered, and `start()` may be called again
    */
   start(): this {
     this.#e.refuseIfStopping('start')
@@ -302,7 +294,6 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
   /**
    * Refuses new posts at once (`LoopStoppedError`, also for producers waiting in `send()`), then
    * drains or cancels what is queued, and resolves once nothing runs. Idempotent.
-   *
    * @remarks While a draining stop runs, follow-ups (`ctx.post`) are still admitted: they belong to the
    * work being drained; with `drain: false` they are refused too.
    * Calling `stop({ drain: false })` while a draining stop is in progress escalates it: what is still
@@ -363,13 +354,23 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * The lifecycle trace of a message — its states with times, its attempts with errors and durations —
    * while it is known: live messages that were traced (by default those that failed, were held or
    * retried; every message with `traces: 'all'`), and the most recent `keepTraces` finished ones.
-   *
    * @param id - a message id from this loop
    * @returns a plain copy, or `undefined` when the message is not (or no longer) traced
    */
   trace(id: string): MessageTrace | undefined {
     const seq = this.#e.entries.seqOf(id)
     return seq === undefined ? undefined : this.#e.traces.find(seq)
+  }
+
+  /**
+   * A read-only picture of the loop now ({@link LoopInspection}): the busiest key lanes with their holders,
+   * the running handlers, the key groups, the rate limits; with `traceKey`, that key's traces. It costs
+   * O(busy keys + running + budgets) per call and nothing per message: call it at human rates (once a second).
+   * @throws InvalidArgumentError for options that are not an object, an unknown option, `keys` not an
+   * integer from 0 to 10000, or `traceKey` not a string or a finite number
+   */
+  inspect(options?: InspectOptions): LoopInspection {
+    return inspectLoop(this.#e, options)
   }
 
   /** The in-memory dead-letter store: `list`, `replay` (a fresh attempt budget), `purge`. */
@@ -381,7 +382,6 @@ export class Loop<M extends MessageMap = MessageMap, Results extends ResultMap<M
    * Re-posts a dead letter — from `loop.deadLetters` or from your own sink — as a new message with a
    * fresh attempt budget (its type, payload, key, priority and idempotency key; its checkpoint carried
    * over, so a handler resumes after its last commit point).
-   *
    * @throws what `post` throws
    */
   replay(letter: DeadLetter): Message<M> {

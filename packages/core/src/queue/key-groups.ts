@@ -1,4 +1,5 @@
 import { Heap } from 'heap-js'
+import type { GroupLoad } from '../contracts/inspection.js'
 import { type Envelope, Where } from '../internal/envelope.js'
 
 /** Where a message's group and a group's concurrency come from. */
@@ -37,6 +38,18 @@ export class KeyGroups {
   /** Attempts of `group` running now. */
   running(group: string): number {
     return this.#running.get(group) ?? 0
+  }
+
+  /** Each group with attempts running or messages waiting, and its limit (for `loop.inspect()`: O(groups)). */
+  loads(): GroupLoad[] {
+    const out: GroupLoad[] = []
+    const load = (group: string) => {
+      const waiting = this.#lanes.get(group)?.length ?? 0
+      out.push({ group, running: this.running(group), limit: this.#source.limit(group), waiting })
+    }
+    for (const group of this.#running.keys()) load(group)
+    for (const group of this.#lanes.keys()) if (!this.#running.has(group)) load(group)
+    return out
   }
 
   /** `m` has no group, or its group has room. */

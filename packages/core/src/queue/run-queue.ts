@@ -63,16 +63,8 @@ export class RunQueue {
 
   /** Messages waiting in any structure (the number the capacity bounds). */
   get length(): number {
-    return (
-      this.#ready.length -
-      this.#dead +
-      this.#parked +
-      this.#unparked.length +
-      this.#held +
-      this.#away +
-      this.#limited +
-      (this.groups?.waiting ?? 0)
-    )
+    const queued = this.#ready.length - this.#dead + this.#parked + this.#unparked.length
+    return queued + this.#held + this.#away + this.#limited + (this.groups?.waiting ?? 0)
   }
 
   /** Messages that entered so far (posted, due, re-entering): it moves whenever work arrives. */
@@ -116,6 +108,15 @@ export class RunQueue {
   /** Number of keys running now. */
   get busyKeys(): number {
     return this.#busy.size
+  }
+
+  /**
+   * For `loop.inspect()`, never per message: each busy key, then each other key with a lane, as [the key,
+   * the message keeping it away from a worker (none: free, or its message runs), the messages parked on it].
+   */
+  *lanes(): Generator<[MessageKey, Envelope | undefined, number]> {
+    for (const key of this.#busy) yield [key, this.#holders.get(key), this.#lanes.get(key)?.length ?? 0]
+    for (const [key, lane] of this.#lanes) if (!this.#busy.has(key)) yield [key, undefined, lane.length]
   }
 
   /** Admits a newly posted message. */
@@ -233,9 +234,7 @@ export class RunQueue {
     return true
   }
 
-  /**
-   * Claims `m`'s key for `m` while it is away (a restored retry): true unless the key is busy.
-   */
+  /** Claims `m`'s key for `m` while it is away (a restored retry): true unless the key is busy. */
   claimKey(m: Envelope): boolean {
     if (m.key === undefined || this.#busy.has(m.key)) return false
     this.#busy.add(m.key)
