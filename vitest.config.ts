@@ -59,6 +59,11 @@ export default defineConfig({
       { extends: true, test: { name: 'otel', root: 'packages/otel', include: ['test/**/*.test.ts'] } },
       {
         extends: true,
+        // Browser tests start Debian's chromium: one file at a time keeps two cores for the page and the server.
+        test: { name: 'dashboard', root: 'packages/dashboard', include: ['test/**/*.test.ts'], testTimeout: 30_000 },
+      },
+      {
+        extends: true,
         test: { name: 'docs', root: 'docs', include: ['**/*.test.ts'], exclude: ['api/**', '**/node_modules/**'] },
       },
       { extends: true, test: { name: 'benchmarks', root: 'benchmarks', include: ['test/**/*.test.ts'] } },

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -37,23 +37,28 @@ describe('package manifests', () => {
     }
   })
 
-  it.each(published.map((m) => [m.json.name, m.json] as const))('%s has what a published package needs', (_, json) => {
-    expect(json['license']).toBe('MIT')
-    expect(json['author']).toBeTypeOf('string')
-    expect(json['keywords']).toBeInstanceOf(Array)
-    expect(json['types']).toBe('./dist/index.d.ts')
-    expect(json['engines']).toEqual({ node: '>=20.19' })
-    // The maps the build writes, and the sources they name (check:pack resolves every one in the tarball).
-    expect(json['files']).toEqual([
-      'dist/**/*.js',
-      'dist/**/*.js.map',
-      'dist/**/*.d.ts',
-      'dist/**/*.d.ts.map',
-      'src/**/*.ts',
-    ])
-    expect(json['scripts']).toMatchObject({ prepack: 'node ../../scripts/pack/refuse-npm.mjs' })
-    const publish = json['publishConfig'] as { access: string; exports: unknown }
-    expect(publish.access).toBe('public')
-    expect(JSON.stringify(publish.exports)).not.toContain('@flowing/source')
-  })
+  it.each(published.map((m) => [m.json.name, m.json, m.dir] as const))(
+    '%s has what a published package needs',
+    (_, json, dir) => {
+      expect(json['license']).toBe('MIT')
+      expect(json['author']).toBeTypeOf('string')
+      expect(json['keywords']).toBeInstanceOf(Array)
+      expect(json['types']).toBe('./dist/index.d.ts')
+      expect(json['engines']).toEqual({ node: '>=20.19' })
+      // The maps the build writes, and the sources they name (check:pack resolves every one in the tarball).
+      expect(json['files']).toEqual([
+        'dist/**/*.js',
+        'dist/**/*.js.map',
+        'dist/**/*.d.ts',
+        'dist/**/*.d.ts.map',
+        'src/**/*.ts',
+        // Files a package serves as they are (the dashboard's page, script and styles).
+        ...(existsSync(join(dir, 'assets')) ? ['assets/**'] : []),
+      ])
+      expect(json['scripts']).toMatchObject({ prepack: 'node ../../scripts/pack/refuse-npm.mjs' })
+      const publish = json['publishConfig'] as { access: string; exports: unknown }
+      expect(publish.access).toBe('public')
+      expect(JSON.stringify(publish.exports)).not.toContain('@flowing/source')
+    },
+  )
 })

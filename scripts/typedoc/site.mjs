@@ -33,6 +33,7 @@ const ORDER = [
   'guides/durability',
   'guides/scale-out',
   'guides/observability',
+  'guides/dashboard',
   'guides/tuning-worker-counts',
   'guides/autoscaling',
   'architecture',

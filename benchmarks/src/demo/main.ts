@@ -10,13 +10,15 @@
  * circuit breaker that holds records until the downstream recovers; and a restart: a stop with a
  * deadline hands back a snapshot that the next loop restores, every payment charged exactly once;
  * and a crash: a process on an SQLite journal is killed with `kill -9` under load, and the next one
- * recovers and finishes what it had acknowledged.
+ * recovers and finishes what it had acknowledged. All along, @flowing/dashboard serves a live page over
+ * the order loop and a support desk on a local port it prints.
  */
 import { createLoop, Priority } from '@flowing/core'
 import { runFlood } from '../flood/scenario.js'
 import { floodSummary, timelineTable } from '../flood/timeline.js'
 import { mulberry32 } from '../lib/random.js'
 import { runCrashDemo } from './crash.js'
+import { startDemoDashboard } from './dashboard.js'
 import { runFailuresDemo } from './failures.js'
 import { type OrderMessages, PAYMENT_TIMEOUT_MS, registerOrderHandlers } from './orders.js'
 import { closingReport, liveLine } from './report.js'
@@ -27,6 +29,8 @@ import { runTimeoutsDemo } from './timeouts.js'
 const random = mulberry32(42) // the same story on every run
 const loop = createLoop<OrderMessages>({ capacity: 2_000, workers: 16, overflow: 'drop-oldest-lowest' })
 const timeouts = registerOrderHandlers(loop, random)
+// The live dashboard over this loop and a support desk that runs all along (its own random source).
+const board = await startDemoDashboard(loop, mulberry32(7), (line) => console.log(line))
 
 let phase = 'steady'
 const started = performance.now()
@@ -136,3 +140,5 @@ await runRestartDemo((line) => console.log(line))
 // 9. A crash: kill -9 a process on an SQLite journal mid-load; the next process recovers its journal.
 console.log('\nCrash — a child process on an SQLite journal, kill -9 under load, a second process on the same file:\n')
 await runCrashDemo((line) => console.log(line))
+
+await board.close()

@@ -1,0 +1,73 @@
+/**
+ * A dashboard on its own server, for scripts and demos: `await serve(dashboard, { port: 8080 })`.
+ *
+ * @module
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { InvalidArgumentError } from '@flowing/core'
+import { argumentChecks } from '@flowing/errors'
+import type { Dashboard } from './dashboard.js'
+
+/**
+ * Options of {@link serve}.
+ *
+ * @group Dashboard
+ */
+export interface ServeOptions {
+  /**
+   * The port; 0 takes a free one.
+   * @defaultValue `0`
+   */
+  readonly port?: number
+  /**
+   * The interface to listen on. The default keeps the dashboard on this machine.
+   * @defaultValue `'127.0.0.1'`
+   */
+  readonly host?: string
+}
+
+/**
+ * A running standalone dashboard server.
+ *
+ * @group Dashboard
+ */
+export interface ServedDashboard {
+  /** The dashboard's address, e.g. `http://127.0.0.1:43117/flowing/`. */
+  readonly url: string
+  /** The server. */
+  readonly server: Server
+  /** Closes the dashboard's streams and the server. */
+  close(): Promise<void>
+}
+
+const check = argumentChecks(InvalidArgumentError)
+
+/**
+ * Serves `dashboard` on its own HTTP server.
+ * @throws InvalidArgumentError for bad options; rejects when the port cannot be listened on
+ * @group Dashboard
+ */
+export async function serve(dashboard: Dashboard, options: ServeOptions = {}): Promise<ServedDashboard> {
+  const o = check.snapshot('options', options)
+  check.knownKeys('options', o, ['port', 'host'])
+  const port = check.integer('options.port', o['port'] ?? 0, { min: 0, max: 65_535 })
+  const host = o['host'] ?? '127.0.0.1'
+  if (typeof host !== 'string' || host === '') throw new InvalidArgumentError('options.host', 'a host name', host)
+  const server = createServer(dashboard.handler)
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => resolve())
+  })
+  const address = server.address() as AddressInfo
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return {
+    url: `http://${shown}:${address.port}${dashboard.basePath}/`,
+    server,
+    close: () => {
+      dashboard.close()
+      server.closeAllConnections()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
