@@ -59,8 +59,15 @@ export default defineConfig({
       { extends: true, test: { name: 'otel', root: 'packages/otel', include: ['test/**/*.test.ts'] } },
       {
         extends: true,
-        // Browser tests start Debian's chromium: one file at a time keeps two cores for the page and the server.
-        test: { name: 'dashboard', root: 'packages/dashboard', include: ['test/**/*.test.ts'], testTimeout: 30_000 },
+        // Browser tests drive Debian's chromium.
+        test: {
+          name: 'dashboard',
+          root: 'packages/dashboard',
+          include: ['test/**/*.test.ts'],
+          testTimeout: 60_000,
+          // A page under load (CI runs every project at once) may take seconds to draw its first tick.
+          expect: { poll: { timeout: 15_000, interval: 50 } },
+        },
       },
       {
         extends: true,

@@ -75,9 +75,9 @@ describe('dashboard in a browser', () => {
     await expect.poll(() => total.textContent()).toContain('0')
     for (let i = 0; i < 25; i++) t.loop.post('order.paid', { n: i }, { key: `k${i % 3}` })
     await t.loop.drain()
-    await expect.poll(() => total.textContent(), { timeout: 5000 }).toContain('25')
+    await expect.poll(() => total.textContent()).toContain('25')
     await expect.poll(() => t.page.locator('[data-testid="chart"] canvas').count()).toBe(3)
-    await expect.poll(() => t.page.getByTestId('types').textContent(), { timeout: 5000 }).toContain('order.paid')
+    await expect.poll(() => t.page.getByTestId('types').textContent()).toContain('order.paid')
     expect(t.errors).toEqual([])
   })
 
@@ -171,7 +171,7 @@ describe('dashboard in a browser', () => {
     await t.page.getByTestId('succeeded-total').waitFor()
     await until(() => t.dashboard.pages === 1)
     t.loop.post(HOSTILE_TYPE, { n: 2, text: HOSTILE_TEXT })
-    await expect.poll(() => t.page.getByTestId('types').textContent(), { timeout: 5000 }).toContain(HOSTILE_TYPE)
+    await expect.poll(() => t.page.getByTestId('types').textContent()).toContain(HOSTILE_TYPE)
     expect(await t.page.locator('main img, main script').count()).toBe(0)
     expect(await pwned(t.page)).toBeUndefined()
     expect(t.dialogs).toEqual([])
@@ -189,10 +189,10 @@ describe('dashboard in a browser', () => {
     await expect.poll(() => t.page.getByTestId('succeeded-total').textContent()).toContain('0')
     t.server.closeAllConnections() // the stream drops
     await t.page.getByTestId('live').filter({ hasText: 'reconnecting' }).waitFor()
-    await t.page.getByTestId('live').filter({ hasText: 'live' }).waitFor({ timeout: 10_000 })
+    await t.page.getByTestId('live').filter({ hasText: 'live' }).waitFor({ timeout: 30_000 })
     expect(lastIds.at(-1)).toMatch(/^\d+$/)
     for (let i = 0; i < 5; i++) t.loop.post('order.paid', { n: i })
-    await expect.poll(() => t.page.getByTestId('succeeded-total').textContent(), { timeout: 5000 }).toContain('5')
+    await expect.poll(() => t.page.getByTestId('succeeded-total').textContent()).toContain('5')
   })
 
   it('shows no action controls in read-only mode', async () => {
@@ -230,7 +230,7 @@ describe('dashboard in a browser', () => {
     ]
     for (const [tab, testid, text] of views) {
       await page.getByRole('link', { name: tab }).click()
-      await expect.poll(() => page.getByTestId(testid).textContent(), { timeout: 5000 }).toContain(text)
+      await expect.poll(() => page.getByTestId(testid).textContent()).toContain(text)
       if (testid === 'letters') {
         await page
           .getByTestId('letters')
@@ -246,9 +246,9 @@ describe('dashboard in a browser', () => {
     const blocked = demo.loop.inspect().keys.find((l) => l.key === 'customer-42')
     await page.goto(`${s.url}#/shop/timeline?key=customer-42`)
     await expect
-      .poll(() => page.getByTestId('timeline').textContent(), { timeout: 5000 })
+      .poll(() => page.getByTestId('timeline').textContent())
       .toContain(blocked?.holder?.id ?? 'invoice.render')
     await page.screenshot({ path: `${dir}timeline.png`, fullPage: true })
     expect(await pwned(page)).toBeUndefined()
-  }, 60_000)
+  })
 })
