@@ -21,7 +21,8 @@ let source
 let charts = []
 let series = []
 let lastOverview
-let lastDeadNewest
+let lastDeadMark
+let inspected
 let letterSelection = new Set()
 
 // ── DOM helpers ──────────────────────────────────────────────────────────────────────────────────
@@ -127,7 +128,13 @@ function actionButton(action, label, run, options = {}) {
 
 function parseHash() {
   const [path, query] = location.hash.replace(/^#\/?/, '').split('?')
-  const [loop, view] = path.split('/').map((p) => decodeURIComponent(p ?? ''))
+  const [loop, view] = path.split('/').map((p) => {
+    try {
+      return decodeURIComponent(p ?? '')
+    } catch {
+      return ''
+    }
+  })
   const known = session.loops.find((l) => l.name === loop) ?? session.loops[0]
   current = {
     loop: known?.name ?? '',
@@ -193,11 +200,21 @@ function onTick(tick) {
   state.className = `badge ${tick.overview.state}`
   if (current.view === 'overview') updateOverview(tick.overview)
   else if (current.view === 'dead-letters') {
-    if (tick.overview.deadLetters.newest !== lastDeadNewest) renderDeadLetters()
+    if (deadMark(tick) !== lastDeadMark) renderDeadLetters()
   } else if (current.view !== 'timeline' && tick.view === current.view && tick.data !== undefined) {
-    VIEWS[current.view]?.(tick.data)
+    showView(tick.data)
   }
-  lastDeadNewest = tick.overview.deadLetters.newest
+  lastDeadMark = deadMark(tick)
+}
+
+// Letters in the store and ever dead-lettered: either changes with a new letter, a replay, a purge.
+const deadMark = (tick) => `${tick.overview.deadLetters.count}/${tick.overview.deadLetters.total}`
+
+// A view's data, or the error the server sent instead.
+function showView(data) {
+  if (data && typeof data === 'object' && !Array.isArray(data) && typeof data.error === 'string') {
+    $('main').replaceChildren(section('Could not read this view', h('p', {}, data.error)))
+  } else VIEWS[current.view]?.(data)
 }
 
 // ── overview ─────────────────────────────────────────────────────────────────────────────────────
@@ -586,7 +603,7 @@ const VIEWS = {
 
 async function renderView() {
   const data = await get(`/api/loops/${encodeURIComponent(current.loop)}/${current.view}`)
-  VIEWS[current.view](data)
+  showView(data)
 }
 
 // ── dead letters ─────────────────────────────────────────────────────────────────────────────────
@@ -705,7 +722,7 @@ async function renderDeadLetters() {
               { title: 'type', cell: (l) => l.type },
               { title: 'error', cell: (l) => `${l.error.name}: ${l.error.message}` },
               { title: 'class', cell: (l) => l.error.errorClass },
-              { title: 'attempts', num: true, cell: (l) => l.attempts.length },
+              { title: 'attempts', num: true, cell: (l) => l.attempts },
               { title: 'age', num: true, cell: (l) => ms(data.now - l.at) },
             ],
             data.letters,
@@ -716,6 +733,10 @@ async function renderDeadLetters() {
       ),
     ),
   )
+  // The letter being inspected stays inspected when the list is drawn again (a new letter arrived).
+  const again = data.letters.findIndex((l) => l.id === inspected)
+  const row = again < 0 ? undefined : $('main').querySelector('[data-testid="letters"] tbody')?.rows[again]
+  if (row) await showLetter(data.letters[again], detail, row)
 }
 
 const replayed = (a) =>
@@ -759,9 +780,18 @@ function errorBlock(e) {
   return out
 }
 
-function showLetter(l, detail, tr) {
+async function showLetter(summary, detail, tr) {
+  inspected = summary.id
   for (const row of tr.parentElement.children) row.classList.remove('chosen')
   tr.classList.add('chosen')
+  let l
+  try {
+    l = (await get(`/api/loops/${encodeURIComponent(current.loop)}/dead-letters/${encodeURIComponent(summary.id)}`))
+      .letter
+  } catch (error) {
+    detail.replaceChildren(section(`Letter ${summary.id}`, h('p', {}, error.message)))
+    return
+  }
   const payload =
     l.payload && l.payload.hidden === true
       ? `hidden (${l.payload.bytes ?? '?'} bytes of JSON) — the app shows payloads with payloads: 'shown'`

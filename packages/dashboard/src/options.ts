@@ -103,6 +103,12 @@ export interface DashboardOptions {
    * @defaultValue `{}`
    */
   readonly threads?: Readonly<Record<string, { stats(): unknown }>>
+  /**
+   * The key of the CSRF tokens (at least 32 characters): give the same one to every replica of an app
+   * behind a load balancer, so that a page's token is good on all of them. Keep it secret.
+   * @defaultValue a random key per dashboard (a page's actions must reach the replica that served it)
+   */
+  readonly secret?: string
 }
 
 /** The options, checked, with their defaults. */
@@ -115,12 +121,25 @@ export interface ResolvedOptions {
   readonly allowedOrigins: readonly string[]
   readonly historySeconds: number
   readonly threads: ReadonlyMap<string, { stats(): unknown }>
+  readonly secret: string | undefined
 }
 
-const KNOWN = ['loops', 'basePath', 'authorize', 'payloads', 'redact', 'allowedOrigins', 'historySeconds', 'threads']
+const KNOWN = [
+  'loops',
+  'basePath',
+  'authorize',
+  'payloads',
+  'redact',
+  'allowedOrigins',
+  'historySeconds',
+  'threads',
+  'secret',
+]
 const check = argumentChecks(InvalidArgumentError)
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
-const BASE = /^\/(?:[A-Za-z0-9._~-]+(?:\/[A-Za-z0-9._~-]+)*)?$/
+// Segments of letters, digits and `._~-`, none of them `.` or `..`.
+const SEGMENT = '(?!\\.{1,2}(?:/|$))[A-Za-z0-9._~-]+'
+const BASE = new RegExp(`^/(?:${SEGMENT}(?:/${SEGMENT})*)?$`)
 const ORIGIN = /^https?:\/\/[^/\s]+$/
 
 /**
@@ -143,6 +162,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     allowedOrigins: originsOf(o['allowedOrigins']),
     historySeconds: check.integer('options.historySeconds', o['historySeconds'] ?? 300, { min: 10, max: 3600 }),
     threads: new Map(Object.entries(objectsOf('options.threads', o['threads']))),
+    secret: secretOf(o['secret']),
   }
 }
 
@@ -178,13 +198,18 @@ function originsOf(value: unknown): string[] {
   if (value === undefined) return []
   if (!Array.isArray(value)) throw new InvalidArgumentError('options.allowedOrigins', 'an array of origins', value)
   return value.map((origin, i) => {
-    if (typeof origin !== 'string' || !ORIGIN.test(origin)) {
-      throw new InvalidArgumentError(
-        `options.allowedOrigins[${i}]`,
-        "an origin such as 'https://ops.example.com'",
-        origin,
-      )
+    const rule = "an origin such as 'https://ops.example.com' (no wildcard, no path)"
+    if (typeof origin !== 'string' || !ORIGIN.test(origin) || origin.includes('*')) {
+      throw new InvalidArgumentError(`options.allowedOrigins[${i}]`, rule, origin)
     }
-    return origin.toLowerCase()
+    return new URL(origin).origin // as a browser sends it: lower case, no default port
   })
+}
+
+function secretOf(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || value.length < 32) {
+    throw new InvalidArgumentError('options.secret', 'a string of at least 32 characters', value)
+  }
+  return value
 }

@@ -239,7 +239,7 @@ describe('dashboard in a browser', () => {
           .click()
           .catch(() => {})
         await page.getByTestId('letters').getByText('mail.send').first().click()
-        await page.getByTestId('letter-error').waitFor()
+        await page.getByTestId('letter-error').first().waitFor()
       }
       await page.screenshot({ path: `${dir}${testid === 'letters' ? 'dead-letters' : testid}.png`, fullPage: true })
     }

@@ -41,8 +41,11 @@ export interface Overview {
   readonly happenings: readonly LoopHappening[]
   /** How many happenings so far (to tell the new ones). */
   readonly happened: number
-  /** Dead letters in the store now, and the newest one's id (a page refreshes its list when it changes). */
-  readonly deadLetters: { readonly count: number; readonly newest: string | undefined }
+  /**
+   * Dead letters in the store now, and how many were ever dead-lettered: a page refreshes its list when
+   * either changes (a new letter, a replay, a purge).
+   */
+  readonly deadLetters: { readonly count: number; readonly total: number }
 }
 
 /** The default watermark marks (60 / 80 / 95 % of the capacity). */
@@ -52,8 +55,6 @@ export const WATERMARKS: readonly number[] = [0.6, 0.8, 0.95]
 export function overview(c: Collector): Overview {
   const tick = c.latest()
   const { loop } = c.source
-  const letters = loop.deadLetters
-  const newest = letters.size === 0 ? undefined : letters.list().at(-1)?.id
   return {
     loop: c.source.name,
     kind: c.source.kind,
@@ -67,7 +68,7 @@ export function overview(c: Collector): Overview {
     eventLoop: tick.eventLoop,
     happenings: c.happenings.toArray().slice(-50),
     happened: c.happened,
-    deadLetters: { count: letters.size, newest },
+    deadLetters: { count: loop.deadLetters.size, total: tick.metrics.counters.deadLettered },
   }
 }
 
@@ -92,18 +93,60 @@ export function flow(c: Collector) {
 /** The delayed-and-scheduled view: schedules with their next fire, keyed delays, delayed count. */
 export function delayed(source: LoopSource, redaction: Redaction) {
   const { loop } = source
-  const schedules = loop.schedules
-    .list()
-    .map((s: ScheduleInfo) => ({ ...s, payload: redaction.payload(s.type, s.payload) }))
-  const jobs = loop.jobs.list({ limit: 200 }).map((j) => ({ ...j, payload: redaction.payload(j.type, j.payload) }))
+  const schedules = loop.schedules.list().map((s: ScheduleInfo) => ({
+    id: s.id,
+    type: s.type,
+    spec: s.spec,
+    runs: s.runs,
+    paused: s.paused,
+    nextAt: s.nextAt,
+    payload: redaction.payload(s.type, s.payload),
+  }))
+  const jobs = loop.jobs.list({ limit: 200 }).map((j) => ({
+    jobKey: j.jobKey,
+    id: j.id,
+    type: j.type,
+    state: j.state,
+    dueAt: j.dueAt,
+    payload: redaction.payload(j.type, j.payload),
+  }))
   const now = loop.inspect({ keys: 0 }).at
   return { now, delayed: loop.metrics().gauges.delayed, keyed: loop.jobs.size, schedules, jobs }
 }
 
-/** What a dead letter shows in a list (its payload through the redaction). */
-export function letterView(letter: DeadLetter, redaction: Redaction) {
-  return { ...letter, payload: redaction.payload(letter.type, letter.payload) }
+/** A dead letter in a list: what it is and why it failed, no payload, no stacks. */
+export function letterSummary(letter: DeadLetter) {
+  const { id, type, key, routeKey, priority, reason, at, atEpochMs, error } = letter
+  const { name, message, code, errorClass, signature } = error
+  const brief = { name, message, code, errorClass, signature }
+  return { id, type, key, routeKey, priority, reason, at, atEpochMs, attempts: letter.attempts.length, error: brief }
 }
+
+/**
+ * A dead letter inspected: its error with stack and causes, its attempts, and its payload, headers and
+ * checkpoint through the redaction (handler state and headers are data too).
+ */
+export function letterDetail(letter: DeadLetter, redaction: Redaction) {
+  const { id, type, key, routeKey, traceId, priority, reason, at, atEpochMs, error, attempts } = letter
+  return {
+    id,
+    type,
+    key,
+    routeKey,
+    traceId,
+    priority,
+    reason,
+    at,
+    atEpochMs,
+    error,
+    attempts,
+    payload: redaction.payload(type, letter.payload),
+    headers: redaction.payload(type, letter.headers),
+    checkpoint: letter.checkpoint === undefined ? undefined : redaction.payload(type, letter.checkpoint),
+  }
+}
+
+const NUMERIC = /^-?\d+(\.\d+)?$/
 
 /** A message's timeline (its trace), or the traces of a key's recent messages. */
 export function timeline(source: LoopSource, find: { id?: string; key?: string }): MessageTrace[] {
@@ -112,7 +155,10 @@ export function timeline(source: LoopSource, find: { id?: string; key?: string }
     return trace === undefined ? [] : [trace]
   }
   if (find.key === undefined) return []
-  return [...source.loop.inspect({ keys: 0, traceKey: find.key }).traces]
+  const byKey = (key: string | number) => [...source.loop.inspect({ keys: 0, traceKey: key }).traces]
+  const found = byKey(find.key)
+  // A query string cannot say whether `42` is a string key or a number key: the number, when no string.
+  return found.length === 0 && NUMERIC.test(find.key) ? byKey(Number(find.key)) : found
 }
 
 /** The threads view: each pool's stats (the default `@flowing/threads` pool once it exists). */

@@ -68,6 +68,7 @@ export class Collector {
   #last: { at: number; counters: LoopCounters } | undefined
   #latest: Tick | undefined
   #watchers = 0
+  readonly #offs: (() => void)[] = []
   // When the collector began and the loop's `posted` then: the loop's mean rate, for a page's first second.
   readonly #born: { readonly at: number; readonly posted: number }
 
@@ -150,13 +151,25 @@ export class Collector {
     return { point, types, eventLoop, metrics }
   }
 
+  /** Leaves the loop: its rare-event listeners off, its per-message ones too if a page still watched. */
+  dispose(): void {
+    for (const off of this.#offs.splice(0)) off()
+    if (this.#watchers > 0) {
+      this.#watchers = 1
+      this.unwatch()
+    }
+  }
+
   // The rare events, kept from the start: none of them fires per message.
   #listen(): void {
+    const events = this.source.loop.events
     const on = <E extends keyof Events>(event: E, what: (...args: Events[E]) => Omit<LoopHappening, 't'>) => {
-      this.source.loop.events.on(event, ((...args: Events[E]) => {
+      const listener = ((...args: Events[E]) => {
         this.happenings.push({ t: Date.now(), ...what(...args) })
         this.#happened++
-      }) as never)
+      }) as never
+      events.on(event, listener)
+      this.#offs.push(() => events.off(event, listener))
     }
     on('circuit', (c) => happening('circuit', `breaker ${c.route}: ${c.previous} → ${c.state} (${c.reason})`, c))
     on('workers', (w) => happening('workers', `workers ${w.from} → ${w.to} (${w.reason})`, w))

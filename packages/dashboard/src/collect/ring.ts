@@ -28,6 +28,17 @@ export class Ring<T> {
     if (this.#size < this.capacity) this.#size++
   }
 
+  /** The items after the last one that `isOld` says is old (a time-ordered ring: a scan from the newest). */
+  after(isOld: (item: T) => boolean): T[] {
+    const out: T[] = []
+    for (let i = 1; i <= this.#size; i++) {
+      const item = this.#items[(this.#next - i + this.capacity) % this.capacity] as T
+      if (isOld(item)) break
+      out.push(item)
+    }
+    return out.reverse()
+  }
+
   /** The items, oldest first. */
   toArray(): T[] {
     const out: T[] = []

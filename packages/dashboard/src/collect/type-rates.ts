@@ -7,6 +7,7 @@
  * first {@link SAMPLE_MS} ms of each second above it (2 % of the time). Sampled shares are scaled to
  * the loop's own exact counters (`posted`, `succeeded`), so the per-type rates add up to the loop's
  * totals. Failures (`failed`, `retrying`, `dead-lettered`, `cancelled`) are always counted exactly.
+ * The {@link MAX_TYPES} busiest (type, route) pairs of each second are shown.
  *
  * @module
  */
@@ -20,6 +21,8 @@ type Shown = Message<Record<string, unknown>, string>
 export const EXACT_BELOW = 2_000
 /** The sampling window each second above it, ms. */
 export const SAMPLE_MS = 20
+/** Types (and routes) shown, the busiest first. */
+export const MAX_TYPES = 50
 
 /**
  * Messages a second of one type (and route, for a routed type), over the last second.
@@ -129,8 +132,9 @@ export class TypeRates {
     if (this.#sampling) this.#sampledMs += now - this.#sampleStart
     const sampledMs = Math.max(1, Math.min(elapsedMs, this.#sampledMs))
     const exact = this.#exact
-    const out = this.#scaled(elapsedMs, sampledMs, totals, exact)
+    const out = this.#scaled(elapsedMs, sampledMs, totals, exact).slice(0, MAX_TYPES)
     this.#counts = new Map()
+    this.#names = new Map()
     this.#exact = (totals.posted * 1000) / Math.max(1, elapsedMs) < EXACT_BELOW
     this.#sampledMs = 0
     if (this.#sampling) this.#sampleStart = now

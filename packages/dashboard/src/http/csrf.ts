@@ -18,24 +18,32 @@ export const HEADER = 'x-flowing-csrf'
 
 /** Issues and checks one dashboard's tokens. */
 export class Csrf {
-  readonly #secret = randomBytes(32)
+  readonly #secret: Buffer
 
   /**
-   * @param path - the cookie's path (the dashboard's base path)
+   * @param secret - the HMAC key (the `secret` option: shared by the replicas of an app), or `undefined`
+   *   for one drawn now
    * @param allowedOrigins - origins besides the request's host that may send actions
    */
   constructor(
-    readonly path: string,
+    secret: string | undefined,
     readonly allowedOrigins: readonly string[],
-  ) {}
+  ) {
+    this.#secret = secret === undefined ? randomBytes(32) : Buffer.from(secret)
+  }
 
-  /** The token of this browser, setting its cookie when it has none. */
+  /**
+   * The token of this browser, setting its cookie when it has none. The cookie's path is `/`: a proxy
+   * or a framework that mounts the dashboard under a prefix of its own still gets it back.
+   */
   issue(req: IncomingMessage, res: ServerResponse): string {
     let seed = cookieOf(req)
     if (seed === undefined) {
       seed = randomBytes(24).toString('base64url')
-      const secure = (req.socket as { encrypted?: boolean }).encrypted === true ? '; Secure' : ''
-      res.setHeader('set-cookie', `${COOKIE}=${seed}; Path=${this.path || '/'}; HttpOnly; SameSite=Strict${secure}`)
+      const secure = isHttps(req) ? '; Secure' : ''
+      const cookie = `${COOKIE}=${seed}; Path=/; HttpOnly; SameSite=Strict${secure}`
+      const set = res.getHeader('set-cookie')
+      res.setHeader('set-cookie', set === undefined ? cookie : [...(Array.isArray(set) ? set : [String(set)]), cookie])
     }
     return this.#token(seed)
   }
@@ -69,9 +77,19 @@ export class Csrf {
   }
 }
 
+// Over TLS, here or at a proxy in front that says so.
+function isHttps(req: IncomingMessage): boolean {
+  if ((req.socket as { encrypted?: boolean }).encrypted === true) return true
+  const forwarded = req.headers['x-forwarded-proto']
+  return typeof forwarded === 'string' && forwarded.split(',')[0]?.trim() === 'https'
+}
+
+// The origin an action comes from; `undefined` without one, or for `Origin: null` (a sandboxed frame,
+// a privacy redirect: nobody the dashboard can trust).
 function originOf(req: IncomingMessage): string | undefined {
   const origin = req.headers.origin
-  if (typeof origin === 'string' && origin !== 'null') return origin.toLowerCase()
+  if (origin === 'null') return undefined
+  if (typeof origin === 'string') return origin.toLowerCase()
   const referer = req.headers.referer
   if (typeof referer !== 'string') return undefined
   try {

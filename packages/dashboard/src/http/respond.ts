@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { gzipSync } from 'node:zlib'
+import { toJson } from '../api/json.js'
 
 /** The Content-Security-Policy of every response. */
 export const CSP = [
@@ -37,6 +38,8 @@ export function secure(res: ServerResponse): void {
 
 // Bodies smaller than this go uncompressed: gzip would not pay for its header.
 const GZIP_FROM = 1024
+// Nor larger ones: a synchronous gzip of megabytes would hold the app's event loop.
+const GZIP_UP_TO = 1024 * 1024
 
 /** Whether the request takes gzip. */
 export function takesGzip(req: IncomingMessage): boolean {
@@ -59,7 +62,7 @@ export function send(
   res.setHeader('cache-control', extra.cache ?? 'no-store')
   res.setHeader('vary', 'accept-encoding')
   let out = body
-  if (body.length >= GZIP_FROM && takesGzip(req)) {
+  if (body.length >= GZIP_FROM && body.length <= GZIP_UP_TO && takesGzip(req)) {
     out = extra.zipped ?? gzipSync(body)
     res.setHeader('content-encoding', 'gzip')
   }
@@ -69,7 +72,7 @@ export function send(
 
 /** Sends `value` as JSON. */
 export function json(req: IncomingMessage, res: ServerResponse, status: number, value: unknown): void {
-  send(req, res, status, 'application/json; charset=utf-8', Buffer.from(JSON.stringify(value)))
+  send(req, res, status, 'application/json; charset=utf-8', Buffer.from(toJson(value)))
 }
 
 /**
@@ -98,6 +101,7 @@ export function fail(req: IncomingMessage, res: ServerResponse, error: unknown):
     return
   }
   const e = error instanceof HttpError ? error : new HttpError(500, 'internal', 'the dashboard failed to answer')
+  if (e.status === 413) res.setHeader('connection', 'close') // its body left unread: the connection cannot be reused
   json(req, res, e.status, { error: { code: e.code, message: e.message } })
 }
 

@@ -15,6 +15,7 @@ import type { DashboardAction, ResolvedOptions } from '../options.js'
 import { ACTIONS } from '../options.js'
 import { asset } from './assets.js'
 import type { Csrf } from './csrf.js'
+import { checkPath, decodeSegment, type RequestPath } from './request-path.js'
 import { HttpError, json, readJson, send } from './respond.js'
 
 /** What the routes read: the options, the loops' collectors, the CSRF keeper, the redaction, the streams. */
@@ -28,8 +29,14 @@ export interface RouteContext {
 }
 
 /** Answers one request whose path (under the base path) is `path`. */
-export async function route(ctx: RouteContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function route(
+  ctx: RouteContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: RequestPath,
+): Promise<void> {
   const path = url.pathname.slice(ctx.options.basePath.length) || '/'
+  checkPath(path)
   const method = req.method ?? 'GET'
   if (method === 'POST') return act(ctx, req, res, path)
   if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'method', `${method} is not allowed here`)
@@ -68,7 +75,7 @@ function loopList(ctx: RouteContext) {
 }
 
 function collectorOf(ctx: RouteContext, encoded: string): Collector {
-  const name = decodeURIComponent(encoded)
+  const name = decodeSegment(encoded)
   const c = ctx.collectors.get(name)
   if (c === undefined) throw new HttpError(404, 'not-found', 'no loop of that name')
   return c
@@ -85,7 +92,7 @@ function read(
   const param = (name: string) => q.get(name) ?? undefined
   if (what === 'stream') return ctx.stream(req, res, c, viewOf(param('view')))
   const letter = /^dead-letters\/([^/]+)$/.exec(what)
-  if (letter !== null) return json(req, res, 200, oneLetter(ctx, c, decodeURIComponent(letter[1] as string)))
+  if (letter !== null) return json(req, res, 200, oneLetter(ctx, c, decodeSegment(letter[1] as string)))
   return json(req, res, 200, viewData(ctx, c, what, param))
 }
 
@@ -118,15 +125,15 @@ function viewData(ctx: RouteContext, c: Collector, what: string, param: (name: s
 
 function deadLetters(ctx: RouteContext, c: Collector, param: (name: string) => string | undefined) {
   const all = matching(c.source.loop, letterFilter(param))
-  const limit = limitOf(param('limit'), 200)
+  const limit = limitOf(param('limit'), 200, MAX_LETTERS)
   const letters = all.slice(-limit).reverse() // newest first
-  return { ...clockOf(c), total: all.length, letters: letters.map((l) => views.letterView(l, ctx.redaction)) }
+  return { ...clockOf(c), total: all.length, letters: letters.map(views.letterSummary) }
 }
 
 function oneLetter(ctx: RouteContext, c: Collector, id: string) {
   const letter = c.source.loop.deadLetters.get(id)
   if (letter === undefined) throw new HttpError(404, 'not-found', 'no dead letter with that id')
-  return { ...clockOf(c), letter: views.letterView(letter, ctx.redaction) }
+  return { ...clockOf(c), letter: views.letterDetail(letter, ctx.redaction) }
 }
 
 // The loop's clock now and the wall time then: a page turns a letter's `at` into a date.
@@ -134,10 +141,13 @@ function clockOf(c: Collector) {
   return { now: c.source.loop.inspect({ keys: 0 }).at, wall: Date.now() }
 }
 
-function limitOf(value: string | undefined, fallback: number): number {
+// The most letters one list answers (each a summary: the detail is one request per letter).
+const MAX_LETTERS = 1000
+
+function limitOf(value: string | undefined, fallback: number, max = 10_000): number {
   if (value === undefined) return fallback
   const n = Number(value)
-  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new HttpError(400, 'bad-request', '`limit` must be 1–10000')
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new HttpError(400, 'bad-request', `\`limit\` must be 1–${max}`)
   return n
 }
 

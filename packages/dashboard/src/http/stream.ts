@@ -8,6 +8,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { toJson } from '../api/json.js'
 import type { ViewName } from '../api/views.js'
 import type { Collector } from '../collect/collector.js'
 import { secure } from './respond.js'
@@ -62,22 +63,21 @@ export class Stream {
     return this.#closed
   }
 
-  /** Sends one tick: the overview, the view's data, the points since the last sent. */
-  send(overview: object, data: unknown): void {
+  /** Sends one tick: `head` (the overview and the view's data, as JSON without its closing brace) and the points since the last sent. */
+  send(head: string): void {
     if (this.#closed) return
     if (this.res.writableLength > MAX_UNREAD) {
       this.res.destroy() // it reconnects and resumes from its last event id
       return
     }
-    const points = this.collector.series.toArray().filter((p) => p.t > this.#lastT)
+    const points = this.collector.series.after((p) => p.t <= this.#lastT)
     const last = points.at(-1)
     if (last !== undefined) this.#lastT = last.t
-    const body = JSON.stringify({ overview, view: this.view, data, points })
-    this.res.write(`id: ${this.#lastT}\nevent: tick\ndata: ${body}\n\n`)
+    this.res.write(`id: ${this.#lastT}\nevent: tick\ndata: ${head},"points":${toJson(points)}}\n\n`)
   }
 
-  /** Ends the stream. */
+  /** Ends the stream (and its connection: an event stream's response never ends by itself). */
   end(): void {
-    if (!this.#closed) this.res.end()
+    if (!this.#closed) this.res.destroy()
   }
 }
