@@ -2,6 +2,7 @@ import { request } from 'node:http'
 import { gunzipSync } from 'node:zlib'
 import { InvalidArgumentError } from '@flowing/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { ASSET_NAMES } from '../src/http/assets.js'
 import { CSP, createDashboard } from '../src/index.js'
 import { demoLoop, HOSTILE_TEXT, HOSTILE_TYPE, served, sessionOf, until } from './fixture.js'
 
@@ -88,7 +89,7 @@ describe('mounting', () => {
     expect(html).not.toMatch(/https?:\/\//) // nothing from a CDN
     const raw = await rawGet(`${url}assets/app.js`, { 'accept-encoding': 'gzip' })
     expect(raw.headers['content-encoding']).toBe('gzip')
-    expect(gunzipSync(raw.body).toString()).toContain('EventSource')
+    expect(gunzipSync(raw.body).toString()).toContain("from './views.js'")
     const redirect = await fetch(url.slice(0, -1), { redirect: 'manual' })
     expect(redirect.status).toBe(308)
   })
@@ -96,7 +97,7 @@ describe('mounting', () => {
   it('weighs at most 150 KB compressed (page, script, styles, chart library)', async () => {
     const { url } = await setup()
     let total = 0
-    for (const name of ['', 'assets/app.js', 'assets/app.css', 'assets/uplot.js', 'assets/uplot.css']) {
+    for (const name of ['', ...ASSET_NAMES.filter((a) => a !== 'index.html').map((a) => `assets/${a}`)]) {
       const raw = await rawGet(`${url}${name}`, { 'accept-encoding': 'gzip' })
       expect(raw.status).toBe(200)
       total += raw.body.length

@@ -20,11 +20,15 @@ const require = createRequire(import.meta.url)
 // `assets/` beside `src/` and `dist/`: two levels above this file either way.
 const own = (name: string) => fileURLToPath(new URL(`../../assets/${name}`, import.meta.url))
 
+const SCRIPT = 'text/javascript; charset=utf-8'
+// The page's modules: app.js imports the others.
+const MODULES = ['app', 'state', 'dom', 'server', 'navigation', 'overview', 'views', 'letters', 'timeline']
+
 const FILES: Record<string, { path: () => string; type: string }> = {
   'index.html': { path: () => own('index.html'), type: 'text/html; charset=utf-8' },
-  'app.js': { path: () => own('app.js'), type: 'text/javascript; charset=utf-8' },
+  ...Object.fromEntries(MODULES.map((m) => [`${m}.js`, { path: () => own(`${m}.js`), type: SCRIPT }])),
   'app.css': { path: () => own('app.css'), type: 'text/css; charset=utf-8' },
-  'uplot.js': { path: () => require.resolve('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
+  'uplot.js': { path: () => require.resolve('uplot/dist/uPlot.iife.min.js'), type: SCRIPT },
   'uplot.css': { path: () => require.resolve('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
 }
 
