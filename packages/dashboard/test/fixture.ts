@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createLoop, type Loop, NonRetryableError } from '@flowing/core'
+import { afterEach } from 'vitest'
 import { createDashboard, type Dashboard, type DashboardOptions } from '../src/index.js'
 
 /** A type name and a payload that would run script if the page ever parsed them as HTML. */
@@ -78,4 +79,31 @@ export async function sessionOf(url: string): Promise<{ cookie: string; csrf: st
   const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] as string
   const body = (await res.json()) as Record<string, unknown>
   return { cookie, csrf: body['csrf'] as string, body }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the tests read the API's JSON
+export type Json = any
+
+/** The JSON a GET answers. */
+export const getJson = async (url: string): Promise<Json> => (await fetch(url)).json()
+
+/**
+ * A file's demo loops and dashboards: `setup(options)` serves a dashboard named `orders` over a fresh
+ * demo loop; everything set up (and anything pushed on `closers`) is closed after each test.
+ */
+export function useDemo() {
+  const closers: (() => Promise<void>)[] = []
+  afterEach(async () => {
+    for (const close of closers.splice(0)) await close()
+  })
+  const setup = async (options: Record<string, unknown> = {}) => {
+    const { loop, handled } = demoLoop()
+    const s = await served({ loops: { orders: loop }, ...options })
+    closers.push(async () => {
+      await s.close()
+      await loop.stop()
+    })
+    return { loop, handled, ...s }
+  }
+  return { setup, closers }
 }

@@ -5,28 +5,11 @@
  * dashboard that stayed on its loops after `close()`.
  */
 import { connect } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createDashboard, serve } from '../src/index.js'
-import { demoLoop, served, sessionOf, until } from './fixture.js'
+import { demoLoop, getJson, served, sessionOf, until, useDemo } from './fixture.js'
 
-// biome-ignore lint/suspicious/noExplicitAny: the tests read the API's JSON
-type Json = any
-const getJson = async (url: string): Promise<Json> => (await fetch(url)).json()
-
-const closers: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close()
-})
-
-async function setup(options: Record<string, unknown> = {}) {
-  const { loop } = demoLoop()
-  const s = await served({ loops: { orders: loop }, ...options })
-  closers.push(async () => {
-    await s.close()
-    await loop.stop()
-  })
-  return { loop, ...s }
-}
+const { setup, closers } = useDemo()
 
 // One raw HTTP/1.1 request (paths `fetch` would normalize), its status line and body.
 function raw(origin: string, lines: string[]): Promise<string> {

@@ -1,30 +1,12 @@
 import { request } from 'node:http'
 import { gunzipSync } from 'node:zlib'
 import { InvalidArgumentError } from '@flowing/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ASSET_NAMES } from '../src/http/assets.js'
 import { CSP, createDashboard } from '../src/index.js'
-import { demoLoop, HOSTILE_TEXT, HOSTILE_TYPE, served, sessionOf, until } from './fixture.js'
+import { demoLoop, getJson, HOSTILE_TEXT, HOSTILE_TYPE, type Json, sessionOf, until, useDemo } from './fixture.js'
 
-// biome-ignore lint/suspicious/noExplicitAny: the tests read the API's JSON
-type Json = any
-
-const getJson = async (url: string): Promise<Json> => (await fetch(url)).json()
-
-const closers: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close()
-})
-
-async function setup(options: Record<string, unknown> = {}) {
-  const { loop, handled } = demoLoop()
-  const s = await served({ loops: { orders: loop }, ...options })
-  closers.push(async () => {
-    await s.close()
-    await loop.stop()
-  })
-  return { loop, handled, ...s }
-}
+const { setup, closers } = useDemo()
 
 const allowAll = () => true
 
