@@ -22,7 +22,7 @@ export interface KeyHolder {
   /**
    * What it does with the key:
    * - `running`: its handler runs;
-   * - `held`: its route's circuit breaker is open;
+   * - `held`: its route's circuit breaker is open, or its type is paused (`loop.controls.pauseType`);
    * - `retrying`: it backs off before an ordered retry (its key kept so the key's order holds);
    * - `rate-limited`: it waits for capacity with its key kept — a rate-limit budget or a retry-after
    *   pause, room in its key group, or (released from a hold, a back-off or a limit) a free worker.

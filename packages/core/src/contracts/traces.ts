@@ -13,8 +13,8 @@ import type { MessageKey } from './message.js'
  * `delayed` → `queued` → `running` → `succeeded` | `failed` | `timed-out`;
  * a failed or timed-out attempt → `retry-scheduled` → `queued` … or → `dead-lettered` (→
  * `request-failed` instead when a `loop.request()` caller takes the error);
- * `queued` → `held` (its route's breaker is open) → `queued`; `queued` or `running` → `rate-limited` (a
- * budget is full, or the handler threw `RateLimitError`) → `queued`; `running` → `committed` (its side effect is
+ * `queued` → `held` (its route's breaker is open, or its type is paused: detail `paused`) → `queued`;
+ * `queued` or `running` → `rate-limited` (a budget is full, or the handler threw `RateLimitError`) → `queued`; `running` → `committed` (its side effect is
  * done, `ctx.commit()`) → …; `dropped` and `cancelled` end it early; `snapshotted`: handed back by a stop.
  *
  * @group Failure handling

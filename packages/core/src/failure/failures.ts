@@ -19,9 +19,10 @@ import type { Message, MessageMap } from '../contracts/message.js'
 import type { FailureExitOptions } from '../contracts/options.js'
 import { describeValue, type RetryAfterScope } from '../errors.js'
 import { type Envelope, Where } from '../internal/envelope.js'
-import { QueueHold } from '../shutdown/holders.js'
+import type { QueueHold } from '../shutdown/holders.js'
 import { type Alerts, newAlerts } from './alerts.js'
-import { Circuits } from './circuits.js'
+import { BreakerHold } from './breaker-hold.js'
+import type { Circuits } from './circuits.js'
 import { classify, errorInfo } from './classify.js'
 import { deadLetterOf } from './dead-letter-of.js'
 import type { DeadLetterStore } from './dead-letters.js'
@@ -37,7 +38,8 @@ export class Failures<M extends MessageMap> {
   readonly traces: Traces
   /** Messages backing off before a retry (on the shared wheel), and due ones waiting for room. */
   readonly retries: Retries
-  /** The per-route breakers, and their hold on the messages they keep (places and keys in the queue). */
+  /** The per-route breakers and the paused types, and their hold on the messages they keep (places and keys). */
+  readonly holds: BreakerHold<M>
   readonly circuits: Circuits
   readonly breakerHold: QueueHold
   /** The in-memory dead-letter store. */
@@ -72,21 +74,9 @@ export class Failures<M extends MessageMap> {
       pump: host.holds.pump,
       now: () => host.clock.now(),
     })
-    this.circuits = new Circuits(host.clock, compare, (type) => this.#circuitPolicy(type), {
-      release: (m) => {
-        this.breakerHold.leave(m)
-        this.traces.note(m, 'queued', host.clock.now(), undefined, 'released by its breaker')
-        host.holds.pump() // it kept its place: the queue's length did not change
-      },
-      held: (m, route) => {
-        this.breakerHold.enter(m) // first: a listener of `held` may call back into the loop
-        host.metrics.held++
-        this.traces.open(m).note('held', host.clock.now(), undefined, route)
-        host.events.emit('held', m as unknown as Message<M>, route)
-      },
-      changed: (change) => host.events.emit('circuit', change),
-    })
-    this.breakerHold = new QueueHold(this.circuits, host.holds.queue, host.holds.starts, 'breaker')
+    this.holds = new BreakerHold(host, compare, (type) => this.#circuitPolicy(type))
+    this.circuits = this.holds.circuits
+    this.breakerHold = this.holds.queueHold
     if (o.circuitBreaker !== false) this.#enableBreakers()
     this.#exitWindow = o.failureExit === false ? undefined : new SlidingWindow(o.failureExit.windowMs ?? 10_000)
     this.#alerts = newAlerts(o.alerts, host.clock, host.metrics, host.events)
@@ -110,7 +100,7 @@ export class Failures<M extends MessageMap> {
 
   #enableBreakers(): void {
     this.circuits.enable()
-    this.breakerHold.filterStarts((m) => this.circuits.mustHold(m))
+    this.holds.filterStarts()
   }
 
   /** An attempt of `m` started. */

@@ -9,7 +9,7 @@ import { forceCircuit } from '../failure/circuit-controls.js'
 import * as check from '../internal/validate.js'
 
 /**
- * Forces circuit breakers and shares rate limits: `loop.controls`. `@flowing/nats` uses it to make the
+ * Forces circuit breakers, pauses message types and shares rate limits: `loop.controls`. `@flowing/nats` uses it to make the
  * processes of one loop act as one on a shared downstream.
  *
  * @group Loop
@@ -49,6 +49,42 @@ export class LoopControls<M extends MessageMap = MessageMap> {
   }
 
   /**
+   * Pauses `type`: its messages are still admitted (posts succeed and count as usual), but none
+   * starts — each waits at its place, held as by an open circuit breaker, until
+   * {@link LoopControls.resumeType}. A held message keeps its key, so later messages of that key, of
+   * any type, wait behind it (per-key order); other keys and types keep flowing. Attempts already running finish. Held messages count in the
+   * `held` gauge, show as `held` in `loop.inspect()` and in their trace (detail `paused`), can be
+   * cancelled, and a stop hands them back as a breaker's are — but a draining stop waits for them:
+   * resume the type first, or give the stop a deadline. No event is emitted (the operator knows).
+   * Pausing a paused type does nothing.
+   *
+   * @throws InvalidArgumentError when `type` is not a non-empty string, UnknownMessageTypeError when no
+   *   handler is registered for it (as `openCircuit`); nothing changes then
+   */
+  pauseType(type: MessageType<M>): this {
+    this.#e.failures.holds.pause(this.#registered(type))
+    return this
+  }
+
+  /**
+   * Resumes a type paused by {@link LoopControls.pauseType}: what the pause held goes back to the
+   * queue in its order (priority, then post order), each message still holding its key. Resuming a
+   * type that is not paused does nothing.
+   *
+   * @throws InvalidArgumentError when `type` is not a non-empty string, UnknownMessageTypeError when no
+   *   handler is registered for it (as `openCircuit`); nothing changes then
+   */
+  resumeType(type: MessageType<M>): this {
+    this.#e.failures.holds.pauses.resume(this.#registered(type))
+    return this
+  }
+
+  /** The types paused now by {@link LoopControls.pauseType}, in the order they were paused (a new array). */
+  pausedTypes(): MessageType<M>[] {
+    return this.#e.failures.holds.pauses.types() as MessageType<M>[]
+  }
+
+  /**
    * Divides the rate limits among `processes` that share their downstreams: every budget but those
    * per key allows ⌊max / processes⌋ starts per window (at least one), so together they stay within
    * `max` while `max ≥ processes`. `1` undoes it.
@@ -58,5 +94,11 @@ export class LoopControls<M extends MessageMap = MessageMap> {
   shareRateLimits(processes: number): this {
     this.#e.limits.share(check.positiveInteger('processes', processes, 65_536), this.#e.clock.now())
     return this
+  }
+
+  // As openCircuit: a non-string is a bad argument, an unregistered string an unknown type.
+  #registered(type: string): string {
+    this.#e.registry.resolve(type)
+    return type
   }
 }

@@ -88,7 +88,7 @@ export interface LoopGauges {
   readonly overdue: number
   /** Failed messages backing off before a retry (or due and waiting for room). */
   readonly retrying: number
-  /** Of the queued, messages held by open circuit breakers. */
+  /** Of the queued, messages held by open circuit breakers or by a paused type (`loop.controls.pauseType`). */
   readonly held: number
   /** Letters in the in-memory dead-letter store. */
   readonly deadLetters: number
