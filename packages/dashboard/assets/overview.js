@@ -117,10 +117,12 @@ export function updateOverview(o) {
           cell: (t) => num(t[k]),
         })),
         { title: '', cell: (t) => (t.sampled ? 'sampled' : 'exact') },
+        { title: '', cell: (t) => (o.pausedTypes.includes(t.type) ? 'paused' : (pauseButton(t.type) ?? '')) },
       ],
       o.types,
       { empty: 'no messages in the last second', testid: 'types' },
     ),
+    ...present(pausedList(o.pausedTypes)),
   )
   $('happenings').replaceChildren(
     ...o.happenings
@@ -182,6 +184,32 @@ export function renderLoopActions() {
       state.session.readOnly
         ? h('p', { className: 'muted' }, 'Read-only: this dashboard takes no actions.')
         : undefined,
+    ),
+  )
+}
+
+// Pausing a type: its messages are admitted but none starts until it resumes.
+const pauseButton = (type) =>
+  actionButton('pause', 'Pause type', () => act('types/pause', { type }, () => `Type ${type} paused`), {
+    testid: 'pause-type',
+  })
+
+function pausedList(types) {
+  if (types.length === 0) return undefined
+  return h(
+    'div',
+    { className: 'row', testid: 'paused-types' },
+    'Paused:',
+    ...types.map((type) =>
+      h(
+        'span',
+        {},
+        type,
+        ' ',
+        actionButton('resume', 'Resume', () => act('types/resume', { type }, () => `Type ${type} resumed`), {
+          testid: 'resume-type',
+        }),
+      ),
     ),
   )
 }

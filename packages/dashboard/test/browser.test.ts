@@ -195,6 +195,23 @@ describe('dashboard in a browser', () => {
     await expect.poll(() => t.page.getByTestId('succeeded-total').textContent()).toContain('5')
   })
 
+  it('pauses a message type from the overview: its messages wait until it resumes', async () => {
+    const t = await open({ authorize: allowAll })
+    await until(() => t.dashboard.pages === 1)
+    for (let i = 0; i < 3; i++) t.loop.post('order.paid', { n: i })
+    await t.loop.drain()
+    await t.page.getByTestId('pause-type').first().click()
+    await expect.poll(() => t.loop.controls.pausedTypes()).toEqual(['order.paid'])
+    await t.page.getByTestId('paused-types').waitFor()
+    t.loop.post('order.paid', { n: 9 })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(t.handled).not.toContain('order.paid:9')
+    expect(t.loop.metrics().gauges.held).toBe(1)
+    await t.page.getByTestId('resume-type').click()
+    await until(() => t.handled.includes('order.paid:9'))
+    expect(t.loop.controls.pausedTypes()).toEqual([])
+  })
+
   it('shows no action controls in read-only mode', async () => {
     const t = await open({ payloads: 'shown' })
     await deadLetter(t, 'mail.send', { fail: true })

@@ -234,6 +234,9 @@ describe('actions', () => {
     expect((await post(url, 'jobs/cancel', {}, ok)).status).toBe(400)
     expect((await post(url, 'workers', { workers: 6 }, ok)).body).toEqual({ workers: 6 })
     expect((await post(url, 'workers', { workers: 0 }, ok)).status).toBe(400)
+    expect((await post(url, 'types/pause', { type: 'order.paid' }, ok)).body).toEqual({ pausedTypes: ['order.paid'] })
+    expect((await post(url, 'types/resume', { type: 'order.paid' }, ok)).body).toEqual({ pausedTypes: [] })
+    expect((await post(url, 'types/pause', { type: 'no.such' }, ok)).status).toBe(409)
     expect((await post(url, 'pause', {}, ok)).body).toEqual({ state: 'paused' })
     expect((await post(url, 'resume', {}, ok)).body).toEqual({ state: 'running' })
     expect((await post(url, 'circuits/open', { type: 'order.paid' }, ok)).status).toBe(409) // no breaker: refused by the loop

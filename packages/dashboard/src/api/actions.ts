@@ -1,7 +1,7 @@
 /**
  * The actions a page (or a script with the token) may take, each named for the app's `authorize`
- * hook: replay and purge dead letters, cancel a message or a keyed delay, pause and resume the loop
- * or a schedule, resize the workers, force a breaker open or closed.
+ * hook: replay and purge dead letters, cancel a message or a keyed delay, pause and resume the loop,
+ * a message type or a schedule, resize the workers, force a breaker open or closed.
  *
  * @module
  */
@@ -32,6 +32,11 @@ export const ACTION_ROUTES: ReadonlyMap<string, ActionRoute> = new Map<string, A
     'schedules/resume',
     { action: 'resume', run: (loop, body) => ({ resumed: loop.schedules.resume(text(body, 'id')) }) },
   ],
+  ['types/pause', { action: 'pause', run: (loop, body) => pausedTypes(loop.controls.pauseType(text(body, 'type'))) }],
+  [
+    'types/resume',
+    { action: 'resume', run: (loop, body) => pausedTypes(loop.controls.resumeType(text(body, 'type'))) },
+  ],
   ['workers', { action: 'resize', run: (loop, body) => resize(loop, body) }],
   ['circuits/open', { action: 'open-circuit', run: (loop, body) => circuit(loop, body, true) }],
   ['circuits/close', { action: 'close-circuit', run: (loop, body) => circuit(loop, body, false) }],
@@ -46,6 +51,7 @@ function text(body: Body, name: string): string {
 }
 
 const state = (loop: ShownLoop) => ({ state: loop.state })
+const pausedTypes = (controls: ShownLoop['controls']) => ({ pausedTypes: controls.pausedTypes() })
 
 function resize(loop: ShownLoop, body: Body) {
   const workers = body['workers']

@@ -37,6 +37,8 @@ export interface Overview {
   /** The watermark marks, as a fraction of the capacity. */
   readonly watermarks: readonly number[]
   readonly types: readonly TypeRate[]
+  /** Types paused now (`loop.controls.pauseType`): their messages are admitted but held. */
+  readonly pausedTypes: readonly string[]
   readonly eventLoop: { readonly delayP50Ms: number; readonly delayP99Ms: number; readonly utilization: number }
   readonly happenings: readonly LoopHappening[]
   /** How many happenings so far (to tell the new ones). */
@@ -65,6 +67,7 @@ export function overview(c: Collector): Overview {
     gauges: { ...tick.metrics.gauges },
     watermarks: WATERMARKS,
     types: tick.types,
+    pausedTypes: loop.controls.pausedTypes(),
     eventLoop: tick.eventLoop,
     happenings: c.happenings.toArray().slice(-50),
     happened: c.happened,
