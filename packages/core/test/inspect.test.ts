@@ -210,6 +210,23 @@ describe('Loop', () => {
       expect(loop.inspect().traces).toEqual([])
     })
 
+    it('gives a message and its follow-ups with `traceId` (they share it)', async () => {
+      const { loop, clock } = virtualLoop({ traces: 'all' })
+      loop.on('work', (m, ctx) => {
+        if (m.payload !== 0) return
+        ctx.post('work', 1, { key: 'c' })
+        ctx.post('work', 2)
+      })
+      const parent = loop.post('work', 0, { key: 'p' })
+      loop.post('work', 9) // another trace
+      await clock.run()
+      const family = loop.inspect({ traceId: parent.traceId }).traces
+      expect(family.map((t) => t.key)).toEqual([undefined, 'c', 'p'])
+      expect(family.every((t) => t.traceId === parent.traceId)).toBe(true)
+      expect(loop.inspect({ traceId: parent.traceId, traceKey: 'c' }).traces.map((t) => t.key)).toEqual(['c'])
+      expect(loop.inspect({ traceId: 'none' }).traces).toEqual([])
+    })
+
     it('refuses bad options with a typed error naming the option', () => {
       const { loop } = virtualLoop()
       const cases: [unknown, string][] = [
@@ -217,7 +234,7 @@ describe('Loop', () => {
         [null, 'Expected `options` to be an object, got `null` (null)'],
         [
           { key: 3 },
-          'Expected `options.key` to be one of the known options (keys, traceKey), got `3` (number); did you mean `keys`?',
+          'Expected `options.key` to be one of the known options (keys, traceKey, traceId), got `3` (number); did you mean `keys`?',
         ],
         [{ keys: -1 }, 'Expected `options.keys` to be an integer from 0 to 10000, got `-1` (number)'],
         [{ keys: 1.5 }, 'Expected `options.keys` to be an integer from 0 to 10000, got `1.5` (number)'],
@@ -225,6 +242,7 @@ describe('Loop', () => {
         [{ keys: '3' }, 'Expected `options.keys` to be an integer from 0 to 10000, got `"3"` (string)'],
         [{ traceKey: {} }, 'Expected `options.traceKey` to be a string or a finite number, got `[object]` (object)'],
         [{ traceKey: Number.NaN }, 'Expected `options.traceKey` to be a string or a finite number, got `NaN` (number)'],
+        [{ traceId: '' }, 'Expected `options.traceId` to be a non-empty string, got `""` (string)'],
       ]
       for (const [options, message] of cases) {
         const e = thrown(() => loop.inspect(options as never))

@@ -226,10 +226,11 @@ export async function showLetter(summary, detail, tr) {
   )
 }
 
-export function attemptsTable(attempts) {
+export function attemptsTable(attempts, start) {
   return table(
     [
       { title: '#', num: true, cell: (a) => a.attempt },
+      ...(start === undefined ? [] : [{ title: 'start', num: true, cell: (a) => `+${ms(a.startedAt - start)}` }]),
       { title: 'outcome', cell: (a) => a.outcome },
       { title: 'duration', num: true, cell: (a) => ms(a.durationMs) },
       { title: 'error', cell: (a) => (a.error ? `${a.error.name}: ${a.error.message}` : '') },

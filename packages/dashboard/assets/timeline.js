@@ -1,4 +1,5 @@
-// A message's timeline: its attempts and every state change, found by id or by key.
+// A message's timeline: its attempts and every state change, found by id, by key, or by trace (a message
+// and the follow-ups it posted).
 import { empty, h, ms, section, str, submit, table } from './dom.js'
 import { attemptsTable } from './letters.js'
 import { go } from './navigation.js'
@@ -10,15 +11,16 @@ export async function renderTimeline() {
   const input = h('input', {
     name: 'find',
     placeholder: 'message id or key',
-    value: q.get('id') ?? q.get('key') ?? '',
+    value: q.get('id') ?? q.get('key') ?? q.get('trace') ?? '',
     ariaLabel: 'message id or key',
     size: 40,
   })
   const by = h(
     'select',
     { ariaLabel: 'find by' },
-    h('option', { value: 'id', selected: !q.get('key') }, 'by id'),
+    h('option', { value: 'id', selected: !q.get('key') && !q.get('trace') }, 'by id'),
     h('option', { value: 'key', selected: !!q.get('key') }, 'by key'),
+    h('option', { value: 'trace', selected: !!q.get('trace') }, 'by trace (with follow-ups)'),
   )
   const form = h(
     'form',
@@ -29,7 +31,7 @@ export async function renderTimeline() {
   )
   const out = h('div', { testid: 'timeline' })
   $('main').replaceChildren(section('A message’s timeline', form, out))
-  if (!q.get('id') && !q.get('key'))
+  if (!q.get('id') && !q.get('key') && !q.get('trace'))
     return out.replaceChildren(
       empty(
         'Find a message by its id or its key (traced messages: failed, held or retried ones, or all with traces: all).',
@@ -51,9 +53,18 @@ export function traceView(t) {
       `state ${t.state}`,
       t.key === undefined ? '' : ` · key ${str(t.key)}`,
       t.routeKey ? ` · route ${t.routeKey}` : '',
-      ` · trace ${t.traceId}`,
+      ' · trace ',
+      h(
+        'a',
+        {
+          href: `#/${encodeURIComponent(state.current.loop)}/timeline?trace=${encodeURIComponent(t.traceId)}`,
+          testid: 'trace-link',
+        },
+        t.traceId,
+      ),
+      ' (this message and its follow-ups)',
     ),
-    t.attempts.length > 0 ? [h('h3', {}, 'Attempts'), attemptsTable(t.attempts)] : undefined,
+    t.attempts.length > 0 ? [h('h3', {}, 'Attempts'), attemptsTable(t.attempts, start)] : undefined,
     h('h3', {}, 'Every step'),
     table(
       [

@@ -212,6 +212,23 @@ describe('dashboard in a browser', () => {
     expect(t.loop.controls.pausedTypes()).toEqual([])
   })
 
+  it("shows a message's timeline, and through its trace the follow-ups it posted", async () => {
+    const t = await open()
+    t.loop.on('order.placed', async (_m, ctx) => {
+      ctx.post('order.paid', { n: 1 }, { key: 'o-1' })
+      ctx.post('mail.send', { n: 2 })
+    })
+    const parent = t.loop.post('order.placed', { n: 0 }, { key: 'o-1' })
+    await t.loop.drain()
+    await t.page.goto(`${t.url}#/orders/timeline?id=${encodeURIComponent(parent.id)}`)
+    await expect.poll(() => t.page.getByTestId('timeline').textContent()).toContain('succeeded')
+    expect(await t.page.getByTestId('transitions').count()).toBe(1)
+    await t.page.getByTestId('trace-link').click()
+    await expect.poll(() => t.page.getByTestId('transitions').count()).toBe(3)
+    const text = await t.page.getByTestId('timeline').textContent()
+    for (const type of ['order.placed', 'order.paid', 'mail.send']) expect(text).toContain(type)
+  })
+
   it('shows no action controls in read-only mode', async () => {
     const t = await open({ payloads: 'shown' })
     await deadLetter(t, 'mail.send', { fail: true })

@@ -134,6 +134,12 @@ export interface InspectOptions {
    * newest message first, at most 20.
    */
   readonly traceKey?: MessageKey
+  /**
+   * A trace id whose traces to include: a message and the follow-ups it posted (`ctx.post`), which
+   * share its `traceId` — live and kept finished ones, newest first, at most 20. With `traceKey` too,
+   * only those of that key.
+   */
+  readonly traceId?: string
 }
 
 /**
@@ -160,6 +166,6 @@ export interface LoopInspection {
    * other budget with starts counting, messages waiting or a wake-up armed (idle ones are left out).
    */
   readonly limits: readonly LimitLoad[]
-  /** The traces of `options.traceKey`'s messages, newest first; empty without `traceKey`. */
+  /** The traces `options.traceKey` and `options.traceId` select, newest first; empty without either. */
   readonly traces: readonly MessageTrace[]
 }

@@ -56,11 +56,12 @@ interface Candidate {
 
 /**
  * The loop's picture now (see {@link LoopInspection}). O(busy keys + running handlers + groups +
- * budgets), plus O(`keys` × log busy keys) for the ranking and a scan of the kept traces with `traceKey`.
+ * budgets), plus O(`keys` × log busy keys) for the ranking and a scan of the kept traces with `traceKey` or
+ * `traceId`.
  * @throws InvalidArgumentError for bad options
  */
 export function inspectLoop(p: InspectParts, options: InspectOptions | undefined): LoopInspection {
-  const { keys, traceKey } = readOptions(options)
+  const { keys, traceKey, traceId } = readOptions(options)
   const at = p.clock.now()
   const attempts = p.pool.attempts()
   const running = attempts.map(runningOf).sort((a, b) => a.startedAt - b.startedAt)
@@ -71,21 +72,25 @@ export function inspectLoop(p: InspectParts, options: InspectOptions | undefined
     running,
     groups: p.queue.groups?.loads() ?? [],
     limits: p.limits.loads(at),
-    traces: traceKey === undefined ? [] : p.traces.tracesOf(traceKey),
+    traces: traceKey === undefined && traceId === undefined ? [] : p.traces.tracesOf(traceKey, 20, traceId),
   }
 }
 
 // `loop.inspect()`'s options: an object with known names only, `keys` an integer in range.
-function readOptions(options: unknown): { keys: number; traceKey: MessageKey | undefined } {
-  if (options === undefined) return { keys: DEFAULT_KEYS, traceKey: undefined }
+function readOptions(options: unknown): { keys: number; traceKey?: MessageKey; traceId?: string } {
+  if (options === undefined) return { keys: DEFAULT_KEYS }
   const o = check.snapshotOptions('options', options)
-  check.checkKnownKeys('options', o, ['keys', 'traceKey'])
+  check.checkKnownKeys('options', o, ['keys', 'traceKey', 'traceId'])
   const keys = o['keys'] === undefined ? DEFAULT_KEYS : check.integer('options.keys', o['keys'], KEYS_RANGE)
   const traceKey = o['traceKey']
   if (traceKey !== undefined && !isKey(traceKey)) {
     throw new InvalidArgumentError('options.traceKey', 'a string or a finite number', traceKey)
   }
-  return { keys, traceKey }
+  const traceId = o['traceId']
+  if (traceId !== undefined && (typeof traceId !== 'string' || traceId === '')) {
+    throw new InvalidArgumentError('options.traceId', 'a non-empty string', traceId)
+  }
+  return { keys, ...(traceKey === undefined ? {} : { traceKey }), ...(traceId === undefined ? {} : { traceId }) }
 }
 
 const KEYS_RANGE = { min: 0, max: MAX_KEYS }

@@ -49,6 +49,11 @@ export class Trace {
     return this.#m.key
   }
 
+  /** The trace id its message shares with its follow-ups. */
+  get traceId(): string {
+    return this.#m.traceId
+  }
+
   /** Appends a transition. */
   note(state: MessageState, at: number, attempt?: number, detail?: string): void {
     this.state = state
@@ -148,9 +153,11 @@ export class Traces {
    * The live and kept finished traces of the messages with `key`, newest message first, at most
    * `limit` of them: a scan of every trace kept (for `loop.inspect()`, never per message).
    */
-  tracesOf(key: MessageKey, limit = 20): MessageTrace[] {
+  tracesOf(key: MessageKey | undefined, limit = 20, traceId?: string): MessageTrace[] {
     const found: Trace[] = []
-    for (const t of this.#traces.values()) if (t.key === key) found.push(t)
+    for (const t of this.#traces.values()) {
+      if ((key === undefined || t.key === key) && (traceId === undefined || t.traceId === traceId)) found.push(t)
+    }
     found.sort((a, b) => b.seq - a.seq)
     return found.slice(0, limit).map((t) => t.toJSON())
   }

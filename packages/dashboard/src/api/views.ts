@@ -151,8 +151,11 @@ export function letterDetail(letter: DeadLetter, redaction: Redaction) {
 
 const NUMERIC = /^-?\d+(\.\d+)?$/
 
-/** A message's timeline (its trace), or the traces of a key's recent messages. */
-export function timeline(source: LoopSource, find: { id?: string; key?: string }): MessageTrace[] {
+/** A message's timeline (its trace), the traces of a key's recent messages, or of a trace id (a message and its follow-ups). */
+export function timeline(source: LoopSource, find: { id?: string; key?: string; trace?: string }): MessageTrace[] {
+  if (find.trace !== undefined && find.trace !== '') {
+    return [...source.loop.inspect({ keys: 0, traceId: find.trace }).traces] // a message and its follow-ups
+  }
   if (find.id !== undefined) {
     const trace = source.loop.trace(find.id)
     return trace === undefined ? [] : [trace]

@@ -113,7 +113,10 @@ function viewData(ctx: RouteContext, c: Collector, what: string, param: (name: s
     case 'dead-letters':
       return deadLetters(ctx, c, param)
     case 'messages':
-      return { ...clockOf(c), traces: views.timeline(source, { id: param('id'), key: param('key') } as never) }
+      return {
+        ...clockOf(c),
+        traces: views.timeline(source, { id: param('id'), key: param('key'), trace: param('trace') } as never),
+      }
     case 'threads':
       return views.threads(ctx.options.threads)
     case 'nats':
