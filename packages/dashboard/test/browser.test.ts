@@ -243,7 +243,8 @@ describe('dashboard in a browser', () => {
 
   it('takes a screenshot of every view from a demo workload (docs/images/dashboard/)', async () => {
     const demo = showcase()
-    const s = await served({ loops: { shop: demo.loop }, authorize: allowAll, payloads: 'shown' })
+    const threads = { invoices: demo.pool }
+    const s = await served({ loops: { shop: demo.loop }, authorize: allowAll, payloads: 'shown', threads })
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     closers.push(async () => {
       await page.close()
@@ -261,6 +262,7 @@ describe('dashboard in a browser', () => {
       ['Breakers and limits', 'circuits', 'payment.charge'],
       ['Delayed and scheduled', 'schedules', 'nightly-report'],
       ['Dead letters', 'letters', 'mail.send'],
+      ['Threads', 'threads', 'invoices'],
     ]
     for (const [tab, testid, text] of views) {
       await page.getByRole('link', { name: tab }).click()

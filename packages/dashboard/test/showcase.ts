@@ -4,12 +4,14 @@
  * schedules, keyed delays and dead letters. The browser tests take the screenshots of docs/ from it.
  */
 import { createLoop, type Loop, NonRetryableError, RetryableError } from '@flowing/core'
+import { ThreadPool, threaded } from '@flowing/threads'
 import { HOSTILE_TEXT, HOSTILE_TYPE } from './fixture.js'
 
 export type ShowcaseMessages = Record<string, Record<string, unknown>>
 
-/** The loop and a stop for its producers and slow handlers. */
-export function showcase(): { loop: Loop<ShowcaseMessages>; stop: () => Promise<void> } {
+/** The loop, its thread pool, and a stop for its producers, slow handlers and threads. */
+export function showcase(): { loop: Loop<ShowcaseMessages>; pool: ThreadPool; stop: () => Promise<void> } {
+  const pool = new ThreadPool({ minThreads: 2, maxThreads: 2 })
   const releases: (() => void)[] = []
   const slow = () => new Promise<void>((resolve) => releases.push(resolve))
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -39,6 +41,7 @@ export function showcase(): { loop: Loop<ShowcaseMessages>; stop: () => Promise<
     { circuitBreaker: { consecutiveFailures: 50, cooldownMs: 600_000 } },
   )
   loop.on('report.build', async () => sleep(5))
+  loop.on('invoice.pdf', threaded(new URL('./fixtures/render.mjs', import.meta.url), { pool }))
   loop.on('order.timeout', async () => {})
   loop.on(HOSTILE_TYPE, async () => {
     throw new NonRetryableError(HOSTILE_TEXT)
@@ -65,14 +68,17 @@ export function showcase(): { loop: Loop<ShowcaseMessages>; stop: () => Promise<
   const producer = setInterval(() => {
     for (let i = 0; i < 40; i++) loop.post('order.paid', { orderId: `o-${++n}` }, { key: `o-${n % 200}` })
     for (let i = 0; i < 3; i++) loop.post('mail.send', { to: `user${n + i}@example.com` })
+    loop.post('invoice.pdf', { invoice: n })
   }, 100)
   return {
     loop,
+    pool,
     stop: async () => {
       clearInterval(producer)
       clearTimeout(outage)
       for (const release of releases.splice(0)) release()
       await loop.stop({ drain: false })
+      await pool.close()
     },
   }
 }
