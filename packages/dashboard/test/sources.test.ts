@@ -2,11 +2,12 @@
  * Views that appear when their feature is in use: a `@flowing/threads` pool, and a `@flowing/nats`
  * loop on a private nats-server (its partitions, its local loop).
  */
+import { NonRetryableError } from '@flowing/core'
 import { createNatsLoop } from '@flowing/nats'
 import { ThreadPool } from '@flowing/threads'
 import { afterEach, expect, it } from 'vitest'
 import { describeNats, useNatsServer } from '../../nats/test/server.js'
-import { demoLoop, served, until } from './fixture.js'
+import { demoLoop, served, sessionOf, until } from './fixture.js'
 
 const closers: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -60,5 +61,53 @@ describeNats('a NATS loop', () => {
     expect(view.serverVersion).toMatch(/^\d+\.\d+/)
     const overview = await getJson(`${s.url}api/loops/board/overview`)
     expect(overview.counters.succeeded).toBe(5)
+  })
+
+  it('lists, replays and purges the dead letters every process shares (the stream), replays into a partition', async () => {
+    const nats = await createNatsLoop<{ charge: { n: number } }>({
+      servers: server().url,
+      name: 'letters',
+      partitions: 2,
+    })
+    let down = true
+    const charged: number[] = []
+    nats.on('charge', async (m) => {
+      if (down) throw new NonRetryableError(`provider down for ${m.payload.n}`)
+      charged.push(m.payload.n)
+    })
+    nats.start()
+    const s = await served({ loops: { letters: nats }, authorize: () => true })
+    closers.push(async () => {
+      await s.close()
+      await nats.stop()
+    })
+    for (const n of [1, 2]) await nats.post('charge', { n }, { key: `o-${n}` })
+    const listed = await until(async () => {
+      const l = await getJson(`${s.url}api/loops/letters/dead-letters`)
+      return l.total === 2 ? l : undefined
+    })
+    expect(listed.letters.map((l: Json) => l.error.message).sort()).toEqual([
+      'provider down for 1',
+      'provider down for 2',
+    ])
+    const one = await getJson(`${s.url}api/loops/letters/dead-letters/${listed.letters[0].id}`)
+    expect(one.letter.type).toBe('charge')
+    const { cookie, csrf } = await sessionOf(s.url)
+    const headers = { 'content-type': 'application/json', cookie, 'x-flowing-csrf': csrf, origin: s.origin }
+    down = false
+    const replayed = await fetch(`${s.url}api/loops/letters/dead-letters/replay`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ ids: [listed.letters[0].id] }),
+    })
+    expect(((await replayed.json()) as Json).replayed).toEqual([{ id: expect.any(String), type: 'charge' }])
+    await until(() => charged.length === 1)
+    const purged = await fetch(`${s.url}api/loops/letters/dead-letters/purge`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ all: true, filter: { type: 'charge' } }),
+    })
+    expect(await purged.json()).toEqual({ purged: 1 })
+    expect((await getJson(`${s.url}api/loops/letters/dead-letters`)).total).toBe(0)
   })
 })

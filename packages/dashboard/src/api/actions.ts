@@ -21,8 +21,8 @@ export interface ActionRoute {
 
 /** The actions by their path under `/api/loops/:loop/`. */
 export const ACTION_ROUTES: ReadonlyMap<string, ActionRoute> = new Map<string, ActionRoute>([
-  ['dead-letters/replay', { action: 'replay', run: (loop, body) => replay(loop, body) }],
-  ['dead-letters/purge', { action: 'purge', run: (loop, body) => purge(loop, body) }],
+  ['dead-letters/replay', { action: 'replay', run: (_loop, body, source) => replay(source.letters, body) }],
+  ['dead-letters/purge', { action: 'purge', run: (_loop, body, source) => purge(source.letters, body) }],
   ['messages/cancel', { action: 'cancel', run: (loop, body) => ({ result: loop.cancel(text(body, 'id')) }) }],
   ['jobs/cancel', { action: 'cancel', run: (loop, body) => ({ result: loop.jobs.cancel(text(body, 'jobKey')) }) }],
   ['pause', { action: 'pause', run: (loop) => state(loop.pause()) }],
@@ -71,9 +71,9 @@ function circuit(loop: ShownLoop, body: Body, open: boolean) {
 }
 
 /** Runs `route` on the loop; the loop's own refusals (a typed error) come back as 409 with its message. */
-export function runAction(route: ActionRoute, source: LoopSource, body: Body): unknown {
+export async function runAction(route: ActionRoute, source: LoopSource, body: Body): Promise<unknown> {
   try {
-    return route.run(source.loop, body, source)
+    return await route.run(source.loop, body, source)
   } catch (error) {
     if (error instanceof HttpError) throw error
     const message = error instanceof Error ? error.message : String(error)

@@ -6,7 +6,7 @@
  */
 
 import type { DeadLetter, ErrorClass } from '@flowing/core'
-import type { ShownLoop } from '../collect/loop-source.js'
+import type { Letters } from '../collect/letters.js'
 import { HttpError } from '../http/respond.js'
 
 /**
@@ -53,49 +53,42 @@ function time(name: 'since' | 'until', value: unknown): Partial<LetterFilter> {
 const bad = (name: string, rule: string) => new HttpError(400, 'bad-request', `\`${name}\` must be ${rule}`)
 
 /** The letters matching `filter`, oldest first. */
-export function matching(loop: ShownLoop, filter: LetterFilter): DeadLetter[] {
-  return loop.deadLetters
-    .list(filter.type === undefined ? undefined : { type: filter.type })
-    .filter(
-      (l) =>
-        (filter.errorClass === undefined || l.error.errorClass === filter.errorClass) &&
-        (filter.since === undefined || l.at >= filter.since) &&
-        (filter.until === undefined || l.at <= filter.until),
-    )
+export async function matching(letters: Letters, filter: LetterFilter): Promise<DeadLetter[]> {
+  return (await letters.list(filter.type)).filter(
+    (l) =>
+      (filter.errorClass === undefined || l.error.errorClass === filter.errorClass) &&
+      (filter.since === undefined || l.at >= filter.since) &&
+      (filter.until === undefined || l.at <= filter.until),
+  )
 }
 
 /**
- * The letters an action names: `ids` (a selection), or `all: true` with a `filter` (all matching).
+ * The ids an action names: `ids` (a selection), or `all: true` with a `filter` (all matching).
  * @throws HttpError 400 when the body names neither
  */
-export function selected(loop: ShownLoop, body: Record<string, unknown>): DeadLetter[] {
+export async function selected(letters: Letters, body: Record<string, unknown>): Promise<string[]> {
   const { ids, all } = body
-  if (Array.isArray(ids) && ids.length > 0 && ids.every((id) => typeof id === 'string')) {
-    return loop.deadLetters.list({ ids: ids as string[] })
+  if (Array.isArray(ids) && ids.length > 0 && ids.length <= 10_000 && ids.every((id) => typeof id === 'string')) {
+    return ids as string[]
   }
   if (all === true) {
     const filter = body['filter'] ?? {}
     if (filter === null || typeof filter !== 'object') throw bad('filter', 'an object')
-    return matching(
-      loop,
+    const found = await matching(
+      letters,
       letterFilter((name) => (filter as Record<string, unknown>)[name]),
     )
+    return found.map((l) => l.id)
   }
   throw bad('ids', 'a non-empty array of dead-letter ids (or `all: true` with a `filter`)')
 }
 
 /** Replays the selected letters: what was replayed (new message ids) and what the loop refused. */
-export function replay(loop: ShownLoop, body: Record<string, unknown>) {
-  const letters = selected(loop, body)
-  const report = loop.deadLetters.replay({ ids: letters.map((l) => l.id) })
-  return {
-    replayed: report.replayed.map((m) => ({ id: m.id, type: m.type })),
-    refused: report.refused.map(({ letter, error }) => ({ id: letter.id, error: error.message })),
-  }
+export async function replay(letters: Letters, body: Record<string, unknown>) {
+  return letters.replay(await selected(letters, body))
 }
 
 /** Purges the selected letters: how many left the store. */
-export function purge(loop: ShownLoop, body: Record<string, unknown>) {
-  const letters = selected(loop, body)
-  return { purged: loop.deadLetters.purge({ ids: letters.map((l) => l.id) }) }
+export async function purge(letters: Letters, body: Record<string, unknown>) {
+  return { purged: await letters.purge(await selected(letters, body)) }
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { Loop } from '@flowing/core'
+import { type Letters, localLetters, type SharedLetters, sharedLetters } from './letters.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: a loop of any message map and result map may be shown
 type AnyLoop = Loop<any, any>
@@ -24,6 +25,8 @@ export interface NatsLikeLoop {
   metrics(): { readonly partitions: number }
   /** The server's version. */
   readonly serverVersion?: string
+  /** The dead letters every process of the loop shares. */
+  readonly deadLetters?: SharedLetters
 }
 
 /**
@@ -56,6 +59,8 @@ export class LoopSource {
   readonly loop: ShownLoop
   /** The NATS loop around it, if any. */
   readonly nats: NatsLikeLoop | undefined
+  /** Its dead letters: the loop's store, or a NATS loop's shared stream. */
+  readonly letters: Letters
 
   /**
    * @param name - the loop's name in the dashboard
@@ -68,6 +73,7 @@ export class LoopSource {
     const nats = 'local' in shown ? (shown as NatsLikeLoop) : undefined
     this.loop = nats === undefined ? (shown as AnyLoop) : nats.local
     this.nats = nats
+    this.letters = nats?.deadLetters === undefined ? localLetters(this.loop) : sharedLetters(nats.deadLetters)
   }
 
   /** `nats` or `loop`. */

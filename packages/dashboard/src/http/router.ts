@@ -81,7 +81,7 @@ function collectorOf(ctx: RouteContext, encoded: string): Collector {
   return c
 }
 
-function read(
+async function read(
   ctx: RouteContext,
   req: IncomingMessage,
   res: ServerResponse,
@@ -92,11 +92,11 @@ function read(
   const param = (name: string) => q.get(name) ?? undefined
   if (what === 'stream') return ctx.stream(req, res, c, viewOf(param('view')))
   const letter = /^dead-letters\/([^/]+)$/.exec(what)
-  if (letter !== null) return json(req, res, 200, oneLetter(ctx, c, decodeSegment(letter[1] as string)))
-  return json(req, res, 200, viewData(ctx, c, what, param))
+  if (letter !== null) return json(req, res, 200, await oneLetter(ctx, c, decodeSegment(letter[1] as string)))
+  return json(req, res, 200, await viewData(ctx, c, what, param))
 }
 
-function viewData(ctx: RouteContext, c: Collector, what: string, param: (name: string) => string | undefined) {
+async function viewData(ctx: RouteContext, c: Collector, what: string, param: (name: string) => string | undefined) {
   const source = c.source
 
   switch (what) {
@@ -111,7 +111,7 @@ function viewData(ctx: RouteContext, c: Collector, what: string, param: (name: s
     case 'delayed':
       return views.delayed(source, ctx.redaction)
     case 'dead-letters':
-      return deadLetters(ctx, c, param)
+      return await deadLetters(c, param)
     case 'messages':
       return {
         ...clockOf(c),
@@ -126,15 +126,15 @@ function viewData(ctx: RouteContext, c: Collector, what: string, param: (name: s
   }
 }
 
-function deadLetters(ctx: RouteContext, c: Collector, param: (name: string) => string | undefined) {
-  const all = matching(c.source.loop, letterFilter(param))
+async function deadLetters(c: Collector, param: (name: string) => string | undefined) {
+  const all = await matching(c.source.letters, letterFilter(param))
   const limit = limitOf(param('limit'), 200, MAX_LETTERS)
   const letters = all.slice(-limit).reverse() // newest first
   return { ...clockOf(c), total: all.length, letters: letters.map(views.letterSummary) }
 }
 
-function oneLetter(ctx: RouteContext, c: Collector, id: string) {
-  const letter = c.source.loop.deadLetters.get(id)
+async function oneLetter(ctx: RouteContext, c: Collector, id: string) {
+  const letter = await c.source.letters.get(id)
   if (letter === undefined) throw new HttpError(404, 'not-found', 'no dead letter with that id')
   return { ...clockOf(c), letter: views.letterDetail(letter, ctx.redaction) }
 }
@@ -168,7 +168,7 @@ async function act(ctx: RouteContext, req: IncomingMessage, res: ServerResponse,
   await authorize(ctx, req, actionRoute.action)
   const c = collectorOf(ctx, m[1] as string)
   const body = await readJson(req)
-  json(req, res, 200, runAction(actionRoute, c.source, body))
+  json(req, res, 200, await runAction(actionRoute, c.source, body))
 }
 
 async function permits(ctx: RouteContext, req: IncomingMessage, action: DashboardAction): Promise<boolean> {
