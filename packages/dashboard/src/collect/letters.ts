@@ -5,8 +5,7 @@
  *
  * @module
  */
-import type { DeadLetter, DeadLetterFilter } from '@flowing/core'
-import type { ShownLoop } from './loop-source.js'
+import type { DeadLetter, DeadLetterFilter, DeadLetterStore } from '@flowing/core'
 
 /** What a replay did: the new messages, and the letters that stayed (with why). */
 export interface LettersReplayed {
@@ -45,9 +44,8 @@ export interface SharedLetters {
 
 const typeFilter = (type: string | undefined) => (type === undefined ? undefined : { type })
 
-/** The in-memory store of `loop`. */
-export function localLetters(loop: ShownLoop): Letters {
-  const store = loop.deadLetters
+/** A loop's in-memory store (`loop.deadLetters`). */
+export function localLetters(store: DeadLetterStore): Letters {
   return {
     list: async (type) => store.list(typeFilter(type)),
     get: async (id) => store.get(id),

@@ -73,7 +73,8 @@ export class LoopSource {
     const nats = 'local' in shown ? (shown as NatsLikeLoop) : undefined
     this.loop = nats === undefined ? (shown as AnyLoop) : nats.local
     this.nats = nats
-    this.letters = nats?.deadLetters === undefined ? localLetters(this.loop) : sharedLetters(nats.deadLetters)
+    this.letters =
+      nats?.deadLetters === undefined ? localLetters(this.loop.deadLetters) : sharedLetters(nats.deadLetters)
   }
 
   /** `nats` or `loop`. */
