@@ -7,7 +7,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Redaction } from './api/redaction.js'
 import { Collector } from './collect/collector.js'
-import { LoopSource } from './collect/loop-source.js'
 import { Csrf } from './http/csrf.js'
 import { Pages } from './http/pages.js'
 import { splitUrl } from './http/request-path.js'
@@ -44,9 +43,7 @@ export class Dashboard {
   constructor(options: DashboardOptions) {
     const o = resolveOptions(options)
     this.basePath = o.basePath
-    for (const [name, loop] of o.loops) {
-      this.#collectors.set(name, new Collector(new LoopSource(name, loop), o.historySeconds))
-    }
+    for (const [name, source] of o.loops) this.#collectors.set(name, new Collector(source, o.historySeconds))
     const redaction = new Redaction(o.payloads === 'shown', o.redact)
     this.#pages = new Pages(this.#collectors, redaction, o.threads)
     this.#context = {

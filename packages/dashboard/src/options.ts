@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http'
 import { InvalidArgumentError } from '@flowing/core'
 import { argumentChecks } from '@flowing/errors'
-import { type DashboardLoop, isDashboardLoop } from './collect/loop-source.js'
+import { type DashboardLoop, isDashboardLoop, LoopSource } from './collect/loop-source.js'
 
 /**
  * What a request asks to do: `view` (any read: pages, JSON, the live stream) or one of the actions.
@@ -113,7 +113,7 @@ export interface DashboardOptions {
 
 /** The options, checked, with their defaults. */
 export interface ResolvedOptions {
-  readonly loops: ReadonlyMap<string, DashboardLoop>
+  readonly loops: ReadonlyMap<string, LoopSource>
   readonly basePath: string
   readonly authorize: Authorize | undefined
   readonly payloads: 'hidden' | 'shown'
@@ -166,17 +166,26 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
 }
 
-function loopsOf(value: unknown): Map<string, DashboardLoop> {
-  if (isDashboardLoop(value)) return new Map([['loop', value]])
+function loopsOf(value: unknown): Map<string, LoopSource> {
+  if (isDashboardLoop(value)) return new Map([['loop', sourceOf('options.loops', 'loop', value)]])
   const named = check.snapshot('options.loops', value)
-  const loops = new Map<string, DashboardLoop>()
+  const loops = new Map<string, LoopSource>()
   for (const [name, loop] of Object.entries(named)) {
     if (!NAME.test(name)) throw new InvalidArgumentError('options.loops', 'names of letters, digits, ., _ and -', name)
-    if (!isDashboardLoop(loop)) throw new InvalidArgumentError(`options.loops.${name}`, 'a Flowing loop', loop)
-    loops.set(name, loop)
+    loops.set(name, sourceOf(`options.loops.${name}`, name, loop))
   }
   if (loops.size === 0) throw new InvalidArgumentError('options.loops', 'a loop, or at least one named loop', value)
   return loops
+}
+
+// What the dashboard reads of a loop, read once now: a loop whose getters throw is refused here.
+function sourceOf(argument: string, name: string, loop: unknown): LoopSource {
+  if (!isDashboardLoop(loop)) throw new InvalidArgumentError(argument, 'a Flowing loop', loop)
+  try {
+    return new LoopSource(name, loop)
+  } catch (thrown) {
+    throw new InvalidArgumentError(argument, 'a Flowing loop (reading it threw)', loop, { cause: thrown })
+  }
 }
 
 function functionsOf(argument: string, value: unknown): Record<string, unknown> {
@@ -188,7 +197,10 @@ function functionsOf(argument: string, value: unknown): Record<string, unknown> 
 function objectsOf(argument: string, value: unknown): Record<string, { stats(): unknown }> {
   const all = value === undefined ? {} : check.snapshot(argument, value)
   for (const [name, pool] of Object.entries(all)) {
-    const stats = pool !== null && typeof pool === 'object' ? (pool as { stats?: unknown }).stats : undefined
+    const stats =
+      pool !== null && typeof pool === 'object'
+        ? check.readably(`${argument}.${name}`, () => (pool as { stats?: unknown }).stats, pool)
+        : undefined
     if (typeof stats !== 'function') throw new InvalidArgumentError(`${argument}.${name}`, 'a ThreadPool', pool)
   }
   return all as Record<string, { stats(): unknown }>

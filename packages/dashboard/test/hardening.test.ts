@@ -5,6 +5,7 @@
  * dashboard that stayed on its loops after `close()`.
  */
 import { connect } from 'node:net'
+import { InvalidArgumentError } from '@flowing/core'
 import { describe, expect, it } from 'vitest'
 import { createDashboard, serve } from '../src/index.js'
 import { demoLoop, getJson, served, sessionOf, until, useDemo } from './fixture.js'
@@ -119,6 +120,52 @@ describe('options and lifecycle', () => {
     expect(() => createDashboard({ loops: loop, allowedOrigins: ['https://*.example.com'] })).toThrow(/no wildcard/)
     expect(() => createDashboard({ loops: loop, basePath: '/a/..' })).toThrow(/options.basePath/)
     expect(() => createDashboard({ loops: loop, secret: 'short' })).toThrow(/at least 32 characters/)
+    await loop.stop()
+  })
+
+  it('refuses hostile options (throwing getters, Proxies) with InvalidArgumentError, naming the option', async () => {
+    const { loop } = demoLoop()
+    const trap = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap')
+        },
+        getPrototypeOf: () => {
+          throw new Error('proto')
+        },
+      },
+    )
+    const throwingNats = {
+      get local() {
+        throw new Error('no local')
+      },
+      metrics: () => ({ partitions: 0 }),
+    }
+    const throwingPool = {
+      get stats() {
+        throw new Error('no stats')
+      },
+    }
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ loops: trap }, /options.loops/],
+      [{ loops: { orders: trap } }, /options.loops.orders.*a Flowing loop/],
+      [{ loops: { orders: throwingNats } }, /options.loops.orders.*a Flowing loop/],
+      [{ loops: loop, threads: { render: throwingPool } }, /options.threads.render/],
+      [trap, /options/],
+    ]
+    for (const [options, message] of cases) {
+      const e = (() => {
+        try {
+          createDashboard(options as never)
+        } catch (error) {
+          return error
+        }
+        return undefined
+      })()
+      expect(e, String(message)).toBeInstanceOf(InvalidArgumentError)
+      expect((e as Error).message).toMatch(message)
+    }
     await loop.stop()
   })
 

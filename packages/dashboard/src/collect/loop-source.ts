@@ -39,10 +39,14 @@ export type DashboardLoop = Loop<any, any> | NatsLikeLoop
 
 /** Whether `value` is something a dashboard can show. */
 export function isDashboardLoop(value: unknown): value is DashboardLoop {
-  if (isCoreLoop(value)) return true
-  if (value === null || typeof value !== 'object') return false
-  const nats = value as Partial<NatsLikeLoop>
-  return isCoreLoop(nats.local) && typeof nats.metrics === 'function'
+  try {
+    if (isCoreLoop(value)) return true
+    if (value === null || typeof value !== 'object') return false
+    const nats = value as Partial<NatsLikeLoop>
+    return isCoreLoop(nats.local) && typeof nats.metrics === 'function'
+  } catch {
+    return false // a getter or a Proxy trap that throws: not a loop the dashboard can read
+  }
 }
 
 // A `Loop` — by its shape too, so that a second copy of `@flowing/core` in the app is recognised.
