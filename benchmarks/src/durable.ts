@@ -125,7 +125,8 @@ async function main(args: string[]): Promise<void> {
   const [redis, postgres] = [await startRedis(), await startPostgres()]
   const pg = postgres.ok ? postgresJournal(postgres.server) : undefined
   try {
-    const rows: Row[] = [inMemory, memoryStore, sqliteJournal('normal'), sqliteJournal('full')].map(flowingRow)
+    const sqlite = [sqliteJournal('normal'), sqliteJournal('normal', true), sqliteJournal('full')]
+    const rows: Row[] = [inMemory, memoryStore, ...sqlite].map(flowingRow)
     rows.push(
       pg === undefined ? missingRow('postgres', 'PostgreSQL', postgres.ok ? '' : postgres.reason) : flowingRow(pg),
     )

@@ -38,9 +38,15 @@ export interface SinglesSample {
 
 const DEADLINE_MS = 600_000
 
-function durableLoop(journal: OpenJournal, w: DurableWorkload, tally: Tally): Loop<DurableMessages> {
+function durableLoop(
+  journal: OpenJournal,
+  w: DurableWorkload,
+  tally: Tally,
+  maxCrashes: number | undefined,
+): Loop<DurableMessages> {
   const loop = createLoop<DurableMessages>({
     ...(journal.store === undefined ? {} : { store: journal.store }),
+    ...(maxCrashes === undefined ? {} : { maxCrashes }),
     workers: w.workers,
     capacity: w.n,
     autoStart: false,
@@ -79,7 +85,7 @@ export async function batchedRun(kind: JournalKind, w: DurableWorkload): Promise
   const journal = await kind.open()
   try {
     const tally = new Tally(w.n)
-    const loop = durableLoop(journal, w, tally)
+    const loop = durableLoop(journal, w, tally, kind.maxCrashes)
     const acks: number[] = []
     let peak = journal.bytes()
     const t0 = performance.now()
@@ -112,7 +118,7 @@ export async function singlesRun(kind: JournalKind, w: DurableWorkload): Promise
   const journal = await kind.open()
   try {
     const tally = new Tally(w.singles)
-    const loop = durableLoop(journal, w, tally)
+    const loop = durableLoop(journal, w, tally, kind.maxCrashes)
     const acks: number[] = []
     const t0 = performance.now()
     for (let seq = 0; seq < w.singles; seq++) {

@@ -36,6 +36,8 @@ export interface JournalKind {
   readonly target?: Target
   /** Opens a fresh journal for one run. */
   open(): Promise<OpenJournal>
+  /** The loop's `maxCrashes` on this row (the default, 3, when absent). */
+  readonly maxCrashes?: number
 }
 
 /** A throughput target: at least `msgsPerSec`, and at least `ofInMemory` × the in-memory row. */
@@ -120,12 +122,15 @@ export const memoryStore: JournalKind = {
   },
 }
 
-/** SQLite in a fresh temp dir, with `synchronous` set. */
-export function sqliteJournal(synchronous: SynchronousMode): JournalKind {
+/**
+ * SQLite in a fresh temp dir, with `synchronous` set; `guardOff`: the loop's crash-loop guard turned
+ * off (`maxCrashes: Infinity`), to show what the guard costs beside the default row.
+ */
+export function sqliteJournal(synchronous: SynchronousMode, guardOff = false): JournalKind {
   return {
-    id: `sqlite-${synchronous}`,
-    label: `SQLite, synchronous: '${synchronous}'`,
-    target: { msgsPerSec: 100_000, ofInMemory: 0.1 },
+    id: `sqlite-${synchronous}${guardOff ? '-no-guard' : ''}`,
+    label: `SQLite, synchronous: '${synchronous}'${guardOff ? ', maxCrashes: Infinity' : ''}`,
+    ...(guardOff ? { maxCrashes: Number.POSITIVE_INFINITY } : { target: { msgsPerSec: 100_000, ofInMemory: 0.1 } }),
     async open() {
       const dir = tempDir('sqlite')
       const path = join(dir, 'journal.db')

@@ -498,6 +498,43 @@ export class RetryableError extends FlowingError {
 }
 
 /**
+ * A journaled message's attempts kept ending in a crash of the process (`kill -9`, an out-of-memory
+ * kill, a native addon's fault, a `process.exit` deep in a library): it was interrupted `crashes`
+ * times, reached `maxCrashes`, and was dead-lettered at its next start **without running again**, so
+ * the messages behind it on its key run. Never retried, whatever a classifier says. Its dead letter
+ * keeps the payload and the attempts that did finish, for `loop.deadLetters.replay()` once the cause
+ * is fixed.
+ *
+ * @group Errors
+ */
+export class CrashLoopError extends FlowingError {
+  /** Stable machine-readable code. */
+  declare readonly code: 'ERR_FLOWING_CRASH_LOOP'
+  /** The message's type. */
+  readonly messageType: string
+  /** Attempts of it that a crash interrupted. */
+  readonly crashes: number
+  /** The limit it reached (the type's `maxCrashes`, else the loop's). */
+  readonly maxCrashes: number
+
+  /**
+   * @param messageType - the message's type
+   * @param crashes - attempts a crash interrupted
+   * @param maxCrashes - the limit in force
+   */
+  constructor(messageType: string, crashes: number, maxCrashes: number) {
+    super(
+      'ERR_FLOWING_CRASH_LOOP',
+      `\`${messageType}\` was running when the process crashed ${crashes} times (maxCrashes ${maxCrashes}): ` +
+        'dead-lettered without running again (a poison message: its handler kills the process)',
+    )
+    this.messageType = messageType
+    this.crashes = crashes
+    this.maxCrashes = maxCrashes
+  }
+}
+
+/**
  * A post carried an idempotency key that is in flight or already done (or failed, under the
  * `failed: 'duplicate'` policy): nothing was admitted, nothing will run.
  *

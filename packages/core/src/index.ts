@@ -125,6 +125,7 @@ export {
   BackpressureError,
   type BackpressureState,
   CircuitOpenError,
+  CrashLoopError,
   DelayedFullError,
   DuplicateHandlerError,
   DuplicateMessageError,

@@ -59,7 +59,7 @@ describe('Loop', () => {
         'options.timeotMs',
       )
       expect(error.message).toBe(
-        'Expected `options.timeotMs` to be one of the known options (replace, timeoutMs, heartbeatMs, compensate, checkPayload, retry, circuitBreaker, rateLimit), got `5` (number); did you mean `timeoutMs`?',
+        'Expected `options.timeotMs` to be one of the known options (replace, timeoutMs, heartbeatMs, compensate, checkPayload, retry, circuitBreaker, rateLimit, maxCrashes), got `5` (number); did you mean `timeoutMs`?',
       )
       expect(thrown(() => loop.on('work', () => {}, { sparkle: true } as never)).message).not.toContain('did you mean')
       expect(() => loop.post('work', 1)).toThrow('No handler registered')

@@ -446,9 +446,14 @@ describeNats('NatsLoop across processes (a private nats-server)', () => {
         if (runs.some(stale)) continue // the freeze's (see `stale`)
         const sorted = [...runs].sort((a, b) => a.start - b.start)
         for (const r of sorted.slice(0, -1))
-          if (!disrupted(r)) unexplained.push(`${id} pid ${r.pid} ${r.start}–${r.end}`)
+          if (!disrupted(r))
+            unexplained.push(
+              `${id} pid ${r.pid} ${r.start}–${r.end}; runs: ${sorted.map((x) => `${x.pid} ${x.start}–${x.end} ${x.outcome}`).join(', ')}`,
+            )
       }
-      expect(unexplained).toEqual([])
+      const o = out
+      const timeline = `kill ${o.killAt} (pid ${o.killedPid}) freeze ${o.freezeAt}–${o.thawAt} (pid ${o.frozenPid}) restart ${o.restartAt}–${o.restartDoneAt}`
+      expect(unexplained, timeline).toEqual([])
       expect(rerun).toBeLessThanOrEqual(3 * P)
       // The `kill` probe committed before the kill: its rerun saw `ctx.committed` and skipped the effect.
       const pk = out.runs.get('pk-0') ?? []

@@ -40,7 +40,7 @@ export interface RestorePlacePorts<M extends MessageMap> {
   readonly retries: Pick<Retries, 'restored'>
   /** Stamps a restored message and queues it. */
   readonly admission: Pick<Admission<M>, 'stamp' | 'insert'>
-  readonly journal: Pick<Journal<M>, 'admitted'> | undefined
+  readonly journal: Pick<Journal<M>, 'admitted' | 'guard'> | undefined
   /** Cancels a waiting message (one a restored message replaces by its job key). */
   cancel(m: Envelope, why: string): unknown
 }
@@ -163,6 +163,7 @@ function readmit<M extends MessageMap>(
   metrics.accepted++
   metrics.restored++
   journal?.admitted(m, payloadJson)
+  journal?.guard.restored(m, sm.crashes)
   admitted?.push(m as unknown as Message<M>)
   const announce = place(host, m, sm, now, elapsed)
   // A job key that named a waiting message here names the restored one now: the other is replaced.

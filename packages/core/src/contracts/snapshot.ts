@@ -76,6 +76,11 @@ export interface SnapshotMessage {
   readonly job?: JobState
   /** The schedule it holds, when it is a schedule's next fire. */
   readonly schedule?: ScheduleState
+  /**
+   * Attempts of it that a crash interrupted (a journal's recovery counts them; absent: none): kept, so
+   * `maxCrashes` still ends a crash loop after a stop and a restore.
+   */
+  readonly crashes?: number
 }
 
 /**

@@ -69,6 +69,16 @@ export interface JournalRecord {
   readonly job?: JobState
   /** The schedule it holds, when it is a schedule's next fire. */
   readonly schedule?: ScheduleState
+  /**
+   * Attempts of it that a crash of the process interrupted, counted at each recovery (absent: none).
+   * At the loop's `maxCrashes` it is dead-lettered with a `CrashLoopError` instead of running.
+   */
+  readonly crashes?: number
+  /**
+   * Set while an attempt of it runs: a record recovered with it set was interrupted by a crash (the
+   * recovery counts one more of its `crashes`).
+   */
+  readonly running?: true
 }
 
 /**

@@ -183,4 +183,11 @@ export interface RegisterOptions<M extends MessageMap = MessageMap, T extends Me
    * (`'route'`) or one per key (`'key'`) — on top of the loop's `rateLimit` (see {@link RateLimit}).
    */
   readonly rateLimit?: RateLimit | readonly RateLimit[]
+  /**
+   * This type's crash-loop guard (a positive integer, or `Infinity` for none), over the loop's
+   * `maxCrashes`: with a journal store, a message of this type whose attempts this many crashes of the
+   * process interrupted is dead-lettered with a `CrashLoopError` instead of running again.
+   * @defaultValue the loop's `maxCrashes`
+   */
+  readonly maxCrashes?: number
 }

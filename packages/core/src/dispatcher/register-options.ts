@@ -28,6 +28,7 @@ export interface Extras {
   readonly retry: RetryOptions | undefined
   readonly breaker: CircuitPolicy | false | undefined
   readonly rateLimits: readonly RateRule[]
+  readonly maxCrashes: number | undefined
 }
 
 /** The keys `on()` / `route()` options may have. */
@@ -40,6 +41,7 @@ const REGISTER_KEYS: readonly (keyof RegisterOptions)[] = [
   'retry',
   'circuitBreaker',
   'rateLimit',
+  'maxCrashes',
 ]
 
 /** Registration options that were renamed (the old names still work, with a `DeprecationWarning`). */
@@ -75,7 +77,9 @@ export function extrasOf(options: RegisterOptions | undefined, loopTimeoutMs: nu
     limit === undefined
       ? NO_RULES
       : check.readably('options.rateLimit', () => checkRateLimits('options.rateLimit', limit, TYPE_SCOPES), limit)
-  return { timeoutMs, compensate, checkPayload, heartbeatMs, retry, breaker, rateLimits }
+  const maxCrashes =
+    options?.maxCrashes === undefined ? undefined : check.maxCrashes('options.maxCrashes', options.maxCrashes)
+  return { timeoutMs, compensate, checkPayload, heartbeatMs, retry, breaker, rateLimits, maxCrashes }
 }
 
 function optionalFunction<F>(name: string, value: F | undefined): F | undefined {

@@ -92,6 +92,11 @@ export class Registry<M extends MessageMap> {
     return this.#lookup(type).timeoutMs
   }
 
+  /** The type's own `maxCrashes`, if it was registered with one. */
+  maxCrashesFor(type: string): number | undefined {
+    return this.#lookup(type).maxCrashes
+  }
+
   /** The type's heartbeat deadline, if any. */
   heartbeatFor(type: string): number | undefined {
     return this.#lookup(type).heartbeatMs

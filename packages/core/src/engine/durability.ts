@@ -11,6 +11,7 @@ import type { MessageMap } from '../contracts/message.js'
 import type { ResolvedLoopOptions } from '../contracts/options.js'
 import type { LoopSnapshot } from '../contracts/snapshot.js'
 import type { KeyRecord, StoreContents } from '../contracts/store.js'
+import type { Registry } from '../dispatcher/registry.js'
 import { Idempotency, type LedgerSlot } from '../idempotency/ledger.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
 import type { PostExtras } from '../internal/post-extras.js'
@@ -22,15 +23,16 @@ import type { Lifecycle } from '../lifecycle/lifecycle.js'
 
 /** What the journal's wiring reads. */
 export interface DurabilityParts<M extends MessageMap> {
-  readonly options: Pick<ResolvedLoopOptions, 'store' | 'idempotency'>
+  readonly options: Pick<ResolvedLoopOptions, 'store' | 'idempotency' | 'maxCrashes'>
   readonly clock: Clock
   readonly events: LoopEmitter<M>
   readonly records: RecordParts
+  readonly registry: Pick<Registry<M>, 'maxCrashesFor'>
 }
 
 /** The journal over the `store` option (undefined without one). */
 export function newJournal<M extends MessageMap>(p: DurabilityParts<M>): Journal<M> | undefined {
-  const { options, clock, events, records } = p
+  const { options, clock, events, records, registry } = p
   if (options.store === undefined) return undefined
   return new Journal<M>(options.store, {
     clock,
@@ -38,6 +40,7 @@ export function newJournal<M extends MessageMap>(p: DurabilityParts<M>): Journal
     extras: records.extras,
     traces: records.traces,
     ledger: records.ledger,
+    maxCrashesFor: (type) => registry.maxCrashesFor(type) ?? options.maxCrashes,
   })
 }
 
@@ -53,7 +56,10 @@ export function newJournaledKeys<M extends MessageMap>(
 
 /** The idempotency ledger (made when first needed): its finished keys are journaled with a store. */
 export function newLedger<M extends MessageMap>(
-  p: Omit<DurabilityParts<M>, 'records'> & { readonly extras: PostExtras; readonly keys: JournaledKeys | undefined },
+  p: Omit<DurabilityParts<M>, 'records' | 'registry'> & {
+    readonly extras: PostExtras
+    readonly keys: JournaledKeys | undefined
+  },
 ): Idempotency {
   const onError = (error: unknown, key: string) => p.events.emit('ledger-error', error, key)
   const options = p.options.idempotency ?? {}

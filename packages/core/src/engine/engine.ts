@@ -82,8 +82,9 @@ export class Engine<M extends MessageMap> extends Roots<M> {
   readonly traces = new Traces(this.options.traces === 'all', this.options.keepTraces)
   readonly ledger = new LedgerSlot(() => this.#newLedger(), false) // made in the constructor with `idempotency`
   readonly records: RecordParts = { extras: this.extras, traces: this.traces, ledger: this.ledger }
+  readonly #sides = { records: this.records, registry: this.registry }
   // The journal store's stage, and the ledger's durable keys (a loop created with `store`).
-  readonly #durable = { options: this.options, clock: this.clock, events: this.events, records: this.records }
+  readonly #durable = { ...this.#sides, options: this.options, clock: this.clock, events: this.events }
   readonly journal = newJournal(this.#durable)
   readonly keys = newJournaledKeys(this.#durable, this.journal)
   // The edges against the build order, bound once every stage exists.

@@ -8,12 +8,13 @@ import { errorCode } from '@flowing/errors'
 import type { WatchdogErrorCode } from '@flowing/watchdog'
 import type { Classifier, ErrorClass, ErrorInfo } from '../contracts/failures.js'
 import type { Message, MessageMap } from '../contracts/message.js'
-import { NonRetryableError, RetryableError } from '../errors.js'
+import { type CrashLoopError, NonRetryableError, RetryableError } from '../errors.js'
 import { describeFailure } from './describe-failure.js'
 
 const NON_RETRYABLE: NonRetryableError['code'] = 'ERR_FLOWING_NON_RETRYABLE'
 const RETRYABLE: RetryableError['code'] = 'ERR_FLOWING_RETRYABLE'
 const TIMED_OUT: WatchdogErrorCode = 'ERR_HANDLER_TIMEOUT'
+const CRASH_LOOP: CrashLoopError['code'] = 'ERR_FLOWING_CRASH_LOOP'
 
 /**
  * The default classes: a `NonRetryableError` → `non-retryable`; a `RetryableError` or the watchdog's
@@ -38,9 +39,12 @@ export function defaultClassify(error: unknown): ErrorClass {
   return 'unknown'
 }
 
-/** Applies the user's classifier, then the default. */
+/**
+ * Applies the user's classifier, then the default. A `CrashLoopError` is `non-retryable` whatever the
+ * classifier says: the guard's verdict is that the message must not run again.
+ */
 export function classify(classifier: Classifier | undefined, error: unknown, message: Message<MessageMap>): ErrorClass {
-  if (classifier !== undefined) {
+  if (classifier !== undefined && errorCode(error) !== CRASH_LOOP) {
     try {
       const c = classifier(error, message)
       if (c === 'retryable' || c === 'non-retryable' || c === 'unknown') return c

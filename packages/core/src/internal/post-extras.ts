@@ -26,6 +26,10 @@ interface Extras {
   job: JobState | undefined
   // The schedule whose next fire it is.
   schedule: ScheduleState | undefined
+  // Attempts a crash interrupted (a journal's recovery counted them).
+  crashes: number | undefined
+  // Restored: its next attempt begins only once its start is in the journal (the crash-loop guard).
+  gated: boolean
 }
 
 /**
@@ -124,6 +128,29 @@ export class PostExtras {
     signal.addEventListener('abort', e.onAbort, { once: true })
   }
 
+  /**
+   * `m` was restored (from a journal or a snapshot) with `crashes` interrupted attempts: kept, and its
+   * next attempt is gated (see `CrashGuard`).
+   */
+  restoredWith(m: Envelope, crashes: number | undefined): void {
+    const e = this.#entry(m)
+    e.crashes = crashes
+    e.gated = true
+  }
+
+  /** Whether `m`'s next attempt waits for its start to be journaled; ungates it (one attempt is gated). */
+  takeGate(m: Envelope): boolean {
+    const e = this.#used ? this.#extras.get(m) : undefined
+    if (e === undefined || !e.gated) return false
+    e.gated = false
+    return true
+  }
+
+  /** Attempts of `m` that crashes interrupted, if any were counted. */
+  crashesOf(m: Envelope): number | undefined {
+    return this.#used ? this.#extras.get(m)?.crashes : undefined
+  }
+
   /** The key group given at post, if any. */
   groupOf(m: Envelope): string | undefined {
     return this.#used ? this.#extras.get(m)?.group : undefined
@@ -168,6 +195,8 @@ export class PostExtras {
         checkpoint: undefined,
         job: undefined,
         schedule: undefined,
+        crashes: undefined,
+        gated: false,
       }
       this.#extras.set(m, e)
     }

@@ -51,6 +51,12 @@ export const nonNegativeInteger = (name: string, value: unknown): number =>
 export const nonNegativeNumber = (name: string, value: unknown, allowInfinity: boolean): number =>
   check.number(name, value, allowInfinity ? NON_NEGATIVE_OR_INFINITY : FINITE_NON_NEGATIVE)
 
+/** `maxCrashes`: a positive integer, or `Infinity` (no crash-loop guard). */
+export const maxCrashes = (name: string, value: unknown): number =>
+  value === Number.POSITIVE_INFINITY
+    ? value
+    : check.integer(name, value, { min: 1, rule: 'a positive integer or Infinity' })
+
 /** A priority level: an integer from 0 (most urgent) to 9. */
 export const priority = (name: string, value: unknown): number => check.integer(name, value, PRIORITY)
 

@@ -23,6 +23,7 @@ import type { Envelope } from '../internal/envelope.js'
 import type { LoopEmitter } from '../internal/loop-emitter.js'
 import { Histogram } from '../metrics/histogram.js'
 import { Changes, callCommit, clearTimer, describe, type Pending, toBatch, type Waiter } from './batch.js'
+import { CrashGuard } from './crash-guard.js'
 import { commitsIn, type JournalPhase, nextPhase } from './phase.js'
 import type { RecordParts, SavedFields } from './records.js'
 import { Rows } from './rows.js'
@@ -31,6 +32,8 @@ import { Rows } from './rows.js'
 export interface JournalParts<M extends MessageMap> extends RecordParts {
   readonly clock: Clock
   readonly events: LoopEmitter<M>
+  /** The crash-loop limit of a type: its own `maxCrashes`, else the loop's. */
+  maxCrashesFor(type: string): number
 }
 
 /** A commit that has not answered after this long is reported as a `StoreError` (posts are refused meanwhile). */
@@ -45,6 +48,8 @@ const MAX_RETRY_MS = 5_000
 /** One loop's journal over its store. */
 export class Journal<M extends MessageMap> {
   readonly store: Store
+  /** The crash-loop guard: counts the attempts crashes interrupted, ends a crash loop. */
+  readonly guard: CrashGuard
   readonly #p: JournalParts<M>
   // Where the commit loop is: the one answer to "is a flush due, a commit in flight, a retry waiting,
   // a close under way" (see phase.ts).
@@ -89,7 +94,10 @@ export class Journal<M extends MessageMap> {
   constructor(store: Store, parts: JournalParts<M>) {
     this.store = store
     this.#p = parts
-    this.#rows = new Rows(parts)
+    const { extras, clock, maxCrashesFor } = parts
+    this.guard = new CrashGuard({ journal: this, extras, clock, maxCrashesFor })
+    const guard = this.guard
+    this.#rows = new Rows({ ...parts, running: (m) => guard.running(m) })
   }
 
   /** Where the commit loop is (see phase.ts): read-only, for the loop's diagnostics and tests. */

@@ -38,6 +38,7 @@ export function fieldsOf(parts: RecordParts, m: Envelope): SavedFields {
     group: extras.groupOf(m),
     job: extras.jobOf(m),
     schedule: extras.scheduleOf(m),
+    crashes: extras.crashesOf(m),
   }
 }
 
@@ -45,6 +46,7 @@ export function fieldsOf(parts: RecordParts, m: Envelope): SavedFields {
  * The record of `m` in `state`.
  * @param dueAtEpochMs - for delayed and backing-off messages
  * @param fields - its per-post fields, when its side tables are gone already
+ * @param running - whether an attempt of it runs now (a crash would interrupt it)
  */
 export function recordOf(
   parts: RecordParts,
@@ -53,6 +55,7 @@ export function recordOf(
   state: SnapshotState,
   dueAtEpochMs: number | undefined,
   fields: SavedFields = fieldsOf(parts, m),
+  running = false,
 ): JournalRecord {
   const r: { -readonly [K in keyof JournalRecord]?: JournalRecord[K] } = {
     id: m.id,
@@ -73,6 +76,8 @@ export function recordOf(
   if (fields.group !== undefined) r.group = fields.group
   if (fields.job !== undefined) r.job = fields.job
   if (fields.schedule !== undefined) r.schedule = fields.schedule
+  if (fields.crashes !== undefined) r.crashes = fields.crashes
+  if (running) r.running = true
   if (m.origin !== undefined && m.headers !== NO_HEADERS) r.headers = m.headers
   return r as JournalRecord
 }
@@ -89,8 +94,9 @@ function journalState(state: SnapshotState): JournalState {
 export function snapshotOf(contents: StoreContents, clock: Clock): LoopSnapshot {
   const now = wallNow(clock)
   const messages = contents.messages.map((r): SnapshotMessage => {
-    const { payloadJson, dueAtEpochMs, ...rest } = r
+    const { payloadJson, dueAtEpochMs, running, ...rest } = r
     const m: { -readonly [K in keyof SnapshotMessage]?: SnapshotMessage[K] } = { ...rest }
+    if (running === true) m.crashes = (r.crashes ?? 0) + 1 // an attempt was running when the process died
     if (payloadJson !== undefined) m.payload = JSON.parse(payloadJson)
     if (r.state !== 'queued') m.dueInMs = Math.max(0, (dueAtEpochMs ?? now) - now)
     return m as SnapshotMessage

@@ -18,6 +18,8 @@ import { type RecordParts, recordOf, type SavedFields } from './records.js'
 /** Where rows are read from: the side tables of a message's per-post fields, and the loop's clock. */
 export interface RowParts extends RecordParts {
   readonly clock: Clock
+  /** Whether the handler of `m` runs now (its row then says so: a crash would interrupt it). */
+  running(m: Envelope): boolean
 }
 
 /** The journal's view of each message it keeps a row for. */
@@ -81,10 +83,11 @@ export class Rows {
    */
   add(pending: Pending, m: Envelope): boolean {
     const saved = this.#saved.get(m)
+    const w = m.where
     if (saved !== undefined) {
       pending.puts.push(m)
       pending.records.push(saved)
-    } else if (m.where === Where.Done) {
+    } else if (w === Where.Done) {
       this.#payloads.delete(m)
       this.#checkpoints.delete(m)
       this.#due.delete(m)
@@ -92,10 +95,10 @@ export class Rows {
         pending.gone.push(m)
         pending.removed.push(m.id)
       }
-    } else if (m.where !== Where.HandedOver) {
+    } else if (w !== Where.HandedOver) {
       const { state, due } = this.#stateOf(m)
       pending.puts.push(m)
-      pending.records.push(this.#record(m, state, due))
+      pending.records.push(this.#record(m, state, due, undefined, this.#p.running(m)))
     } else {
       return false
     }
@@ -112,8 +115,14 @@ export class Rows {
   }
 
   // The record of `m`, with the payload and checkpoint JSON taken when they were given.
-  #record(m: Envelope, state: SnapshotState, due: number | undefined, fields?: SavedFields): JournalRecord {
-    const r = recordOf(this.#p, m, this.#payloads.get(m), state, due, fields)
+  #record(
+    m: Envelope,
+    state: SnapshotState,
+    due: number | undefined,
+    fields?: SavedFields,
+    running = false,
+  ): JournalRecord {
+    const r = recordOf(this.#p, m, this.#payloads.get(m), state, due, fields, running)
     if (!this.#checkpoints.has(m)) return r
     const text = this.#checkpoints.get(m)
     return { ...r, checkpoint: text === undefined ? true : JSON.parse(text) }

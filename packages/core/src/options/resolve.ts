@@ -75,6 +75,7 @@ export const LOOP_OPTION_KEYS: readonly (keyof LoopOptions)[] = [
   'idempotency',
   'failureExit',
   'store',
+  'maxCrashes',
   ...FLOW_OPTION_KEYS,
 ]
 
@@ -136,6 +137,7 @@ export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOp
     idempotency: pick('idempotency', undefined as IdempotencyOptions | undefined, checkIdempotency),
     failureExit: pick('failureExit', false as false | FailureExitOptions, checkFailureExit),
     store: pick('store', undefined as Store | undefined, checkStore),
+    maxCrashes: pick('maxCrashes', 3, check.maxCrashes),
     ...resolveFlowOptions(pick),
   }
   return withStore(

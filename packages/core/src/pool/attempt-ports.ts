@@ -42,8 +42,8 @@ export interface AttemptEndPorts<M extends MessageMap> {
   readonly failures: Pick<Failures<M>, 'attemptOf' | 'started' | 'failed' | 'probeTimeout' | 'circuits'>
   readonly breakers: Pick<TimeoutBreakers, 'record'> | undefined
   readonly stall: Pick<StallDetector, 'progress'> | undefined
-  /** `ctx.commit()` checkpoints, journaled. */
-  readonly journal: Pick<Journal<M>, 'committed'> | undefined
+  /** `ctx.commit()` checkpoints, journaled; the crash-loop guard, told of each attempt's start and end. */
+  readonly journal: Pick<Journal<M>, 'committed' | 'guard'> | undefined
   /** The ways in: a handler's follow-ups enter there. */
   readonly entries: Pick<Entries<M>, 'postFollowUp'>
 }

@@ -113,10 +113,20 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   }
 
   invoke(m: Envelope, ctx: AttemptContext<M>): unknown {
+    const guard = this.#ends.journal?.guard.beforeRun(m, ctx.signal) // its row says `running` from here
+    if (guard === undefined) return this.#invoke(m, ctx)
+    return guard.then(() => {
+      if (ctx.signal.aborted) throw ctx.signal.reason // timed out or handed back while its start was journaled
+      return this.#invoke(m, ctx)
+    })
+  }
+
+  // The handler chain, after an async idempotency store's claim (before the first attempt).
+  #invoke(m: Envelope, ctx: AttemptContext<M>): unknown {
     const { registry } = this.#p
     const ledger = this.#p.records.ledger
     const entered = ctx.booking === undefined ? undefined : this.#entered
-    const claim = ledger.current?.awaitClaim(m) // an async idempotency store: claimed before the first attempt
+    const claim = ledger.current?.awaitClaim(m)
     if (claim === undefined) return registry.invoke(m, ctx, entered)
     return Promise.resolve(claim).then((entry) => {
       if (entry !== undefined) throw new DuplicateSkip(entry)
@@ -127,6 +137,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
 
   end(m: Envelope, ctx: AttemptContext<M>, ok: boolean, value: unknown): void {
     ctx.end() // from here its effects through ctx are fenced
+    this.#ends.journal?.guard.ended(m) // its row no longer says `running`
     if (ctx.booking !== undefined) this.#enter(ctx) // its handler was never called: counted from now
     const p = this.#p
     if (this.#starts.queue.groups !== undefined) this.#starts.queue.attemptEnded(m) // its group's slot is free

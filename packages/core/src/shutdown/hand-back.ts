@@ -23,7 +23,8 @@ export type EntryExtras = {
     | 'handlerTimeoutMs'
     | 'group'
     | 'job'
-    | 'schedule']: SnapshotMessage[K] | undefined
+    | 'schedule'
+    | 'crashes']: SnapshotMessage[K] | undefined
 }
 
 /** The deadline, the signal, and the snapshot being written. */

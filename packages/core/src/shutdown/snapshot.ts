@@ -43,6 +43,7 @@ const KEYS = new Set([
   'headers',
   'job',
   'schedule',
+  'crashes',
 ])
 
 /**
@@ -132,8 +133,11 @@ function checkMessage(path: string, value: unknown): void {
   }
 }
 
-// The per-post deadline, key group and job key.
+// The per-post deadline, key group, job key and crash count.
 function checkPolicies(path: string, m: Fields<SnapshotMessage>): void {
+  const c = m.crashes
+  if (c !== undefined && !(typeof c === 'number' && Number.isInteger(c) && c >= 0))
+    fail(`${path}.crashes`, `must be a non-negative integer, got ${show(c)}`)
   const t = m.handlerTimeoutMs
   if (t !== undefined && !(typeof t === 'number' && t > 0))
     fail(`${path}.handlerTimeoutMs`, `must be a positive number, got ${show(t)}`)

@@ -99,6 +99,7 @@ function rig() {
     extras: new PostExtras(),
     traces: new Traces(false, 0),
     ledger: new LedgerSlot(never, false),
+    maxCrashesFor: () => 3,
   }
   const journal = new Journal<Jobs>(store, parts)
   let seq = 0

@@ -22,6 +22,7 @@ import { decode, type Wire } from './codec.js'
 import type { Delivery } from './deliveries.js'
 import type { OwnershipHandlers } from './ownership.js'
 import { consumePartition, type PullHost, pullPartition, remakeConsumer } from './pulling.js'
+import { RecentSet } from './recent-set.js'
 import {
   newCounters,
   newOwned,
@@ -38,6 +39,8 @@ import { every, pause } from './timers.js'
 export class Runner<M extends MessageMap> implements OwnershipHandlers {
   readonly #p: RunnerParts<M>
   readonly #owned = new Map<number, Owned>()
+  // Per partition, the stream sequences of the latest messages finished here (see `#done`).
+  readonly #finished = new Map<number, RecentSet>()
   readonly #admitter: Admitter<M>
   #pulling = false
   readonly #settler: Settler
@@ -48,7 +51,10 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
 
   constructor(parts: RunnerParts<M>) {
     this.#p = parts
-    this.#settler = new Settler({ ...parts, acked: (d) => this.#acked(d) }, this.counters)
+    this.#settler = new Settler(
+      { ...parts, acked: (d) => this.#acked(d), finished: (d) => this.#done(d) },
+      this.counters,
+    )
     this.#pullHost = { ...parts, receive: (jm, o) => this.#receive(jm, o) }
     this.#sweeps = {
       ...parts,
@@ -235,6 +241,14 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
       this.counters.fenced++ // buffered before the partition went elsewhere (a freeze): not ours to run
       return
     }
+    if (this.#finished.get(o.p)?.has(jm.seq) === true) {
+      // Finished here already, its ack lost on the way, sent to a consumer remade meanwhile, or withheld
+      // because its lease had lapsed: the server hands it out again. It is this process's now, and its
+      // work is done: acknowledged, not run twice.
+      jm.ack()
+      this.counters.reAcked++
+      return
+    }
     const count = info.deliveryCount + (o.past.crashes.get(jm.seq) ?? 0)
     if (count > this.#p.maxDeliveries) return this.#settler.deadLetterUnfinished(jm, wire, count)
     if (count === 1) {
@@ -243,6 +257,17 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     }
     this.counters.redelivered++
     return this.#settler.checkpointOf(wire).then((checkpoint) => this.#admitter.admit(jm, wire, o, checkpoint))
+  }
+
+  // `d` finished here (its outcome settled; its ack went out or was withheld): remembered per partition,
+  // whatever the ownership's token, so a redelivery of it to this process is acknowledged, not run.
+  #done(d: Delivery): void {
+    let finished = this.#finished.get(d.partition)
+    if (finished === undefined) {
+      finished = new RecentSet(RECENT_ACKS)
+      this.#finished.set(d.partition, finished)
+    }
+    finished.add(d.jm.seq)
   }
 
   // An acknowledgement went out: kept in its partition's ring (see `sweeps.ts`).

@@ -20,6 +20,8 @@ export type SettlerParts = Pick<
 > & {
   /** Told of each acknowledgement sent (kept, to be sent again if the server loses it). */
   readonly acked?: (d: Delivery) => void
+  /** Told of each message finished here, whether its acknowledgement went out or was withheld. */
+  readonly finished?: (d: Delivery) => void
 }
 
 /** Settles held messages with the server. */
@@ -73,6 +75,9 @@ export class Settler {
 
   async settle(d: Delivery, letter: DeadLetter | undefined): Promise<void> {
     if (!this.valid(d)) {
+      // Done here all the same when it succeeded with nothing left to store: a redelivery to this process
+      // is acknowledged rather than run again.
+      if (letter === undefined && d.followUps.length === 0) this.#p.finished?.(d)
       this.#counters.fenced++ // the server's again: no letter, no ack from here
       d.release()
       return
@@ -102,6 +107,7 @@ export class Settler {
       this.#unsent.push(d)
       return
     }
+    this.#p.finished?.(d)
     if (this.valid(d)) {
       d.jm.ack()
       this.#counters.acked++
