@@ -72,6 +72,14 @@ export function verdict(r: RowResult, baseline: number): string {
   return parts.join(', ')
 }
 
+/** Message rows written (put or removed) per message handled, median over the rounds; `—` without a journal. */
+function rowsPerMessage(r: RowResult): string {
+  const rounds = r.batched.filter((b) => b.written !== undefined)
+  if (rounds.length === 0) return '—'
+  const per = (b: BatchedSample) => ((b.written?.puts ?? 0) + (b.written?.removes ?? 0)) / (b.msgsPerSec * b.seconds)
+  return median(rounds.map(per)).toFixed(2)
+}
+
 /** The main table: every row of the batched and one-at-a-time modes. */
 export function mainTable(rows: readonly RowResult[]): string {
   const baseline = rate(rows[0] as RowResult)
@@ -84,11 +92,12 @@ export function mainTable(rows: readonly RowResult[]): string {
       { header: 'single ack p50 / p99 ms', align: 'right' },
       { header: 'singles/s', align: 'right' },
       { header: 'journal at the end', align: 'right' },
+      { header: 'rows written per message', align: 'right' },
       { header: 'commits/s', align: 'right' },
       { header: 'target (issue)', align: 'left' },
     ],
     rows.map((r) => {
-      if (r.missing !== undefined) return [r.label, '—', '—', '—', '—', '—', '—', '—', `missing: ${r.missing}`]
+      if (r.missing !== undefined) return [r.label, '—', '—', '—', '—', '—', '—', '—', '—', `missing: ${r.missing}`]
       const perSec = rate(r)
       return [
         r.label,
@@ -98,6 +107,7 @@ export function mainTable(rows: readonly RowResult[]): string {
         pair(r.singles?.acks ?? []),
         r.singles === undefined ? '—' : formatPerSec(r.singles.acksPerSec),
         size(r),
+        rowsPerMessage(r),
         commitsPerSec(r),
         verdict(r, baseline),
       ]
@@ -121,17 +131,12 @@ export function microtaskTable(rows: readonly RowResult[]): string {
     ],
     present.map((r) => {
       const perSec = rate(r)
-      const rounds = r.batched.filter((b) => b.written !== undefined)
-      const rowsPer =
-        rounds.length === 0
-          ? '—'
-          : median(rounds.map((b) => ((b.written?.puts ?? 0) + (b.written?.removes ?? 0)) / (b.msgsPerSec * b.seconds)))
       return [
         r.label,
         formatPerSec(perSec),
         formatRatio(perSec / baseline),
         pair(r.batched.flatMap((b) => b.acks)),
-        typeof rowsPer === 'number' ? rowsPer.toFixed(2) : rowsPer,
+        rowsPerMessage(r),
         commitsPerSec(r),
         verdict(r, baseline),
       ]
