@@ -37,6 +37,17 @@ function life(store: MemoryStore, ran: string[], options: LoopOptions = {}, cras
   return { loop, clock }
 }
 
+/** A store whose `poison` message was running when its process died (one crash counted at the next start). */
+async function crashedOnce(options: LoopOptions = {}): Promise<MemoryStore> {
+  const store = new MemoryStore()
+  const first = life(store, [], options)
+  first.loop.start()
+  first.loop.post('job', { n: 'poison' })
+  await settle(first.clock)
+  await settle(first.clock) // its `running` row is committed
+  return store.reopen()
+}
+
 describe('the crash-loop guard', () => {
   it('dead-letters a message after maxCrashes interrupted attempts, without running it again; its key then runs', async () => {
     let store = new MemoryStore()
@@ -182,13 +193,7 @@ describe('the crash-loop guard', () => {
   })
 
   it('is never retried, whatever the classifier says, and does not count against the circuit breaker', async () => {
-    let store = new MemoryStore()
-    const first = life(store, [], { maxCrashes: 1 })
-    first.loop.start()
-    first.loop.post('job', { n: 'poison' })
-    await settle(first.clock)
-    await settle(first.clock)
-    store = store.reopen()
+    const store = await crashedOnce({ maxCrashes: 1 })
     const clock = new VirtualClock()
     const loop = createLoop<Work>({
       clock,
@@ -209,13 +214,7 @@ describe('the crash-loop guard', () => {
   })
 
   it('keeps the count through a stop and a restore of its snapshot', async () => {
-    let store = new MemoryStore()
-    const first = life(store, [], { maxCrashes: 2 })
-    first.loop.start()
-    first.loop.post('job', { n: 'poison' })
-    await settle(first.clock)
-    await settle(first.clock)
-    store = store.reopen()
+    const store = await crashedOnce({ maxCrashes: 2 })
     const second = life(store, [], { maxCrashes: 2 })
     second.loop.on('job', () => new Promise(() => {}), { replace: true })
     second.loop.start()
