@@ -14,6 +14,13 @@
  *
  * @module @flowing/postgres
  */
+export {
+  createEnqueuer,
+  type Enqueued,
+  type EnqueueOptions,
+  Enqueuer,
+  type EnqueuerOptions,
+} from './enqueue.js'
 export type { LeaseState } from './internal/lease.js'
 export type { PostgresStoreOptions } from './options.js'
 export { PostgresStore, postgresStore } from './postgres-store.js'

@@ -71,6 +71,15 @@ export interface PostgresStoreOptions {
    */
   readonly renewEveryMs?: number | undefined
   /**
+   * Whether a loop that watches the journal (every loop, from `start()`) keeps one connection of the
+   * pool LISTENing for messages enqueued with {@link Enqueuer.enqueue}, and takes them over as soon as
+   * their transaction commits. Without it (a pooler in transaction mode, such as PgBouncer's, cannot
+   * LISTEN) enqueued messages are taken over at the next renewal, every `renewEveryMs`.
+   *
+   * @defaultValue true
+   */
+  readonly listen?: boolean | undefined
+  /**
    * The wall clock that says which finished idempotency keys have expired, in ms since the Unix epoch
    * (tests pass a fake one).
    *
@@ -88,10 +97,21 @@ export interface ResolvedPostgresOptions {
   readonly owner: string
   readonly leaseMs: number
   readonly renewEveryMs: number
+  readonly listen: boolean
   readonly wallNow: () => number
 }
 
-const KNOWN = ['connectionString', 'pool', 'schema', 'journal', 'owner', 'leaseMs', 'renewEveryMs', 'wallNow'] as const
+const KNOWN = [
+  'connectionString',
+  'pool',
+  'schema',
+  'journal',
+  'owner',
+  'leaseMs',
+  'renewEveryMs',
+  'listen',
+  'wallNow',
+] as const
 const check = argumentChecks(InvalidArgumentError)
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/
 const MIN_LEASE_MS = 10
@@ -120,11 +140,12 @@ export function resolveOptions(options: unknown): ResolvedPostgresOptions {
   return {
     connectionString: connectionString(o.connectionString),
     pool: pool(o.pool),
-    schema: schema(o.schema),
-    journal: name('options.journal', o.journal) ?? 'default',
-    owner: name('options.owner', o.owner) ?? defaultOwner(),
+    schema: checkSchema(o.schema),
+    journal: checkName('options.journal', o.journal) ?? 'default',
+    owner: checkName('options.owner', o.owner) ?? defaultOwner(),
     leaseMs,
     renewEveryMs,
+    listen: o.listen === undefined ? true : check.boolean('options.listen', o.listen),
     wallNow: wallNow(o.wallNow),
   }
 }
@@ -146,7 +167,11 @@ function pool(value: unknown): pg.Pool | undefined {
   return value as pg.Pool
 }
 
-function schema(value: unknown): string {
+/**
+ * `options.schema`: a plain identifier, or `flowing` when absent.
+ * @throws InvalidArgumentError for anything else
+ */
+export function checkSchema(value: unknown): string {
   if (value === undefined) return 'flowing'
   if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
     throw new InvalidArgumentError(
@@ -158,7 +183,12 @@ function schema(value: unknown): string {
   return value
 }
 
-function name(option: string, value: unknown): string | undefined {
+/**
+ * A journal's or an owner's name: a non-empty string of at most 200 characters that a text column can
+ * hold, or `undefined` when absent.
+ * @throws InvalidArgumentError naming `option` for anything else
+ */
+export function checkName(option: string, value: unknown): string | undefined {
   if (value === undefined) return undefined
   if (typeof value !== 'string' || value === '' || value.length > MAX_NAME || UNSTORABLE.test(value)) {
     const rule = `a non-empty string of at most ${MAX_NAME} characters (no NUL, no unpaired surrogate)`

@@ -8,15 +8,19 @@ import { type JournalBatch, type Store, type StoreContents, StoreError } from '@
 import type pg from 'pg'
 import { batchParams } from './internal/batch.js'
 import { run } from './internal/db.js'
-import { isConnectionLoss, storeFailure } from './internal/failure.js'
+import { isConnectionLoss, isIdempotencyConflict, storeFailure } from './internal/failure.js'
 import type { Lease, LeaseState } from './internal/lease.js'
+import { Listener } from './internal/listener.js'
 import { type Opened, openStore } from './internal/open.js'
-import { takeOver } from './internal/takeover.js'
+import { channelOf, takeOver } from './internal/takeover.js'
 import { Ticker } from './internal/ticker.js'
-import { type PostgresStoreOptions, resolveOptions } from './options.js'
+import { Wake } from './internal/wake.js'
+import { type PostgresStoreOptions, type ResolvedPostgresOptions, resolveOptions } from './options.js'
 
 // Expired keys are deleted at open and then at most this often (one bounded DELETE on an index).
 const PRUNE_EVERY_MS = 60_000
+// How many times a commit is sent when it meets idempotency keys being written elsewhere.
+const MAX_SENDS = 4
 
 /**
  * A {@link Store} in PostgreSQL, shareable by several processes. Open one with {@link postgresStore}.
@@ -59,6 +63,11 @@ export class PostgresStore implements Store {
   readonly #lease: Lease
   readonly #wallNow: () => number
   readonly #ticker: Ticker
+  // Takeovers on demand: a notification of the journal's channel, a (re)connection of the listener.
+  readonly #wake: Wake
+  #listener: Listener | undefined
+  // A notification came before the loop watched: the takeover it asked for is due at watch().
+  #missed = false
   // What the store held at open, kept for recovered(): the loop reads it once, at start().
   readonly #contents: StoreContents
   #adopt: ((contents: StoreContents) => void) | undefined
@@ -68,7 +77,7 @@ export class PostgresStore implements Store {
   #lastPrune: number
   #backgroundError: StoreError | undefined
 
-  private constructor(parts: Opened, options: { renewEveryMs: number; wallNow: () => number; schema: string }) {
+  private constructor(parts: Opened, options: Pick<ResolvedPostgresOptions, 'renewEveryMs' | 'wallNow' | 'schema'>) {
     this.#parts = parts
     this.name = parts.name
     this.#pool = parts.pool
@@ -79,6 +88,7 @@ export class PostgresStore implements Store {
     this.#contents = parts.contents
     this.#wallNow = options.wallNow
     this.#lastPrune = options.wallNow()
+    this.#wake = new Wake(() => this.#wakeUp())
     this.#ticker = new Ticker(options.renewEveryMs, () => this.#tick())
   }
 
@@ -92,7 +102,20 @@ export class PostgresStore implements Store {
   static async open(options?: PostgresStoreOptions): Promise<PostgresStore> {
     const o = resolveOptions(options)
     const parts = await openStore(o)
-    return new PostgresStore(parts, o)
+    const store = new PostgresStore(parts, o)
+    if (o.listen) await store.#startListening()
+    return store
+  }
+
+  // The LISTEN connection is made at open, not when the loop starts (where its cost would delay the
+  // loop's first commits); its first attempt is awaited. Its failures are not background errors: it is
+  // tried again, `listening` says whether it is up, and the renewals take enqueued messages meanwhile.
+  async #startListening(): Promise<void> {
+    this.#listener = new Listener(this.#pool, channelOf(this.schema, this.journal), () => {
+      if (this.#adopt === undefined) this.#missed = true
+      else this.#wake.poke()
+    })
+    await this.#listener.ready
   }
 
   /** The owner this store writes as. */
@@ -122,6 +145,14 @@ export class PostgresStore implements Store {
    */
   get backgroundError(): StoreError | undefined {
     return this.#backgroundError
+  }
+
+  /**
+   * Whether a connection LISTENs for enqueued messages now: from open (unless the `listen` option is
+   * false) until `close()`, but for the moments it is reconnecting.
+   */
+  get listening(): boolean {
+    return this.#listener?.listening === true
   }
 
   /** Whether {@link PostgresStore.close} was called. */
@@ -165,26 +196,32 @@ export class PostgresStore implements Store {
   // The commit statement; sent a second time if the connection was lost (a pooled connection the server
   // dropped): a batch applied twice leaves the rows as applied once (upserts of the same bodies, deletes
   // of gone rows, the lease extended again), so the retry is safe even if the first one got through.
+  // Sent again too (a few times) when it met an idempotency key another transaction was writing: it
+  // wrote nothing, and the next one sees that row.
   async #send(values: unknown[]): Promise<number | undefined> {
     const commit = this.#parts.sql.commit
-    try {
+    for (let attempt = 1; ; attempt++) {
       try {
         return (await run<{ held: number }>(this.#pool, commit, values)).rows[0]?.held
       } catch (error) {
-        if (!isConnectionLoss(error)) throw error
-        return (await run<{ held: number }>(this.#pool, commit, values)).rows[0]?.held
+        const again = attempt === 1 ? isConnectionLoss(error) : false
+        if (!(again || (attempt < MAX_SENDS && isIdempotencyConflict(error)))) {
+          throw storeFailure(this.name, 'commit', error)
+        }
       }
-    } catch (error) {
-      throw storeFailure(this.name, 'commit', error)
     }
   }
 
   /**
-   * Hands the rows this store takes over while running (from processes whose lease expired) to
-   * `adopt`; the loop calls it once, at `start()`. Without it the store takes over only at open.
+   * Hands the rows this store takes over while running (from processes whose lease expired, and
+   * messages enqueued by {@link Enqueuer.enqueue}) to `adopt`; the loop calls it once, at `start()`.
+   * From then on the store takes over at every renewal and — unless the `listen` option is false — as
+   * soon as an enqueue's transaction commits. Without it the store takes over only at open.
    */
   watch(adopt: (contents: StoreContents) => void): void {
     this.#adopt = adopt
+    if (this.#missed) this.#wake.poke()
+    this.#missed = false
   }
 
   /**
@@ -201,6 +238,8 @@ export class PostgresStore implements Store {
 
   async #close(): Promise<void> {
     await this.#ticker.stop()
+    await this.#listener?.stop()
+    await this.#wake.idle()
     let failure: StoreError | undefined
     if (this.#lease.lost === undefined) {
       try {
@@ -236,8 +275,26 @@ export class PostgresStore implements Store {
     }
   }
 
-  async #takeOver(adopt: (contents: StoreContents) => void): Promise<void> {
-    const result = await takeOver(this.#pool, this.#parts.sql, this.#lease, this.#parts.lockKey, false)
+  // A takeover woken by a notification, on the LISTEN connection: it waits for another store's takeover
+  // to end rather than give up (that one may have started before the enqueue committed, and so not see
+  // its rows).
+  async #wakeUp(): Promise<void> {
+    const adopt = this.#adopt
+    const client = this.#listener?.client
+    if (adopt === undefined || client === undefined || this.#lease.lost !== undefined || this.#closed !== undefined)
+      return
+    try {
+      await this.#takeOver(adopt, client)
+    } catch (error) {
+      this.#backgroundError = storeFailure(this.name, 'lease', error, 'a takeover of enqueued messages failed')
+    }
+  }
+
+  // On the pool, the periodic one gives up when another store is taking over (it will come again); on
+  // the LISTEN connection, one woken by a notification waits for it.
+  async #takeOver(adopt: (contents: StoreContents) => void, listening?: pg.Client): Promise<void> {
+    const db = listening ?? this.#pool
+    const result = await takeOver(db, this.#parts.sql, this.#lease, this.#parts.lockKey, listening !== undefined)
     if (result.outcome === 'busy') await this.#lease.renew(this.#pool)
     if (result.outcome !== 'taken' || result.records.length === 0) return
     // Closing: the rows stay this owner's, and its released lease hands them to the next store.

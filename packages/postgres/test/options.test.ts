@@ -29,7 +29,7 @@ describe('postgresStore() options', () => {
     [
       'options.leaseMS',
       { leaseMS: 1 },
-      /^Expected `options.leaseMS` to be one of the known options \(connectionString, pool, schema, journal, owner, leaseMs, renewEveryMs, wallNow\), got `1` \(number\); did you mean `leaseMs`\?$/,
+      /^Expected `options.leaseMS` to be one of the known options \(connectionString, pool, schema, journal, owner, leaseMs, renewEveryMs, listen, wallNow\), got `1` \(number\); did you mean `leaseMs`\?$/,
     ],
     [
       'options.host',

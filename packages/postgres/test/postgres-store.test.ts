@@ -15,9 +15,16 @@ describePostgres('PostgresStore', () => {
       const tables = await db.admin.query(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'flowing' ORDER BY table_name",
       )
-      expect(tables.rows.map((r) => r.table_name)).toEqual(['dead_letters', 'keys', 'leases', 'messages', 'meta'])
+      expect(tables.rows.map((r) => r.table_name)).toEqual([
+        'dead_letters',
+        'journals',
+        'keys',
+        'leases',
+        'messages',
+        'meta',
+      ])
       const version = await db.admin.query("SELECT value FROM flowing.meta WHERE key = 'version'")
-      expect(version.rows).toEqual([{ value: '1' }])
+      expect(version.rows).toEqual([{ value: '2' }])
     })
 
     it('names the server, the database, the schema and the journal, never the password', async () => {
@@ -43,7 +50,7 @@ describePostgres('PostgresStore', () => {
       await expect(opening).rejects.toMatchObject({
         code: 'ERR_FLOWING_STORE',
         operation: 'open',
-        message: expect.stringMatching(/schema "future" has version 99, and this @flowing\/postgres knows version 1/),
+        message: expect.stringMatching(/schema "future" has version 99, and this @flowing\/postgres knows version 2/),
       })
     })
 

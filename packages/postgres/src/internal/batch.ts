@@ -1,6 +1,7 @@
 /**
- * A batch as the commit statement's parameters `$5`–`$14`: for each table, the ids it removes (a
- * `text[]`), the ids it writes and their rows (JSON arrays) — so a batch of any size is one statement.
+ * A batch as the commit statement's parameters `$5`–`$15`: for each table, the ids it removes (a
+ * `text[]`), the ids it writes and their rows (JSON arrays), and the messages' idempotency keys — so a
+ * batch of any size is one statement.
  *
  * @module
  */
@@ -32,7 +33,19 @@ export function batchParams(batch: JournalBatch): (string | string[])[] {
     JSON.stringify(keyRecords.map((k) => keyColumn(k.key))),
     JSON.stringify(keyRecords.map((k) => k.expiresAtEpochMs)), // Infinity becomes null: never expires
     JSON.stringify(keyRecords),
+    JSON.stringify(idempotencyKeys(messages.values())),
   ]
+}
+
+// The `idem_key` column of each written message, in order: null for none, and for a key an earlier
+// message of the batch has (the column is unique; the loop never writes two, but a batch must not fail).
+function idempotencyKeys(records: Iterable<JournalRecord>): (string | null)[] {
+  const seen = new Set<string>()
+  return Array.from(records, (r) => {
+    if (r.idempotencyKey === undefined || seen.has(r.idempotencyKey)) return null
+    seen.add(r.idempotencyKey)
+    return keyColumn(r.idempotencyKey)
+  })
 }
 
 /**

@@ -7,8 +7,8 @@
 import type pg from 'pg'
 import type { Statement } from './sql.js'
 
-/** A pool or one of its clients. */
-export type Queryable = pg.Pool | pg.PoolClient
+/** A pool, one of its clients, or a client of its own (the LISTEN connection). */
+export type Queryable = pg.Pool | pg.ClientBase
 
 /** Runs `statement` with `values` (as a named prepared statement if it has a name). */
 export function run<R extends pg.QueryResultRow = pg.QueryResultRow>(
@@ -27,7 +27,7 @@ export function run<R extends pg.QueryResultRow = pg.QueryResultRow>(
  */
 export async function transaction<T>(
   db: Queryable,
-  body: (client: pg.PoolClient) => Promise<{ readonly value: T; readonly rollback?: boolean }>,
+  body: (client: pg.ClientBase) => Promise<{ readonly value: T; readonly rollback?: boolean }>,
 ): Promise<T> {
   const pooled = isPool(db)
   const client = pooled ? await db.connect() : db
@@ -41,12 +41,12 @@ export async function transaction<T>(
     broken = await rollBack(client)
     throw error
   } finally {
-    if (pooled) client.release(broken)
+    if (pooled) (client as pg.PoolClient).release(broken)
   }
 }
 
 // The rollback after a failure; what made it fail too (a lost connection), if it did.
-async function rollBack(client: pg.PoolClient): Promise<Error | undefined> {
+async function rollBack(client: pg.ClientBase): Promise<Error | undefined> {
   try {
     await client.query('ROLLBACK')
     return undefined
@@ -55,6 +55,7 @@ async function rollBack(client: pg.PoolClient): Promise<Error | undefined> {
   }
 }
 
+// A pool counts its idle clients; a client (pooled or not) has none.
 function isPool(db: Queryable): db is pg.Pool {
-  return typeof (db as { release?: unknown }).release !== 'function'
+  return typeof (db as { idleCount?: unknown }).idleCount === 'number'
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { StoreError, type StoreOperation } from '@flowing/core'
+import { IDEMPOTENCY_INDEX } from './sql.js'
 
 // SQLSTATE classes and codes worth a sentence (https://www.postgresql.org/docs/current/errcodes-appendix.html).
 const CODES: Readonly<Record<string, string>> = {
@@ -65,4 +66,14 @@ export function isConnectionLoss(error: unknown): boolean {
   if (typeof code === 'string') return CONNECTION_LOSS.test(code) || NODE_LOSS.has(code)
   const message = error instanceof Error ? error.message : ''
   return /Connection terminated|not queryable|connection error/i.test(message)
+}
+
+/**
+ * Whether `error` is a commit meeting, in the unique index of in-flight idempotency keys, a row that
+ * another transaction was writing while the commit checked (an enqueue, another loop's commit): sent
+ * again, the commit sees that row and leaves its own key column empty.
+ */
+export function isIdempotencyConflict(error: unknown): boolean {
+  const e = error as { code?: unknown; constraint?: unknown } | null
+  return e?.code === '23505' && e.constraint === IDEMPOTENCY_INDEX
 }

@@ -28,7 +28,8 @@ export interface Opened {
 
 // A pool of our own: few connections (one commit at a time, one tick, the reads at open), a bounded
 // wait for a connection, keep-alives so a silent network drop is noticed, and idle connections that do
-// not keep the process alive (a script that forgets close() still exits).
+// not keep the process alive (a script that forgets close() still exits). The LISTEN connection is not
+// one of them.
 const OWN_POOL = { max: 4, connectionTimeoutMillis: 10_000, keepAlive: true, allowExitOnIdle: true } as const
 
 /**
@@ -64,6 +65,7 @@ async function openOn(
   try {
     await ensureSchema(client, sql, o.schema, name)
     lease = await Lease.acquire(client, sql, o.journal, o.owner, o.leaseMs)
+    await run(client, sql.registerJournal, [o.journal])
     const key = lockKey(o.schema, o.journal)
     const first = await takeOver(client, sql, lease, key, true)
     if (first.outcome === 'lost') throw new Error(lease.lost ?? 'the lease was lost while opening')

@@ -32,10 +32,14 @@ export interface Statements {
   readonly deadLetters: Statement
   readonly liveKeys: Statement
   readonly pruneKeys: Statement
+  readonly registerJournal: Statement
 }
 
 /** The schema version these statements expect (the `meta` table's `version` row). */
-export const SCHEMA_VERSION = '1'
+export const SCHEMA_VERSION = '2'
+
+/** The unique index over the idempotency keys of the messages in flight (a commit may meet it). */
+export const IDEMPOTENCY_INDEX = 'messages_by_idempotency_key'
 
 /** How many expired keys one pruning deletes at most (a bounded, cheap statement). */
 export const PRUNE_LIMIT = 10_000
@@ -46,8 +50,11 @@ const EXTEND = "expires_at = now() + $4 * interval '1 millisecond'"
 // row is touched) makes each of them write nothing unless the lease check found the lease.
 const HELD = 'EXISTS (SELECT FROM lease)'
 
-/** The DDL of schema version 1: idempotent (`IF NOT EXISTS` throughout). */
-export function schemaDdl(schema: string): string {
+/**
+ * The DDL of schema version 1, as version 1 of the package ran it: idempotent (`IF NOT EXISTS`
+ * throughout). A new schema is made by it and then upgraded ({@link upgradeDdl}).
+ */
+export function schemaV1Ddl(schema: string): string {
   const s = quote(schema)
   return `
 CREATE SCHEMA IF NOT EXISTS ${s};
@@ -86,7 +93,25 @@ CREATE TABLE IF NOT EXISTS ${s}.leases (
   expires_at timestamptz NOT NULL,
   PRIMARY KEY (journal, owner)
 );
-INSERT INTO ${s}.meta (key, value) VALUES ('version', '${SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING;
+INSERT INTO ${s}.meta (key, value) VALUES ('version', '1') ON CONFLICT (key) DO NOTHING;
+`
+}
+
+/**
+ * Version 1 to version 2, idempotent: the idempotency key of each message in a column of its own,
+ * unique per journal among the rows that have one (what makes a duplicate enqueue a fact of the
+ * database); the journals stores have opened (so an enqueue to a misspelled journal is refused). Rows
+ * journaled before the upgrade keep a null key column.
+ */
+export function upgradeDdl(schema: string): string {
+  const s = quote(schema)
+  return `
+ALTER TABLE ${s}.messages ADD COLUMN IF NOT EXISTS idem_key text;
+CREATE UNIQUE INDEX IF NOT EXISTS ${IDEMPOTENCY_INDEX} ON ${s}.messages (journal, idem_key) WHERE idem_key IS NOT NULL;
+CREATE TABLE IF NOT EXISTS ${s}.journals (journal text PRIMARY KEY, opened_at timestamptz NOT NULL DEFAULT now());
+INSERT INTO ${s}.journals (journal) SELECT journal FROM ${s}.leases UNION SELECT journal FROM ${s}.messages
+  ON CONFLICT (journal) DO NOTHING;
+UPDATE ${s}.meta SET value = '${SCHEMA_VERSION}' WHERE key = 'version' AND value = '1';
 `
 }
 
@@ -118,6 +143,7 @@ export function statements(schema: string): Statements {
       `DELETE FROM ${s}.keys WHERE ctid IN (
          SELECT ctid FROM ${s}.keys WHERE journal = $1 AND expires_at <= to_timestamp($2 / 1000.0) LIMIT ${PRUNE_LIMIT})`,
     ),
+    registerJournal: statement(`INSERT INTO ${s}.journals (journal) VALUES ($1) ON CONFLICT (journal) DO NOTHING`),
   }
 }
 
@@ -158,7 +184,13 @@ SELECT body FROM taken ORDER BY seq`
 // length known, a large one matched by hashing — never with a generic plan made while the table was
 // small (which filtered a scan with the array, one linear search per row: 100k removals took 84 s).
 // $5 removed ids; $6, $7 ids and records; $8 letters removed; $9, $10 their ids and letters;
-// $11 keys removed; $12, $13, $14 keys, expiries (ms since the epoch, null for never) and records.
+// $11 keys removed; $12, $13, $14 keys, expiries (ms since the epoch, null for never) and records;
+// $15 the messages' idempotency keys (their `keys.key` form, null for none), beside $6 and $7.
+// A message's key goes into the unique `idem_key` column unless another row of the journal (not one
+// this batch removes) holds it already: a commit never fails on it (the loop accepted the message
+// before the commit; two loops may each have accepted one) — the column is what enqueue() checks.
+// `removed_first` makes the deletes run before the inserts (an adopted message is removed under its old
+// id and written under a new one with the same key, in the same batch).
 // The owner test of the delete is written `(owner = $2) IS TRUE` so that it is a filter, never an index
 // condition: the primary key finds the removed rows, where the owner index would make the planner (on
 // a table not analyzed yet) scan every row of the owner, live and dead — 30 ms a batch at 35k rows
@@ -173,11 +205,15 @@ function commitText(s: string): string {
   UPDATE ${s}.leases SET ${EXTEND} WHERE ${LEASE_LIVE} RETURNING token
 ), gone AS (
   DELETE FROM ${s}.messages WHERE journal = $1 AND id = ANY($5::text[]) AND (owner = $2) IS TRUE AND ${HELD}
+  RETURNING id
 ), put AS (
-  INSERT INTO ${s}.messages (journal, id, owner, body)
-  SELECT $1, r.id, $2, r.body FROM ${rows('$6', '$7')} AS r(id, body, n)
+  INSERT INTO ${s}.messages (journal, id, owner, body, idem_key)
+  SELECT $1, r.id, $2, r.body, ${idempotencyKeyOf('r', s)}
+  FROM ${rows('$6', '$7')} AS r(id, body, n)
+  JOIN json_array_elements_text($15::json) WITH ORDINALITY AS k(key, n) ON k.n = r.n
+  CROSS JOIN (SELECT count(*) FROM gone) AS removed_first
   WHERE ${HELD} ORDER BY r.n
-  ON CONFLICT (journal, id) DO UPDATE SET owner = excluded.owner, body = excluded.body
+  ON CONFLICT (journal, id) DO UPDATE SET owner = excluded.owner, body = excluded.body, idem_key = excluded.idem_key
 ), letters_gone AS (
   DELETE FROM ${s}.dead_letters WHERE journal = $1 AND id = ANY($8::text[]) AND ${HELD}
 ), letters_put AS (
@@ -197,7 +233,16 @@ function commitText(s: string): string {
 SELECT count(*)::int AS held FROM lease`
 }
 
-function statement(text: string): Statement {
+// The `idem_key` a written row takes: its key, unless another row still holds it.
+function idempotencyKeyOf(r: string, s: string): string {
+  return `CASE WHEN k.key IS NULL OR EXISTS (
+    SELECT FROM ${s}.messages x
+    WHERE x.journal = $1 AND x.idem_key = k.key AND x.id <> ${r}.id AND x.id <> ALL($5::text[])
+  ) THEN NULL ELSE k.key END`
+}
+
+/** A named prepared statement of `text` (its name derived from the text). */
+export function statement(text: string): Statement {
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 16)
   return { name: `flowing_${hash}`, text }
 }

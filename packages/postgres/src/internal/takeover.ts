@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { createHash } from 'node:crypto'
 import type { JournalRecord } from '@flowing/core'
 import { type Queryable, run, transaction } from './db.js'
 import type { Lease } from './lease.js'
@@ -24,6 +25,14 @@ export type TakeOver =
 /** The key of a journal's advisory lock (hashed by the server). */
 export function lockKey(schema: string, journal: string): string {
   return `flowing:${schema}:${journal}`
+}
+
+/**
+ * The channel that `enqueue()` notifies at commit and the journal's watching stores LISTEN on: an
+ * identifier of at most 63 characters, the same for every process of the journal.
+ */
+export function channelOf(schema: string, journal: string): string {
+  return `flowing_${createHash('sha256').update(`${schema}\0${journal}`).digest('hex').slice(0, 32)}`
 }
 
 /**
