@@ -56,9 +56,12 @@ export interface Enqueued {
 
 /** A `pg` client as far as enqueue uses it. */
 type Client = Pick<pg.ClientBase, 'query' | 'getTransactionStatus'>
+type TransactionStatus = ReturnType<Client['getTransactionStatus']>
 
 const check = argumentChecks(InvalidArgumentError)
 const KNOWN = ['types', 'journal', 'schema'] as const
+// SQLSTATE in_failed_sql_transaction.
+const IN_FAILED_TRANSACTION = '25P02'
 
 /**
  * Writes messages into a journal from the application's own transactions. Make one per journal with
@@ -137,6 +140,8 @@ export class Enqueuer<M extends MessageMap> {
       await this.#insert(c, row, type)
     } catch (error) {
       if (error instanceof InvalidArgumentError || error instanceof DuplicateMessageError) throw error
+      // The status said 'T', but a statement had just failed (its ReadyForQuery not read yet).
+      if ((error as { code?: unknown }).code === IN_FAILED_TRANSACTION) throw refusedClient(client, 'E')
       throw new StoreError(where, 'commit', `the enqueue failed: ${describe(error)}`, error)
     }
     return { id: row.id }
@@ -257,11 +262,17 @@ function openTransaction(client: unknown): Client {
   }
   const status = c.getTransactionStatus()
   if (status === 'T') return c as Client
+  throw refusedClient(client, status)
+}
+
+function refusedClient(client: unknown, status: TransactionStatus): InvalidArgumentError {
   const rule =
     status === 'E'
       ? 'a client whose transaction has not failed (this one is aborted: ROLLBACK it)'
       : 'a connected client inside an open transaction (send BEGIN first: the message commits with your transaction)'
-  throw new InvalidArgumentError('client', rule, `transaction status ${JSON.stringify(status)}`)
+  return new InvalidArgumentError('client', rule, client, {
+    hint: `its transaction status is ${JSON.stringify(status)}`,
+  })
 }
 
 function duplicate(type: string, key: string, finished: string | null): DuplicateMessageError {

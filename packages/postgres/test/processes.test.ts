@@ -2,50 +2,14 @@
  * Real processes: a child holding a store is frozen with SIGSTOP past its lease, or killed with
  * SIGKILL while it commits.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import type { JournalRecord } from '@flowing/core'
 import { describe, expect, it } from 'vitest'
-import { describePostgres, eventually, ids, owners, useDatabase } from './fixtures.js'
+import { Child } from './child-process.js'
+import { describePostgres, ids, owners, useDatabase } from './fixtures.js'
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url))
-const HERE = fileURLToPath(new URL('.', import.meta.url))
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** A child process running child.ts, its stdout lines collected. */
-class Child {
-  readonly process: ChildProcess
-  readonly lines: string[] = []
-  readonly exited: Promise<void>
-
-  constructor(config: Record<string, unknown>) {
-    this.process = spawn(
-      process.execPath,
-      ['--conditions=@flowing/source', '--import', 'tsx', CHILD, JSON.stringify(config)],
-      { cwd: HERE, stdio: ['pipe', 'pipe', 'inherit'] },
-    )
-    const stdout = this.process.stdout
-    if (stdout === null) throw new Error('no stdout')
-    const closed = new Promise<void>((resolve) => stdout.once('close', resolve))
-    createInterface({ input: stdout }).on('line', (line) => this.lines.push(line))
-    this.exited = Promise.all([closed, new Promise((resolve) => this.process.once('exit', resolve))]).then(() => {})
-  }
-
-  /** The first line (from `from` on) matching `pattern`. */
-  waitFor(pattern: RegExp, from = 0, timeoutMs = 20_000): Promise<string> {
-    return eventually(() => this.lines.slice(from).find((l) => pattern.test(l)), timeoutMs)
-  }
-
-  send(line: string): void {
-    this.process.stdin?.write(`${line}\n`)
-  }
-
-  async kill(): Promise<void> {
-    this.process.kill('SIGKILL')
-    await this.exited
-  }
-}
 
 describePostgres('PostgresStore across processes', () => {
   const db = useDatabase()
@@ -53,7 +17,7 @@ describePostgres('PostgresStore across processes', () => {
   describe('a frozen process (SIGSTOP past its lease)', () => {
     it('is fenced once another store took its rows over: after SIGCONT its commits write nothing', async () => {
       const journal = db.journal()
-      const child = new Child({
+      const child = new Child(CHILD, {
         mode: 'hold',
         url: db.url,
         journal,
@@ -92,7 +56,7 @@ describePostgres('PostgresStore across processes', () => {
 
     it('keeps writing after a freeze shorter than its lease (the control)', async () => {
       const journal = db.journal()
-      const child = new Child({
+      const child = new Child(CHILD, {
         mode: 'hold',
         url: db.url,
         journal,
@@ -127,7 +91,7 @@ describePostgres('PostgresStore across processes', () => {
   // One child per round: killed after a few batches (how many, and how long after, vary by round).
   async function killOnce(round: number): Promise<void> {
     const journal = `crash-${round}`
-    const child = new Child({ mode: 'batches', url: db.url, journal, owner: 'crasher' })
+    const child = new Child(CHILD, { mode: 'batches', url: db.url, journal, owner: 'crasher' })
     await child.waitFor(new RegExp(`^committed ${round % 7}$`))
     await sleep((round * 13) % 40)
     await child.kill()
