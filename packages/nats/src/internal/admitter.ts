@@ -34,6 +34,7 @@ export class Admitter<M extends MessageMap> {
     })
     // `cancelled` comes from the local loop's stop or from a lost partition: such a message is not
     // done — its partition's next owner gets it.
+    events.on('cancelled', (m) => parts.deliveries.takeDropped(m.id))
     events.on('dead-lettered', (m, letter) => this.#ended(m, letter))
   }
 
@@ -75,7 +76,12 @@ export class Admitter<M extends MessageMap> {
       d = this.#admitting
       this.#admittingEnded = true
     }
-    if (d === undefined) return
+    if (d === undefined) {
+      // Dropped while it ran (its partition started over): it succeeded here all the same, unacknowledged.
+      const dropped = this.#p.deliveries.takeDropped(m.id)
+      if (dropped !== undefined && letter === undefined) this.#settler.succeededUnacked(dropped)
+      return
+    }
     this.#settler.forget(d)
     this.#settler.settle(d, letter).catch(this.#p.report)
   }

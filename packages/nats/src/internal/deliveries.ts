@@ -52,6 +52,8 @@ export class Deliveries {
   readonly #clock: Clock
   readonly #leaseMs: number
   readonly #byId = new Map<string, Delivery>()
+  // Dropped while their handlers ran: their outcomes still tell whether they finished here.
+  readonly #dropped = new Map<string, Delivery>()
   readonly #onLost: (d: Delivery) => void
   // Stop the heartbeat and the gap watch, while they run.
   #stopHeartbeat: (() => void) | undefined
@@ -133,6 +135,25 @@ export class Deliveries {
   starting(localId: string): Delivery | undefined {
     const d = this.#byId.get(localId)
     if (d !== undefined) d.started = true
+    return d
+  }
+
+  /**
+   * Lets go of a delivery this process no longer holds (its partition started over or went elsewhere);
+   * one whose handler had started is remembered until its local outcome (see {@link Deliveries.takeDropped}).
+   * Returns it, if it was held.
+   */
+  drop(localId: string): Delivery | undefined {
+    const d = this.take(localId)
+    if (d?.started === true) this.#dropped.set(localId, d)
+    return d
+  }
+
+  /** The dropped delivery of a local message whose handler was running when it was dropped, if any. */
+  takeDropped(localId: string): Delivery | undefined {
+    if (this.#dropped.size === 0) return undefined
+    const d = this.#dropped.get(localId)
+    if (d !== undefined) this.#dropped.delete(localId)
     return d
   }
 

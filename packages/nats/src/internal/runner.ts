@@ -205,7 +205,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     // Forgotten first: the cancel must not write its idempotency key as ended in the shared ledger —
     // the next owner runs the message.
     this.#settler.forget(d)
-    if (d.localId !== undefined && this.#p.deliveries.take(d.localId) === d) this.#p.local.cancel(d.localId)
+    if (d.localId !== undefined && this.#p.deliveries.drop(d.localId) === d) this.#p.local.cancel(d.localId)
     this.counters.fenced++
     d.release()
   }

@@ -75,9 +75,7 @@ export class Settler {
 
   async settle(d: Delivery, letter: DeadLetter | undefined): Promise<void> {
     if (!this.valid(d)) {
-      // Done here all the same when it succeeded with nothing left to store: a redelivery to this process
-      // is acknowledged rather than run again.
-      if (letter === undefined && d.followUps.length === 0) this.#p.finished?.(d)
+      if (letter === undefined) this.succeededUnacked(d)
       this.#counters.fenced++ // the server's again: no letter, no ack from here
       d.release()
       return
@@ -93,6 +91,14 @@ export class Settler {
     }
     if (letter !== undefined) this.#counters.deadLettered++
     this.ack(d)
+  }
+
+  /**
+   * `d` succeeded here but may not be acknowledged (its lease or partition went): done all the same
+   * when nothing is left to store, so a redelivery to this process is acknowledged rather than run.
+   */
+  succeededUnacked(d: Delivery): void {
+    if (d.followUps.length === 0) this.#p.finished?.(d)
   }
 
   /** The connection is back: the acknowledgements held while it was down go, if their leases hold. */
