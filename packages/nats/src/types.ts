@@ -62,7 +62,9 @@ export interface NatsMetrics {
   readonly startedOver: number
   /**
    * Acknowledgements sent again because the server had lost them (a crash, or a cluster node that led
-   * a partition's consumer died).
+   * a partition's consumer died), or had not applied them, or because they were withheld (a lapsed
+   * lease) when the message finished here: a message handed again to the process that finished it is
+   * acknowledged, not run twice.
    */
   readonly reAcked: number
   /** Delayed messages this process moved into their partitions when due. */
