@@ -17,6 +17,7 @@
  * @packageDocumentation
  * @module @flowing/sqlite
  */
+export { JournalLockedError, type JournalOwner } from './errors.js'
 export { type InspectOptions, inspectJournal, type JournalSummary } from './inspect.js'
 export { type SqliteStoreOptions, SYNCHRONOUS_MODES, type SynchronousMode } from './options.js'
 export { type CompactionReport, SqliteStore, sqliteStore } from './sqlite-store.js'

@@ -1,6 +1,7 @@
 /**
  * A read-only look into a journal file — what a loop would recover from it — without opening it as a
- * store: safe beside the loop that owns it (WAL readers never block the writer).
+ * store. A store holds its file exclusively from open to close: while one is open, the look is refused
+ * at once, naming it.
  *
  * @module
  */
@@ -9,6 +10,7 @@ import { resolve } from 'node:path'
 import type { JournalState } from '@flowing/core'
 import Database from 'better-sqlite3'
 import { storeFailure } from './internal/failure.js'
+import { lockRefusal, refuseIfOpenHere } from './internal/owner.js'
 import { checkSchema, SCHEMA_VERSION } from './internal/schema.js'
 
 /**
@@ -48,10 +50,13 @@ export interface InspectOptions {
 }
 
 /**
- * Counts what the journal at `path` holds, reading it through a read-only connection.
+ * Counts what the journal at `path` holds, reading it through a read-only connection: after its store
+ * closed (or crashed), not while one is open.
  *
  * @param path - the journal file (it must exist)
  * @param options - the clock that tells expired keys
+ * @throws JournalLockedError (a `StoreError`, `open`) at once while a store (or another program) holds
+ *   the file, naming it
  * @throws StoreError (`open`) for a missing file, a file that is not a journal or another schema version
  *
  * @example
@@ -70,7 +75,8 @@ export function inspectJournal(path: string, options: InspectOptions = {}): Jour
   const now = (options.wallNow ?? Date.now)()
   let db: Database.Database | undefined
   try {
-    db = new Database(absolute, { readonly: true, fileMustExist: true })
+    refuseIfOpenHere(name, absolute)
+    db = new Database(absolute, { readonly: true, fileMustExist: true, timeout: 0 })
     checkSchema(db, name)
     const messages: Record<JournalState, number> = { queued: 0, delayed: 0, 'retry-scheduled': 0 }
     const byState = db.prepare('SELECT state, count(*) FROM messages GROUP BY state').raw().all() as [string, number][]
@@ -95,7 +101,7 @@ export function inspectJournal(path: string, options: InspectOptions = {}): Jour
       },
     }
   } catch (error) {
-    throw storeFailure(name, 'open', error, 'while inspecting it')
+    throw lockRefusal(name, absolute, error) ?? storeFailure(name, 'open', error, 'while inspecting it')
   } finally {
     db?.close()
   }

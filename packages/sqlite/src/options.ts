@@ -37,8 +37,10 @@ export const SYNCHRONOUS_MODES: readonly SynchronousMode[] = ['normal', 'full']
  */
 export interface SqliteStoreOptions {
   /**
-   * The journal file. Relative paths resolve against `process.cwd()`; the directory must exist. The
-   * file is created on first open, with its `-wal` and `-shm` companions beside it.
+   * The journal file. Relative paths resolve against `process.cwd()`; the directory must exist, and it
+   * and the file must be writable. The file is created on first open; while it is open, its `-wal` file
+   * and its owner record (`-owner`) are beside it. One store per file: another store already holding it
+   * (through any path, in any process) refuses the open with a `JournalLockedError`.
    *
    * @example `'/var/lib/orders/journal.db'`
    */
@@ -50,9 +52,11 @@ export interface SqliteStoreOptions {
    */
   readonly synchronous?: SynchronousMode
   /**
-   * How long a commit waits for a lock another connection holds (a backup, the `sqlite3` shell in a
-   * write transaction) before it fails with `SQLITE_BUSY`, in ms: an integer ≥ 0.
+   * How long SQLite waits for a lock another connection holds, in ms: an integer ≥ 0. Since the store
+   * holds its file exclusively from open to close, no other connection can hold one while it is open,
+   * and an open that finds the file locked is refused at once: nothing waits on this any more.
    *
+   * @deprecated Kept so that existing options still pass; it has no effect.
    * @defaultValue 5000
    */
   readonly busyTimeoutMs?: number

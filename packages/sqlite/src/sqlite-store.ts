@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3'
 import { storeFailure } from './internal/failure.js'
 import { Maintenance } from './internal/maintenance.js'
 import { openJournal } from './internal/open.js'
+import type { Ownership } from './internal/owner.js'
 import { encodeBatch, type Tables } from './internal/tables.js'
 import { resolveOptions, type SqliteStoreOptions, type SynchronousMode } from './options.js'
 
@@ -25,10 +26,6 @@ export interface CompactionReport {
   /** Whether the `-wal` file was checkpointed whole and truncated (false while a reader held it). */
   readonly checkpointed: boolean
 }
-
-// Absolute paths of the journals open in this process: a second store over the same file would
-// recover the same messages and run them twice.
-const openPaths = new Set<string>()
 
 /**
  * A {@link Store} in one SQLite file (better-sqlite3, WAL mode): every accepted message survives a
@@ -47,8 +44,11 @@ const openPaths = new Set<string>()
  * the store deletes expired keys, gives free pages back once they are a quarter of the file, and
  * truncates the `-wal` file. The file stays near the size of what is unfinished.
  *
- * **One owner.** One loop per file: a second store over a file already open in this process is
- * refused; across processes nothing stops it, and both would run the same recovered messages.
+ * **One owner.** One store per file, enforced: the store holds SQLite's exclusive lock on the file
+ * from open to close, so a second store over it — in this process or another, through any path (a
+ * symlink, a hard link, `..`, a bind mount) — is refused at once with a {@link JournalLockedError}
+ * naming the owner; so is any other connection (the `sqlite3` shell, {@link inspectJournal}) while it is
+ * open. The OS releases the lock when the owner's process dies: a `kill -9` never blocks the next open.
  *
  * **Cost.** `commit` is O(rows in the batch) — over 130k row writes/s batched; opening reads every
  * row once, O(rows held).
@@ -78,6 +78,7 @@ export class SqliteStore implements Store {
   readonly #db: Database.Database
   readonly #tables: Tables
   readonly #maintenance: Maintenance
+  readonly #ownership: Ownership
   readonly #wallNow: () => number
   // What the file held at open, kept for recovered(): the loop reads it once, at start().
   readonly #contents: StoreContents
@@ -89,6 +90,7 @@ export class SqliteStore implements Store {
    *
    * @param options - the file and its settings
    * @throws InvalidArgumentError for an option that breaks its rule
+   * @throws JournalLockedError (a `StoreError`, `open`) for a file another store or program holds
    * @throws StoreError (`open`) for a file that cannot be opened or read or is not a journal,
    *   (`recover`) for a row that is not valid JSON
    */
@@ -98,12 +100,9 @@ export class SqliteStore implements Store {
     this.name = `sqlite:${this.path}`
     this.synchronous = o.synchronous
     this.#wallNow = o.wallNow
-    if (openPaths.has(this.path)) {
-      throw new StoreError(this.name, 'open', 'it is already open in this process (one loop per journal)')
-    }
     const now = this.#wallNow()
     const opened = openJournal({ ...o, name: this.name, path: this.path, now })
-    openPaths.add(this.path)
+    this.#ownership = opened.ownership
     this.#db = opened.db
     this.#tables = opened.tables
     this.#contents = opened.contents
@@ -136,8 +135,8 @@ export class SqliteStore implements Store {
   /**
    * Writes one batch in one transaction, synchronously.
    *
-   * @throws StoreError (`commit`) — closed store, a value JSON cannot take, `SQLITE_FULL`, `SQLITE_BUSY`,
-   *   an I/O error; nothing of the batch was written
+   * @throws StoreError (`commit`) — closed store, a value JSON cannot take, `SQLITE_FULL`, an I/O error;
+   *   nothing of the batch was written
    */
   commit(batch: JournalBatch): void {
     if (this.#closed) throw new StoreError(this.name, 'commit', 'the store is closed; nothing of the batch was written')
@@ -166,14 +165,15 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Closes the file (SQLite checkpoints the log into it and deletes the `-wal` file). Idempotent.
+   * Closes the file (SQLite checkpoints the log into it and deletes the `-wal` file) and releases it:
+   * the next store may open it. Idempotent.
    *
    * @throws StoreError (`close`) if SQLite fails to close it
    */
   close(): void {
     if (this.#closed) return
     this.#closed = true
-    openPaths.delete(this.path)
+    this.#ownership.release()
     try {
       this.#db.close()
     } catch (error) {
@@ -189,8 +189,11 @@ export class SqliteStore implements Store {
  * @returns the open store; its {@link SqliteStore.recovered} holds what the file held
  * @throws InvalidArgumentError for an option that breaks its rule, e.g.
  *   ``Expected `options.synchronus` to be one of the known options (…), got `"full"` (string); did you mean `synchronous`?``
+ * @throws JournalLockedError (a `StoreError`, `open`) at once for a file another store holds, in this
+ *   process or another, through any path; its message names the file and the owner
  * @throws StoreError (`open`) for a file that cannot be opened (missing or read-only directory, a
- *   directory, a corrupt or non-SQLite file, another schema), (`recover`) for a row that is not valid JSON
+ *   read-only file, a directory, a corrupt or non-SQLite file, another schema), (`recover`) for a row
+ *   that is not valid JSON
  *
  * @example
  * ```ts no-run

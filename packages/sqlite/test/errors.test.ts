@@ -1,31 +1,27 @@
 import { spawnSync } from 'node:child_process'
 import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { FlowingError, InvalidArgumentError, StoreError } from '@flowing/core'
+import { InvalidArgumentError, StoreError } from '@flowing/core'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { batch, letter, record } from '../../core/test/contract/store-fixtures.js'
 import { SqliteStore, type SqliteStoreOptions, sqliteStore } from '../src/index.js'
-import { removeTempDirs, tempDir, tempJournal, thrown } from './fixtures.js'
+import { removeTempDirs, snapshot, storeError, tempDir, tempJournal, thrown } from './fixtures.js'
 import { bundleChild } from './process/bundle.js'
 
 afterEach(removeTempDirs)
 
-/** The StoreError `fn` throws, checked for its class, code, store and operation. */
-function storeError(fn: () => unknown, path: string, operation: StoreError['operation']): StoreError {
-  const error = thrown(fn)
-  expect(error).toBeInstanceOf(StoreError)
-  expect(error).toBeInstanceOf(FlowingError)
-  const e = error as StoreError
-  expect([e.name, e.code, e.store, e.operation]).toEqual([
-    'StoreError',
-    'ERR_FLOWING_STORE',
-    `sqlite:${path}`,
-    operation,
-  ])
-  expect(e.message.startsWith(`Journal store sqlite:${path} failed to ${operation}: `)).toBe(true)
+/**
+ * The StoreError (`open`) of opening the journal at `path`, checked to leave its directory and its bytes
+ * as they were: no `-wal`, `-shm` or `-journal` file, not a byte written.
+ */
+function refusedOpen(path: string): StoreError {
+  const dir = dirname(path)
+  const before = snapshot(dir, path)
+  const e = storeError(() => sqliteStore({ path }), path, 'open')
+  expect(snapshot(dir, path)).toEqual(before)
   return e
 }
 
@@ -69,7 +65,7 @@ describe('sqliteStore() open failures', () => {
   it('a file of garbage bytes: not a SQLite database', () => {
     const path = join(tempDir(), 'garbage.db')
     writeFileSync(path, Buffer.alloc(16_384, 0x5a))
-    const e = storeError(() => sqliteStore({ path }), path, 'open')
+    const e = refusedOpen(path)
     expect(e.message).toContain('the file is not a SQLite database (SQLITE_NOTADB: file is not a database)')
     expect((e.cause as { code: string }).code).toBe('SQLITE_NOTADB')
   })
@@ -82,7 +78,7 @@ describe('sqliteStore() open failures', () => {
     const fd = openSync(path, 'r+')
     writeSync(fd, Buffer.alloc(8 * 4096, 0xff), 0, 8 * 4096, 4096 * 4) // pages 5–12: the messages b-tree
     closeSync(fd)
-    const e = storeError(() => sqliteStore({ path }), path, 'open')
+    const e = refusedOpen(path)
     expect(e.message).toContain(
       'the database file is corrupt; restore it from a backup (see the README) (SQLITE_CORRUPT',
     )
@@ -100,19 +96,22 @@ describe('sqliteStore() open failures', () => {
     expect(storeError(() => sqliteStore({ path: under }), under, 'open').message).toContain('is not a directory')
   })
 
-  it('a SQLite database of another application, and a journal of a newer schema', () => {
-    const path = join(tempDir(), 'other.db')
-    const other = new Database(path)
-    other.exec('CREATE TABLE users (id INTEGER PRIMARY KEY)')
-    other.close()
-    expect(storeError(() => sqliteStore({ path }), path, 'open').message).toContain('not a Flowing journal')
+  it('a SQLite database of another application (rollback or WAL mode), and a journal of a newer schema', () => {
+    for (const mode of ['DELETE', 'WAL']) {
+      const path = join(tempDir(), 'other.db')
+      const other = new Database(path)
+      other.pragma(`journal_mode = ${mode}`)
+      other.exec('CREATE TABLE users (id INTEGER PRIMARY KEY)')
+      other.close()
+      expect(refusedOpen(path).message).toContain('not a Flowing journal')
+    }
 
     const journal = tempJournal()
     sqliteStore({ path: journal }).close()
     const edit = new Database(journal)
     edit.prepare("UPDATE meta SET value = '2' WHERE key = 'schema_version'").run()
     edit.close()
-    expect(storeError(() => sqliteStore({ path: journal }), journal, 'open').message).toContain(
+    expect(refusedOpen(journal).message).toContain(
       'the journal has schema version 2, this @flowing/sqlite reads version 1 (it was written by a newer release: upgrade)',
     )
   })
@@ -128,14 +127,6 @@ describe('sqliteStore() open failures', () => {
     expect(storeError(() => sqliteStore({ path }), path, 'recover').message).toContain(
       'row `b` of table messages is not valid JSON; the journal was edited or damaged',
     )
-  })
-
-  it('a journal already open in this process (one loop per journal), until the first is closed', () => {
-    const path = tempJournal()
-    const first = sqliteStore({ path })
-    expect(storeError(() => sqliteStore({ path }), path, 'open').message).toContain('already open in this process')
-    first.close()
-    sqliteStore({ path }).close()
   })
 })
 
@@ -175,33 +166,46 @@ describe('read-only files and directories', () => {
     return JSON.parse(run.stdout) as ChildReport
   }
 
-  it('a read-only journal file: StoreError (open), SQLITE_READONLY', ({ skip }) => {
+  it('a read-only journal file: StoreError (open) before SQLite touches it — nothing created, not a byte changed', ({
+    skip,
+  }) => {
     if (unavailable !== undefined) skip(unavailable)
     const dir = tempDir()
     const path = join(dir, 'journal.db')
     const store = sqliteStore({ path })
     store.commit(batch({ messages: [record('a')], deadLetters: [letter('d')] }))
     store.close()
-    chmodSync(dir, 0o777) // the directory is writable (SQLite may make its -wal and -shm files) …
+    chmodSync(dir, 0o777) // the directory is writable (SQLite would make an empty -wal file in it) …
     chmodSync(path, 0o444) // … the file is not
+    const before = snapshot(dir, path)
     const got = openInChild(path)
-    expect(got).toMatchObject({
-      isStoreError: true,
-      code: 'ERR_FLOWING_STORE',
-      operation: 'open',
-      cause: 'SQLITE_READONLY',
-    })
-    expect(got.message).toContain('the database is read-only; the file and its directory must be writable')
+    expect(got).toMatchObject({ isStoreError: true, code: 'ERR_FLOWING_STORE', operation: 'open', cause: 'EACCES' })
+    expect(got.message).toBe(
+      `Journal store sqlite:${path} failed to open: the file is read-only for this process; the journal and its ` +
+        `directory must be writable (SQLite writes a \`-wal\` file beside the journal) (EACCES: permission denied, access '${path}')`,
+    )
+    expect(snapshot(dir, path)).toEqual(before)
   })
 
-  it('a new journal in a read-only directory: StoreError (open), SQLITE_CANTOPEN', ({ skip }) => {
+  it('a read-only directory, for a new journal and an existing one: StoreError (open), nothing created', ({ skip }) => {
     if (unavailable !== undefined) skip(unavailable)
-    const dir = join(tempDir(), 'ro')
-    mkdirSync(dir, 0o555)
-    chmodSync(join(dir, '..'), 0o755)
-    const got = openInChild(join(dir, 'journal.db'))
-    expect(got).toMatchObject({ isStoreError: true, operation: 'open', cause: 'SQLITE_CANTOPEN' })
-    expect(got.message).toContain('the file cannot be opened; its directory must exist and be writable')
+    const parent = tempDir()
+    chmodSync(parent, 0o755)
+    const dir = join(parent, 'ro')
+    mkdirSync(dir)
+    const existing = join(dir, 'journal.db')
+    sqliteStore({ path: existing }).close()
+    chmodSync(existing, 0o666) // the file is writable, its directory is not
+    chmodSync(dir, 0o555)
+    const before = snapshot(dir, existing)
+    for (const path of [existing, join(dir, 'new.db')]) {
+      const got = openInChild(path)
+      expect(got).toMatchObject({ isStoreError: true, operation: 'open', cause: 'EACCES' })
+      expect(got.message).toContain(
+        `failed to open: its directory ${dir} is read-only for this process; the journal and its directory must be writable`,
+      )
+    }
+    expect(snapshot(dir, existing)).toEqual(before)
   })
 })
 
@@ -235,15 +239,13 @@ describe('SqliteStore.commit() failures', () => {
     reopened.close()
   })
 
-  it('a lock held longer than busyTimeoutMs: StoreError (SQLITE_BUSY); the next commit succeeds', () => {
+  it('no other connection can lock the file while the store holds it: it is refused at once, commits never wait', () => {
     const path = tempJournal()
-    const store = sqliteStore({ path, busyTimeoutMs: 20 })
-    const other = new Database(path)
-    other.exec('BEGIN IMMEDIATE')
-    const e = storeError(() => store.commit(batch({ messages: [record('a')] })), path, 'commit')
-    expect(e.message).toContain('another connection held the database lock for longer than `busyTimeoutMs`')
-    expect((e.cause as { code: string }).code).toBe('SQLITE_BUSY')
-    other.exec('ROLLBACK')
+    const store = sqliteStore({ path })
+    const other = new Database(path, { timeout: 0 })
+    for (const sql of ['BEGIN IMMEDIATE', 'SELECT count(*) FROM messages']) {
+      expect(() => other.exec(sql)).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }))
+    }
     other.close()
     store.commit(batch({ messages: [record('b')] }))
     store.close()

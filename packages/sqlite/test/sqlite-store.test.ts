@@ -1,14 +1,16 @@
-import { statSync } from 'node:fs'
-import { relative } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { readdirSync, realpathSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, relative } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { batch, EXPIRED_AT, key, letter, record } from '../../core/test/contract/store-fixtures.js'
-import { inspectJournal, SqliteStore, sqliteStore } from '../src/index.js'
-import { removeTempDirs, tempJournal } from './fixtures.js'
+import { inspectJournal, JournalLockedError, SqliteStore, sqliteStore } from '../src/index.js'
+import { removeTempDirs, tempJournal, thrown } from './fixtures.js'
 
 afterEach(removeTempDirs)
 
-/** A second, read-only connection: what the `sqlite3` shell would see. */
+/** A second, read-only connection once the store closed: what the `sqlite3` shell would see. */
 function peek<T>(path: string, read: (db: Database.Database) => T): T {
   const db = new Database(path, { readonly: true })
   try {
@@ -18,6 +20,7 @@ function peek<T>(path: string, read: (db: Database.Database) => T): T {
   }
 }
 
+const files = (path: string) => readdirSync(dirname(path)).sort()
 const walBytes = (path: string) => statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0
 
 describe('SqliteStore', () => {
@@ -63,10 +66,14 @@ describe('SqliteStore', () => {
   describe('commit()', () => {
     it('keeps a replaced row under its seq (ON CONFLICT DO UPDATE, not INSERT OR REPLACE)', () => {
       const path = tempJournal()
-      const store = sqliteStore({ path })
-      store.commit(batch({ messages: [record('a'), record('b')] }))
+      const first = sqliteStore({ path })
+      first.commit(batch({ messages: [record('a'), record('b')] }))
+      first.close()
       const before = peek(path, (db) => db.prepare('SELECT seq, id FROM messages ORDER BY seq').raw().all())
-      store.commit(batch({ messages: [record('a', { state: 'delayed', dueAtEpochMs: 99 })] }))
+      const second = sqliteStore({ path })
+      second.commit(batch({ messages: [record('a', { state: 'delayed', dueAtEpochMs: 99 })] }))
+      expect(second.commits).toBe(1)
+      second.close()
       const after = peek(path, (db) =>
         db.prepare('SELECT seq, id, state, due_at FROM messages ORDER BY seq').raw().all(),
       )
@@ -74,21 +81,19 @@ describe('SqliteStore', () => {
         [...(before[0] as unknown[]), 'delayed', 99],
         [...(before[1] as unknown[]), 'queued', null],
       ])
-      expect(store.commits).toBe(2)
-      store.close()
     })
 
     it('stores each row as JSON text the sqlite3 shell can query', () => {
       const path = tempJournal()
       const store = sqliteStore({ path })
       store.commit(batch({ messages: [record('a', { hops: 2 })], deadLetters: [letter('d')], keys: [key('k')] }))
+      store.close()
       const got = peek(path, (db) => [
         db.prepare("SELECT json_extract(record, '$.hops') FROM messages WHERE id = 'a'").pluck().get(),
         db.prepare("SELECT json_extract(letter, '$.reason') FROM dead_letters").pluck().get(),
         db.prepare("SELECT json_extract(record, '$.entry.state') FROM keys").pluck().get(),
       ])
       expect(got).toEqual([2, 'exhausted', 'done'])
-      store.close()
     })
   })
 
@@ -96,20 +101,25 @@ describe('SqliteStore', () => {
     it('are deleted from the file at open, and swept after commits once 30 s passed', () => {
       let now = 1_000_000
       const path = tempJournal()
-      const store = sqliteStore({ path, wallNow: () => now })
-      store.commit(batch({ keys: [key('old', EXPIRED_AT), key('a', now + 10_000), key('b', now + 100_000)] }))
+      const open = () => sqliteStore({ path, wallNow: () => now })
       const count = () => peek(path, (db) => db.prepare('SELECT key FROM keys ORDER BY key').pluck().all())
-      expect(count()).toEqual(['a', 'b', 'old']) // a commit does not sweep before its time
+      const first = open()
+      first.commit(batch({ keys: [key('old', EXPIRED_AT), key('a', now + 10_000), key('b', now + 100_000)] }))
+      first.commit(batch())
+      first.close()
+      expect(count()).toEqual(['a', 'b', 'old']) // a commit does not sweep before its time (nor does close)
+      const second = open() // deletes `old` at open
+      expect(second.recovered().keys.map((k) => k.key)).toEqual(['a', 'b'])
       now += 30_000
-      store.commit(batch())
-      expect(count()).toEqual(['b'])
-      store.commit(batch({ keys: [key('c', now + 1)] }))
-      store.close()
+      second.commit(batch()) // sweeps `a`
+      second.commit(batch({ keys: [key('c', now + 1)] }))
+      second.close()
+      expect(count()).toEqual(['b', 'c'])
       now += 2
-      const reopened = sqliteStore({ path, wallNow: () => now })
-      expect(reopened.recovered().keys.map((k) => k.key)).toEqual(['b'])
+      const third = open()
+      expect(third.recovered().keys.map((k) => k.key)).toEqual(['b'])
+      third.close()
       expect(count()).toEqual(['b'])
-      reopened.close()
     })
   })
 
@@ -135,20 +145,44 @@ describe('SqliteStore', () => {
   })
 
   describe('close()', () => {
-    it('checkpoints and removes the -wal file; is idempotent', () => {
+    it('checkpoints and removes the -wal file and the owner record; is idempotent', () => {
       const path = tempJournal()
       const store = sqliteStore({ path })
       store.commit(batch({ messages: [record('a')] }))
       expect(walBytes(path)).toBeGreaterThan(0)
+      // No -shm: an exclusive connection keeps its WAL index in memory.
+      expect(files(path)).toEqual(['journal.db', 'journal.db-owner', 'journal.db-wal'])
       store.close()
       store.close()
-      expect([store.closed, walBytes(path)]).toEqual([true, 0])
+      expect([store.closed, walBytes(path), files(path)]).toEqual([true, 0, ['journal.db']])
+    })
+  })
+
+  describe('a journal an earlier release left after a kill -9', () => {
+    it('recovers what its non-exclusive connection left in the -wal file; the stale -shm file is left unused', () => {
+      const path = tempJournal()
+      sqliteStore({ path }).close()
+      const killed = spawnSync(process.execPath, [
+        '-e',
+        `const db = new (require(process.argv[1]))(process.argv[2])
+         db.prepare("INSERT INTO messages (id, record) VALUES ('x', ?)").run(process.argv[3])
+         process.kill(process.pid, 'SIGKILL')`,
+        createRequire(import.meta.url).resolve('better-sqlite3'),
+        path,
+        JSON.stringify(record('x')),
+      ])
+      expect(killed.signal).toBe('SIGKILL')
+      expect(files(path)).toEqual(['journal.db', 'journal.db-shm', 'journal.db-wal'])
+      const store = sqliteStore({ path })
+      expect(store.recovered().messages).toEqual([record('x')])
+      store.close()
+      expect(files(path)).toEqual(['journal.db', 'journal.db-shm'])
     })
   })
 })
 
 describe('inspectJournal()', () => {
-  it('counts what a restart would recover, beside the store that writes it', () => {
+  it('is refused at once while a store holds the file, naming it; counts what a restart would recover once it closed', () => {
     const path = tempJournal()
     const store = new SqliteStore({ path })
     store.commit(
@@ -163,6 +197,12 @@ describe('inspectJournal()', () => {
         keys: [key('live'), key('old', EXPIRED_AT)],
       }),
     )
+    const e = thrown(() => inspectJournal(path))
+    expect(e).toBeInstanceOf(JournalLockedError)
+    expect(e.message).toContain(
+      `failed to open: the file ${realpathSync(path)} is open by another store: pid ${process.pid}`,
+    )
+    store.close()
     const summary = inspectJournal(path)
     expect(summary).toMatchObject({
       path,
@@ -173,8 +213,6 @@ describe('inspectJournal()', () => {
       expiredKeys: 1,
     })
     expect(summary.bytes.database).toBeGreaterThan(0)
-    expect(summary.bytes.wal).toBeGreaterThan(0)
-    store.close()
   })
 
   it('refuses a missing file or a file that is not a journal', () => {

@@ -20,13 +20,13 @@ const MEANINGS: Readonly<Record<string, string>> = {
   SQLITE_FULL:
     'the disk (or the `maxBytes` quota) is full; free space, or let rows drain — a batch that only removes rows still fits',
   SQLITE_READONLY:
-    'the database is read-only; the file and its directory must be writable by this process (SQLite writes `-wal` and `-shm` files beside it)',
+    'the database is read-only; the file and its directory must be writable by this process (SQLite writes a `-wal` file beside it)',
   SQLITE_CORRUPT: 'the database file is corrupt; restore it from a backup (see the README)',
   SQLITE_NOTADB: 'the file is not a SQLite database',
   SQLITE_CANTOPEN:
     'the file cannot be opened; its directory must exist and be writable, and the path must not be a directory',
-  SQLITE_BUSY: 'another connection held the database lock for longer than `busyTimeoutMs`',
-  SQLITE_LOCKED: 'another connection held the database lock for longer than `busyTimeoutMs`',
+  SQLITE_BUSY: 'another connection holds the database lock',
+  SQLITE_LOCKED: 'another connection holds the database lock',
   SQLITE_IOERR: 'an I/O error from the file system',
   SQLITE_PERM: 'the file system denied access',
   SQLITE_NOMEM: 'SQLite ran out of memory',

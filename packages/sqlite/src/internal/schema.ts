@@ -71,16 +71,32 @@ export interface Pragmas {
 }
 
 /**
- * Prepares a freshly opened connection: creates the schema in an empty file, checks it in an existing
- * one, and sets WAL mode, the sync level and the quota.
+ * Whether the file holds no table yet: a new journal (an empty file, or a SQLite header alone).
+ *
+ * @throws the driver's error for a file that is not a database (`SQLITE_NOTADB`)
+ */
+export function isEmpty(db: Database.Database): boolean {
+  return db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get() === 0
+}
+
+/**
+ * Sets what a new journal must have before its first page is written: incremental auto-vacuum (fixed
+ * with the first page) and WAL mode (an exclusive connection then writes no rollback `-journal`).
+ */
+export function prepareNewFile(db: Database.Database): void {
+  db.pragma('auto_vacuum = INCREMENTAL')
+  db.pragma('journal_mode = WAL')
+}
+
+/**
+ * Prepares a connection that holds the journal's lock (see `lockJournal`): creates the schema in an
+ * empty file, checks it in an existing one, and sets WAL mode, the sync level and the quota.
  *
  * @throws StoreError (`open`) for a file of another application or of a newer schema; the driver's
  *   error for a file that is not a database (the caller translates it)
  */
 export function prepareConnection(db: Database.Database, name: string, pragmas: Pragmas, now: number): void {
-  // The first read of the header: a file that is not a database fails here with SQLITE_NOTADB.
-  const tables = db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get() as number
-  if (tables === 0) createSchema(db, now)
+  if (isEmpty(db)) createSchema(db, now)
   else checkSchema(db, name)
   const mode = db.pragma('journal_mode = WAL', { simple: true })
   if (mode !== 'wal') {
@@ -95,8 +111,6 @@ export function prepareConnection(db: Database.Database, name: string, pragmas: 
 }
 
 function createSchema(db: Database.Database, now: number): void {
-  // auto_vacuum takes effect only before the first table exists.
-  db.pragma('auto_vacuum = INCREMENTAL')
   db.transaction(() => {
     db.exec(DDL)
     const meta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)')
