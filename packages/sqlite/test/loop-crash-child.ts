@@ -46,6 +46,8 @@ if (mode === 'finish') {
 } else {
   let i = Number(first)
   const burst = async () => {
+    // Recovered backlogs add up across the crashes: a burst waits for room rather than overflow the queue.
+    while (loop.queued > 5_000) await new Promise((r) => setTimeout(r, 5))
     const from = i
     for (let k = 0; k < 50; k++, i++) {
       if (i % 10 === 9) loop.postDelayed('remind', { i, dueAt: Date.now() + 40 }, 40, { idempotencyKey: `remind-${i}` })
