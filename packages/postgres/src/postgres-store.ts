@@ -7,20 +7,15 @@
 import { type JournalBatch, type Store, type StoreContents, StoreError } from '@flowing/core'
 import type pg from 'pg'
 import { batchParams } from './internal/batch.js'
-import { run } from './internal/db.js'
-import { isConnectionLoss, isIdempotencyConflict, storeFailure } from './internal/failure.js'
+import { sendCommit } from './internal/commit.js'
+import { storeFailure } from './internal/failure.js'
 import type { Lease, LeaseState } from './internal/lease.js'
-import { Listener } from './internal/listener.js'
+import { NotifiedTakeovers } from './internal/notified.js'
 import { type Opened, openStore } from './internal/open.js'
+import { KeyPruner } from './internal/prune.js'
 import { channelOf, takeOver } from './internal/takeover.js'
 import { Ticker } from './internal/ticker.js'
-import { Wake } from './internal/wake.js'
 import { type PostgresStoreOptions, type ResolvedPostgresOptions, resolveOptions } from './options.js'
-
-// Expired keys are deleted at open and then at most this often (one bounded DELETE on an index).
-const PRUNE_EVERY_MS = 60_000
-// How many times a commit is sent when it meets idempotency keys being written elsewhere.
-const MAX_SENDS = 4
 
 /**
  * A {@link Store} in PostgreSQL, shareable by several processes. Open one with {@link postgresStore}.
@@ -42,8 +37,9 @@ const MAX_SENDS = 4
  * and so does every later one (the store is fenced for good).
  *
  * **Takeover.** At open, and then on every renewal if the loop called {@link PostgresStore.watch}, the
- * store takes over the rows of every owner whose lease expired or who holds none (a closed store), in
- * one transaction under the journal's advisory lock: no row is taken by two stores.
+ * store takes over the rows of every owner whose lease expired or who holds none (a closed store, or
+ * `enqueue()`, whose rows have the owner `''`), in one transaction under the journal's advisory lock:
+ * no row is taken by two stores. A store that LISTENs also takes over when an enqueue commits.
  *
  * **Cost.** A commit is one round trip, O(rows in the batch) on the server; opening reads every row of
  * the owner, the journal's dead letters and live keys once.
@@ -61,20 +57,16 @@ export class PostgresStore implements Store {
   readonly #ownsPool: boolean
   readonly #parts: Opened
   readonly #lease: Lease
-  readonly #wallNow: () => number
+  readonly #pruner: KeyPruner
   readonly #ticker: Ticker
-  // Takeovers on demand: a notification of the journal's channel, a (re)connection of the listener.
-  readonly #wake: Wake
-  #listener: Listener | undefined
-  // A notification came before the loop watched: the takeover it asked for is due at watch().
-  #missed = false
+  // Takeovers on demand: a notification of the journal's channel, a reconnection of the listener.
+  #notified: NotifiedTakeovers | undefined
   // What the store held at open, kept for recovered(): the loop reads it once, at start().
   readonly #contents: StoreContents
   #adopt: ((contents: StoreContents) => void) | undefined
   #closed: Promise<void> | undefined
   #commits = 0
   #adopted = 0
-  #lastPrune: number
   #backgroundError: StoreError | undefined
 
   private constructor(parts: Opened, options: Pick<ResolvedPostgresOptions, 'renewEveryMs' | 'wallNow' | 'schema'>) {
@@ -86,9 +78,7 @@ export class PostgresStore implements Store {
     this.journal = parts.lease.journal
     this.schema = options.schema
     this.#contents = parts.contents
-    this.#wallNow = options.wallNow
-    this.#lastPrune = options.wallNow()
-    this.#wake = new Wake(() => this.#wakeUp())
+    this.#pruner = new KeyPruner(parts.pool, parts.sql.pruneKeys, this.journal, options.wallNow)
     this.#ticker = new Ticker(options.renewEveryMs, () => this.#tick())
   }
 
@@ -103,19 +93,12 @@ export class PostgresStore implements Store {
     const o = resolveOptions(options)
     const parts = await openStore(o)
     const store = new PostgresStore(parts, o)
-    if (o.listen) await store.#startListening()
+    // The LISTEN connection is made at open, not when the loop starts (where its cost would delay the
+    // loop's first commits). Its failures are no background errors: it is tried again, `listening`
+    // says whether it is up, and the renewals take enqueued messages meanwhile.
+    const channel = channelOf(store.schema, store.journal)
+    if (o.listen) store.#notified = await NotifiedTakeovers.start(parts.pool, channel, (c) => store.#wakeUp(c))
     return store
-  }
-
-  // The LISTEN connection is made at open, not when the loop starts (where its cost would delay the
-  // loop's first commits); its first attempt is awaited. Its failures are not background errors: it is
-  // tried again, `listening` says whether it is up, and the renewals take enqueued messages meanwhile.
-  async #startListening(): Promise<void> {
-    this.#listener = new Listener(this.#pool, channelOf(this.schema, this.journal), () => {
-      if (this.#adopt === undefined) this.#missed = true
-      else this.#wake.poke()
-    })
-    await this.#listener.ready
   }
 
   /** The owner this store writes as. */
@@ -152,7 +135,7 @@ export class PostgresStore implements Store {
    * false) until `close()`, but for the moments it is reconnecting.
    */
   get listening(): boolean {
-    return this.#listener?.listening === true
+    return this.#notified?.listening === true
   }
 
   /** Whether {@link PostgresStore.close} was called. */
@@ -185,7 +168,7 @@ export class PostgresStore implements Store {
     } catch (error) {
       throw storeFailure(this.name, 'commit', error, 'a record cannot be written as JSON')
     }
-    const held = await this.#send([...this.#lease.params, ...params])
+    const held = await sendCommit(this.#pool, this.#parts.sql.commit, [...this.#lease.params, ...params], this.name)
     if (held !== 1) {
       await this.#lease.fence(this.#pool)
       throw new StoreError(this.name, 'lease', this.#lease.lost ?? 'the lease is lost')
@@ -193,35 +176,16 @@ export class PostgresStore implements Store {
     this.#commits++
   }
 
-  // The commit statement; sent a second time if the connection was lost (a pooled connection the server
-  // dropped): a batch applied twice leaves the rows as applied once (upserts of the same bodies, deletes
-  // of gone rows, the lease extended again), so the retry is safe even if the first one got through.
-  // Sent again too (a few times) when it met an idempotency key another transaction was writing: it
-  // wrote nothing, and the next one sees that row.
-  async #send(values: unknown[]): Promise<number | undefined> {
-    const commit = this.#parts.sql.commit
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return (await run<{ held: number }>(this.#pool, commit, values)).rows[0]?.held
-      } catch (error) {
-        const again = attempt === 1 ? isConnectionLoss(error) : false
-        if (!(again || (attempt < MAX_SENDS && isIdempotencyConflict(error)))) {
-          throw storeFailure(this.name, 'commit', error)
-        }
-      }
-    }
-  }
-
   /**
    * Hands the rows this store takes over while running (from processes whose lease expired, and
    * messages enqueued by {@link Enqueuer.enqueue}) to `adopt`; the loop calls it once, at `start()`.
    * From then on the store takes over at every renewal and — unless the `listen` option is false — as
-   * soon as an enqueue's transaction commits. Without it the store takes over only at open.
+   * soon as an enqueue's transaction commits (a notification that came between open and `watch` counts
+   * then). Without it the store takes over only at open.
    */
   watch(adopt: (contents: StoreContents) => void): void {
     this.#adopt = adopt
-    if (this.#missed) this.#wake.poke()
-    this.#missed = false
+    this.#notified?.arm()
   }
 
   /**
@@ -238,8 +202,7 @@ export class PostgresStore implements Store {
 
   async #close(): Promise<void> {
     await this.#ticker.stop()
-    await this.#listener?.stop()
-    await this.#wake.idle()
+    await this.#notified?.stop()
     let failure: StoreError | undefined
     if (this.#lease.lost === undefined) {
       try {
@@ -263,11 +226,7 @@ export class PostgresStore implements Store {
         this.#backgroundError = new StoreError(this.name, 'lease', lost)
         return
       }
-      const now = this.#wallNow()
-      if (now - this.#lastPrune >= PRUNE_EVERY_MS) {
-        await run(this.#pool, this.#parts.sql.pruneKeys, [this.journal, now])
-        this.#lastPrune = now
-      }
+      await this.#pruner.due()
       // A renewal that works clears a renewal's failure; a refused takeover stays until one is taken.
       if (this.#backgroundError?.operation !== 'recover') this.#backgroundError = undefined
     } catch (error) {
@@ -278,11 +237,9 @@ export class PostgresStore implements Store {
   // A takeover woken by a notification, on the LISTEN connection: it waits for another store's takeover
   // to end rather than give up (that one may have started before the enqueue committed, and so not see
   // its rows).
-  async #wakeUp(): Promise<void> {
+  async #wakeUp(client: pg.Client): Promise<void> {
     const adopt = this.#adopt
-    const client = this.#listener?.client
-    if (adopt === undefined || client === undefined || this.#lease.lost !== undefined || this.#closed !== undefined)
-      return
+    if (adopt === undefined || this.#lease.lost !== undefined || this.#closed !== undefined) return
     try {
       await this.#takeOver(adopt, client)
     } catch (error) {

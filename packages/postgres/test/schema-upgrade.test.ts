@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { createEnqueuer } from '../src/index.js'
-import { schemaV1Ddl } from '../src/internal/sql.js'
+import { schemaDdl } from '../src/internal/sql.js'
 import { appClient, inTransaction } from './enqueue-fixtures.js'
 import { describePostgres, record, useDatabase } from './fixtures.js'
 
@@ -15,7 +15,7 @@ describePostgres('schema version 1', () => {
   describe('opened by this version', () => {
     it('is upgraded to version 2 in place, by one of several stores opening at once, keeping its rows', async () => {
       const schema = 'legacy'
-      await db.admin.query(schemaV1Ddl(schema))
+      await db.admin.query(schemaDdl(schema))
       // What a version-1 store left: a message of a closed store (no lease), a finished key.
       const kept = record('m1', { idempotencyKey: 'k-old' })
       await db.admin.query(
@@ -54,7 +54,7 @@ describePostgres('schema version 1', () => {
 
     it('is refused by an enqueuer until a store of this version has opened it', async () => {
       const schema = 'untouched'
-      await db.admin.query(schemaV1Ddl(schema))
+      await db.admin.query(schemaDdl(schema))
       const client = await appClient(db)
       try {
         const enqueuer = createEnqueuer<{ job: null }>({ schema, journal: 'orders', types: ['job'] })

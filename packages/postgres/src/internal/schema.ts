@@ -8,7 +8,7 @@
  */
 import { StoreError } from '@flowing/core'
 import { type Queryable, run, transaction } from './db.js'
-import { SCHEMA_VERSION, type Statements, schemaV1Ddl, upgradeDdl } from './sql.js'
+import { SCHEMA_VERSION, type Statements, schemaDdl, upgradeDdl } from './sql.js'
 
 // undefined_table, invalid_schema_name: nothing was created yet.
 const ABSENT = new Set(['42P01', '3F000'])
@@ -53,7 +53,7 @@ async function migrate(db: Queryable, sql: Statements, schema: string): Promise<
       `${sql.schema}.meta`,
     ])
     const version = found.rows[0]?.meta == null ? undefined : await readVersion(client, sql)
-    if (version === undefined) await client.query(schemaV1Ddl(schema))
+    if (version === undefined) await client.query(schemaDdl(schema))
     if (UPGRADABLE.has(version)) await client.query(upgradeDdl(schema))
     return { value: await readVersion(client, sql) }
   })

@@ -54,7 +54,7 @@ const HELD = 'EXISTS (SELECT FROM lease)'
  * The DDL of schema version 1, as version 1 of the package ran it: idempotent (`IF NOT EXISTS`
  * throughout). A new schema is made by it and then upgraded ({@link upgradeDdl}).
  */
-export function schemaV1Ddl(schema: string): string {
+export function schemaDdl(schema: string): string {
   const s = quote(schema)
   return `
 CREATE SCHEMA IF NOT EXISTS ${s};
