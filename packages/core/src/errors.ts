@@ -599,7 +599,7 @@ export class SnapshotError extends FlowingError {
  *
  * @group Errors
  */
-export type StoreOperation = 'open' | 'recover' | 'commit' | 'close' | 'lease'
+export type StoreOperation = 'open' | 'recover' | 'commit' | 'close' | 'lease' | 'backup'
 
 /**
  * A journal store failed: its file could not be opened or written (disk full, read-only, corrupt), its

@@ -3,8 +3,9 @@
  *
  * @module
  */
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { type JournalBatch, type Store, type StoreContents, StoreError } from '@flowing/core'
+import { InvalidArgumentError, type JournalBatch, type Store, type StoreContents, StoreError } from '@flowing/core'
 import type Database from 'better-sqlite3'
 import { storeFailure } from './internal/failure.js'
 import { Maintenance } from './internal/maintenance.js'
@@ -162,6 +163,32 @@ export class SqliteStore implements Store {
     } catch (error) {
       throw storeFailure(this.name, 'commit', error, 'while compacting')
     }
+  }
+
+  /**
+   * Writes a consistent copy of the journal to a new file at `path`, between two commits (`VACUUM INTO`
+   * on the store's own connection — while the store holds the file, no other connection or process may
+   * read it). The copy is a journal: a store opens it as it would the original (say, to move a service
+   * to another machine). Synchronous: the loop waits meanwhile (milliseconds for a small journal).
+   *
+   * @param path - where the copy goes: a file that does not exist yet, in an existing directory
+   * @returns the copy's absolute path
+   * @throws InvalidArgumentError for a path that is not a non-empty string
+   * @throws StoreError (`backup`) for a closed store, a file that exists already, the journal itself,
+   *   or what SQLite or the file system refuse (a missing directory, no space); nothing is left behind
+   */
+  backup(path: string): string {
+    if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('path', 'a non-empty file path', path)
+    const target = resolve(path)
+    if (this.#closed) throw new StoreError(this.name, 'backup', 'the store is closed')
+    if (existsSync(target))
+      throw new StoreError(this.name, 'backup', `${target} exists already (a backup overwrites nothing)`)
+    try {
+      this.#db.prepare('VACUUM INTO ?').run(target)
+    } catch (error) {
+      throw storeFailure(this.name, 'backup', error, `while copying to ${target}`)
+    }
+    return target
   }
 
   /**
