@@ -1,7 +1,8 @@
 /**
  * `@flowing/postgres`: a journal store for Flowing in PostgreSQL — one statement per batch, several
  * processes sharing one journal under leases with fencing tokens, and takeover of the messages of a
- * process that died.
+ * process that died; and {@link createEnqueuer}, which writes messages in the application's own
+ * transactions (they run if it commits, never if it rolls back).
  *
  * @example
  * ```ts no-run

@@ -9,7 +9,13 @@ import { resolveOptions } from '../src/options.js'
 describe('postgresStore() options', () => {
   it('applies the defaults', () => {
     const o = resolveOptions({})
-    expect(o).toMatchObject({ schema: 'flowing', journal: 'default', leaseMs: 15_000, renewEveryMs: 5_000 })
+    expect(o).toMatchObject({
+      schema: 'flowing',
+      journal: 'default',
+      leaseMs: 15_000,
+      renewEveryMs: 5_000,
+      listen: true,
+    })
     expect(o.owner).toMatch(new RegExp(`^${hostname()}:${process.pid}:[0-9a-f]{8}$`))
     expect(resolveOptions({}).owner).not.toBe(o.owner)
     expect(resolveOptions(undefined).journal).toBe('default')
@@ -64,6 +70,7 @@ describe('postgresStore() options', () => {
       /^Expected `options.renewEveryMs` to be below `leaseMs` \(1000\), got `1000`/,
     ],
     ['options.wallNow', { wallNow: 0 }, /^Expected `options.wallNow` to be a function/],
+    ['options.listen', { listen: 'yes' }, /^Expected `options.listen` to be a boolean, got `"yes"`/],
   ]
   for (const [argument, options, message] of refused) {
     it(`refuses ${JSON.stringify(options) ?? String(options)} naming \`${argument}\``, () => {
