@@ -288,6 +288,24 @@ describePostgres('enqueue()', () => {
       }
     })
 
+    it('makes the loop that took an enqueued key over refuse a post of the same key', async () => {
+      const r = recorder(await db.open(SLOW_RENEWALS))
+      r.loop.pause() // taken over, not run: the key is in flight in the loop
+      const client = await appClient(db)
+      try {
+        await inTransaction(client, () =>
+          enqueuerOf(db).enqueue(client, 'email', { to: 'x', n: 1 }, { idempotencyKey: 'enqueued' }),
+        )
+        await eventually(() => (r.store.adopted === 1 ? true : undefined))
+        expect(() => r.loop.post('email', { to: 'x', n: 2 }, { idempotencyKey: 'enqueued' })).toThrow(
+          DuplicateMessageError,
+        )
+      } finally {
+        await client.end()
+        await stopAll(r)
+      }
+    })
+
     it('refuses an enqueue of a key a loop posted and committed, while it is in flight', async () => {
       const store = await db.open(SLOW_RENEWALS)
       const r = recorder(store)
