@@ -32,6 +32,12 @@ async function settle(clock: VirtualClock, ms = 0): Promise<void> {
   await clock.advance(0)
 }
 
+// Settles until `done()` holds (an async store's commits come one after another: a recovered message
+// starts once its start is committed), for at most 10 s of real time.
+async function settleUntil(clock: VirtualClock, done: () => boolean): Promise<void> {
+  for (const until = Date.now() + 10_000; !done() && Date.now() < until; ) await settle(clock)
+}
+
 // Moves a clock by `ms` in steps short enough for an async store's commit to answer within its deadline.
 async function walk(clock: VirtualClock, ms: number, step = 5_000): Promise<void> {
   for (let left = ms; left > 0; left -= step) await settle(clock, Math.min(step, left))
@@ -75,9 +81,11 @@ export function describeDurableLoop(name: string, harness: DurableHarness): void
       })
       loop2.start()
       expect(loop2.metrics().counters.restored).toBe(4)
+      await settleUntil(clock2, () => started.length >= 2)
       await settle(clock2)
       expect(started.map((s) => s[0])).toEqual([1, 2]) // key order kept; 3 backs off, 4 is delayed
       await clock2.run()
+      await settleUntil(clock2, () => started.length === 4) // each recovered start waits for its commit
       await loop2.drain()
       const at = new Map(started.map(([n, wall, committed]) => [n, { wall, committed }]))
       expect(at.get(3)?.committed).toEqual({ charged: true }) // the retry resumes after its commit point
@@ -183,7 +191,7 @@ export function describeDurableLoop(name: string, harness: DurableHarness): void
         ran.push(m.payload.n)
       })
       loop2.start()
-      await settle(clock2)
+      await settleUntil(clock2, () => ran.length === 5)
       await loop2.drain()
       await loop2.stop()
       expect(ran).toEqual([0, 1, 2, 3, 4])
