@@ -32,7 +32,7 @@ const RECHECK_MS = 50
 
 /** What the guard reads and writes. */
 export interface CrashGuardParts {
-  readonly journal: { touch(m: Envelope): void; flushed(): Promise<void> }
+  readonly journal: { touch(m: Envelope): void; flushedSoon(): Promise<void> }
   readonly extras: PostExtras
   /** The limit for a type: its own `maxCrashes`, else the loop's. */
   maxCrashesFor(type: string): number
@@ -72,11 +72,15 @@ export class CrashGuard {
   beforeRun(m: Envelope, signal: AbortSignalLike): Promise<void> | undefined {
     const { extras } = this.#p
     const crashes = extras.crashesOf(m) ?? 0
-    const max = crashes === 0 ? Number.POSITIVE_INFINITY : this.#p.maxCrashesFor(m.type)
-    if (crashes >= max) return Promise.reject(new CrashLoopError(m.type, crashes, max))
     const gated = extras.takeGate(m)
     if (!gated && crashes === 0 && this.#solo === undefined) {
       this.#enter(m)
+      return undefined
+    }
+    const max = this.#p.maxCrashesFor(m.type)
+    if (crashes >= max) return Promise.reject(new CrashLoopError(m.type, crashes, max))
+    if (max === Number.POSITIVE_INFINITY && this.#solo === undefined) {
+      this.#enter(m) // no guard for its type: nothing to wait for
       return undefined
     }
     return this.#admit(m, crashes > 0, signal)
@@ -144,7 +148,7 @@ export class CrashGuard {
   async #committed(signal: AbortSignalLike): Promise<void> {
     for (;;) {
       try {
-        await this.#p.journal.flushed()
+        await this.#p.journal.flushedSoon()
         return
       } catch {
         if (signal.aborted) return

@@ -227,6 +227,15 @@ export class Journal<M extends MessageMap> {
     return new Promise((resolve, reject) => this.#waiters.push({ batch: target, resolve, reject }))
   }
 
+  /**
+   * Like {@link Journal.flushed}, but the batch does not wait to gather more changes (a start waits for
+   * it: the crash-loop guard's gated start).
+   */
+  flushedSoon(): Promise<void> {
+    this.#gathered = GATHER_TURNS
+    return this.flushed()
+  }
+
   /** Commits what is left, then closes the store (once; a failure is reported, not thrown). */
   close(): Promise<void> {
     this.#closed ??= this.#closeOnce()
