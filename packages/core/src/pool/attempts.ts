@@ -112,26 +112,33 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     if (events.hears.started) events.emit('started', m as unknown as Message<M>)
   }
 
-  invoke(m: Envelope, ctx: AttemptContext<M>): unknown {
-    const guard = this.#ends.journal?.guard.beforeRun(m, ctx.signal) // its row says `running` from here
-    if (guard === undefined) return this.#invoke(m, ctx)
-    return guard.then(() => {
-      if (ctx.signal.aborted) throw ctx.signal.reason // timed out or handed back while its start was journaled
-      return this.#invoke(m, ctx)
-    })
-  }
-
-  // The handler chain, after an async idempotency store's claim (before the first attempt).
-  #invoke(m: Envelope, ctx: AttemptContext<M>): unknown {
+  /**
+   * Runs the handler chain of `m` — once the crash-loop guard lets it (`guarded`: it did), and after an
+   * async idempotency store's claim (before the first attempt).
+   */
+  invoke(m: Envelope, ctx: AttemptContext<M>, guarded = false): unknown {
+    const journal = this.#ends.journal
+    if (journal !== undefined && !guarded) {
+      const wait = journal.guard.beforeRun(m, ctx.signal) // its row says `running` from here
+      if (wait !== undefined) return this.#afterGuard(wait, m, ctx)
+    }
     const { registry } = this.#p
     const ledger = this.#p.records.ledger
     const entered = ctx.booking === undefined ? undefined : this.#entered
-    const claim = ledger.current?.awaitClaim(m)
+    const claim = ledger.current?.awaitClaim(m) // an async idempotency store: claimed before the first attempt
     if (claim === undefined) return registry.invoke(m, ctx, entered)
     return Promise.resolve(claim).then((entry) => {
       if (entry !== undefined) throw new DuplicateSkip(entry)
       if (ctx.signal.aborted) throw ctx.signal.reason // timed out or handed back while it waited
       return registry.invoke(m, ctx, entered)
+    })
+  }
+
+  // The crash-loop guard made the attempt wait (its start committed first, or a suspect's solo turn).
+  #afterGuard(wait: Promise<void>, m: Envelope, ctx: AttemptContext<M>): Promise<unknown> {
+    return wait.then(() => {
+      if (ctx.signal.aborted) throw ctx.signal.reason // timed out or handed back while it waited
+      return this.invoke(m, ctx, true)
     })
   }
 
