@@ -44,13 +44,12 @@ describe('store.backup(path)', () => {
     expect(() => store.backup(join(dir, 'missing', 'copy.db'))).toThrow(StoreError)
     expect(readdirSync(dir).sort()).toEqual(before)
     store.close()
-    const error = (() => {
-      try {
-        store.backup(join(dir, 'late.db'))
-      } catch (e) {
-        return e as StoreError
-      }
-    })()
+    let error: StoreError | undefined
+    try {
+      store.backup(join(dir, 'late.db'))
+    } catch (e) {
+      error = e as StoreError
+    }
     expect(error).toBeInstanceOf(StoreError)
     expect([error?.operation, error?.message]).toEqual([
       'backup',
