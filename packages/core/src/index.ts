@@ -109,6 +109,7 @@ export {
 } from './contracts/snapshot.js'
 export type { StopOptions } from './contracts/stop.js'
 export type {
+  DurabilityOptions,
   JournalBatch,
   JournalRecord,
   JournalState,

@@ -24,10 +24,10 @@ import type { AutoscaleOptions, ResolvedAutoscale } from './pool.js'
 import type { PriorityLevel } from './priority.js'
 import type { RetryOptions } from './retry.js'
 import type { LoopSnapshot } from './snapshot.js'
-import type { Store } from './store.js'
+import type { DurabilityOptions, Store } from './store.js'
 
 /** Options of `createLoop()`. Every option is optional and validated; unknown keys are rejected. @group Loop */
-export interface LoopOptions extends FlowControlOptions {
+export interface LoopOptions extends FlowControlOptions, DurabilityOptions {
   /**
    * Bound on waiting messages (ready, parked behind a busy key, held by a breaker, backing off before
    * a retry). Running messages do not count.
@@ -237,24 +237,6 @@ export interface LoopOptions extends FlowControlOptions {
    * @defaultValue false
    */
   readonly failureExit?: false | FailureExitOptions
-  /**
-   * A journal (`sqliteStore()` of `@flowing/sqlite`, `postgresStore()` of `@flowing/postgres`): every
-   * accepted message is committed to it within one event-loop turn, and `start()` recovers what a
-   * crashed or stopped predecessor left there. A loop with a store starts only when told (`autoStart`
-   * must not be `true`) and accepts posts from `start()` on, after what it recovered. A fixed `idPrefix`
-   * gets a per-process suffix (`orders.x1Yz2Q`), so no id repeats across restarts.
-   */
-  readonly store?: Store
-  /**
-   * The crash-loop guard of a loop with a `store`: a journaled message whose attempts were interrupted
-   * by this many crashes of the process (`kill -9`, an out-of-memory kill, a native fault, a
-   * `process.exit` in a library) is dead-lettered with a `CrashLoopError` at its next start, without
-   * running again, and the messages behind it on its key run. An attempt that ended (in success or
-   * failure) never counts. `Infinity` turns the guard off; a type may set its own (`loop.on`'s
-   * `maxCrashes`). Without a `store` nothing is counted and nothing is paid.
-   * @defaultValue 3
-   */
-  readonly maxCrashes?: number
 }
 
 /** Options with defaults applied. */

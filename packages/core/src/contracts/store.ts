@@ -172,6 +172,32 @@ export interface Store {
 }
 
 /**
+ * The options of `createLoop()` about its journal: the store, and the crash-loop guard.
+ *
+ * @group Journal
+ */
+export interface DurabilityOptions {
+  /**
+   * A journal (`sqliteStore()` of `@flowing/sqlite`, `postgresStore()` of `@flowing/postgres`): every
+   * accepted message is committed to it within one event-loop turn, and `start()` recovers what a
+   * crashed or stopped predecessor left there. A loop with a store starts only when told (`autoStart`
+   * must not be `true`) and accepts posts from `start()` on, after what it recovered. A fixed `idPrefix`
+   * gets a per-process suffix (`orders.x1Yz2Q`), so no id repeats across restarts.
+   */
+  readonly store?: Store
+  /**
+   * The crash-loop guard of a loop with a `store`: a journaled message whose attempts were interrupted
+   * by this many crashes of the process (`kill -9`, an out-of-memory kill, a native fault, a
+   * `process.exit` in a library) is dead-lettered with a `CrashLoopError` at its next start, without
+   * running again, and the messages behind it on its key run. An attempt that ended (in success or
+   * failure) never counts. `Infinity` turns the guard off; a type may set its own (`loop.on`'s
+   * `maxCrashes`). Without a `store` nothing is counted and nothing is paid.
+   * @defaultValue 3
+   */
+  readonly maxCrashes?: number
+}
+
+/**
  * The journal's figures, in `loop.metrics().journal`.
  *
  * @group Journal

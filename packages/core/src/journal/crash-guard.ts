@@ -32,7 +32,7 @@ const RECHECK_MS = 50
 
 /** What the guard reads and writes. */
 export interface CrashGuardParts {
-  readonly journal: { touch(m: Envelope): void; flushedSoon(): Promise<void> }
+  readonly journal: { touch(m: Envelope): void; flushed(soon: boolean): Promise<void> }
   readonly extras: PostExtras
   /** The limit for a type: its own `maxCrashes`, else the loop's. */
   maxCrashesFor(type: string): number
@@ -148,7 +148,7 @@ export class CrashGuard {
   async #committed(signal: AbortSignalLike): Promise<void> {
     for (;;) {
       try {
-        await this.#p.journal.flushedSoon()
+        await this.#p.journal.flushed(true) // at once: a start waits for it
         return
       } catch {
         if (signal.aborted) return

@@ -24,6 +24,7 @@ import type { LoopEmitter } from '../internal/loop-emitter.js'
 import { Histogram } from '../metrics/histogram.js'
 import { Changes, callCommit, clearTimer, describe, type Pending, toBatch, type Waiter } from './batch.js'
 import { CrashGuard } from './crash-guard.js'
+import { jsonText } from './json-text.js'
 import { commitsIn, type JournalPhase, nextPhase } from './phase.js'
 import type { RecordParts, SavedFields } from './records.js'
 import { Rows } from './rows.js'
@@ -137,23 +138,8 @@ export class Journal<M extends MessageMap> {
     }
   }
 
-  /**
-   * The JSON text a payload or checkpoint is journaled as.
-   * @param name - what it is, for the error (`payload`, `checkpoint`)
-   * @throws InvalidArgumentError when JSON cannot represent it (a cycle, a BigInt, a throwing `toJSON`)
-   */
-  static json(name: string, value: unknown): string | undefined {
-    let text: string | undefined
-    try {
-      text = JSON.stringify(value)
-    } catch (error) {
-      throw new InvalidArgumentError(name, `JSON-serializable (the loop journals it): ${describe(error)}`, value)
-    }
-    if (text === undefined && value !== undefined) {
-      throw new InvalidArgumentError(name, 'JSON-serializable (the loop journals it)', value)
-    }
-    return text
-  }
+  /** The JSON text a payload or checkpoint is journaled as (see `jsonText`). */
+  static readonly json = jsonText
 
   /** An admitted message and its payload's JSON: its row is written at the next commit. */
   admitted(m: Envelope, payloadJson: string | undefined): void {
@@ -215,8 +201,10 @@ export class Journal<M extends MessageMap> {
   /**
    * Resolves once everything the loop accepted so far is committed; rejects with the `StoreError` of
    * the commit that was to include it (what it held is kept and tried again).
+   * @param soon - the next batch does not wait to gather more (a gated start waits for it)
    */
-  flushed(): Promise<void> {
+  flushed(soon = false): Promise<void> {
+    if (soon) this.#gathered = GATHER_TURNS
     if (this.#phase === 'closed') {
       if (!this.#changes.any) return Promise.resolve()
       const problem = 'the loop stopped and closed its store: changes made since were not committed'
@@ -225,15 +213,6 @@ export class Journal<M extends MessageMap> {
     const target = this.#changes.any ? this.#built + 1 : commitsIn(this.#phase) ? this.#built : 0
     if (target <= this.#committed) return Promise.resolve()
     return new Promise((resolve, reject) => this.#waiters.push({ batch: target, resolve, reject }))
-  }
-
-  /**
-   * Like {@link Journal.flushed}, but the batch does not wait to gather more changes (a start waits for
-   * it: the crash-loop guard's gated start).
-   */
-  flushedSoon(): Promise<void> {
-    this.#gathered = GATHER_TURNS
-    return this.flushed()
   }
 
   /** Commits what is left, then closes the store (once; a failure is reported, not thrown). */

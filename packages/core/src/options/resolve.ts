@@ -86,13 +86,13 @@ const RENAMES: readonly Rename[] = [{ from: 'breaker', to: 'circuitBreaker', cod
 export const OVERFLOW_POLICIES: readonly OverflowPolicy[] = ['reject', 'drop-new', 'drop-oldest-lowest', 'wait']
 
 /**
- * Validates `options` and applies defaults.
+ * Validates `options` and applies defaults. A throwing getter or Proxy trap nested in an option group
+ * becomes an InvalidArgumentError naming it (`pick`).
  * @throws InvalidArgumentError naming the first bad option
  */
 export function resolveOptions(options: LoopOptions | undefined): ResolvedLoopOptions {
   const o = options === undefined ? {} : check.renamed('options', check.snapshotOptions('options', options), RENAMES)
   check.knownKeys('options', o, LOOP_OPTION_KEYS)
-  // A throwing getter or Proxy trap nested in an option group becomes an InvalidArgumentError naming it.
   const pick = <T>(key: keyof LoopOptions, fallback: T, validate: (name: string, v: unknown) => T): T =>
     o[key] === undefined ? fallback : check.readably(`options.${key}`, () => validate(`options.${key}`, o[key]), o[key])
   const resolved: ResolvedLoopOptions = {

@@ -23,6 +23,7 @@ import { isInstance } from '../internal/total.js'
 import { Journal } from '../journal/journal.js'
 import { AttemptContext } from './attempt-context.js'
 import type { AttemptEndPorts, AttemptParts, AttemptStartPorts } from './attempt-ports.js'
+import { commitPoint } from './commit-point.js'
 import { compensate } from './compensate.js'
 import type { PoolHost } from './worker-pool.js'
 
@@ -236,26 +237,9 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
     this.fencedUnguarded++
   }
 
-  /** `ctx.commit(checkpoint)`: only the attempt running now may commit. */
+  /** `ctx.commit(checkpoint)`: only the attempt running now may commit (see `commit-point.ts`). */
   commit(m: Envelope, checkpoint: unknown, attempt: number, startedAt: number): void {
-    const { clock, events } = this.#p
-    const { extras, ledger, traces } = this.#p.records
-    const failures = this.#ends.failures
-    if (m.where !== Where.Running || attempt !== failures.attemptOf(m)) {
-      throw new FencedError(`${m.type} ${m.id}`, attempt, 'not running', 'ctx.commit')
-    }
-    const journal = this.#ends.journal
-    if (journal !== undefined) {
-      journal.committed(m, Journal.json('checkpoint', checkpoint)) // throws InvalidArgumentError: JSON cannot keep it
-    }
-    extras.commit(m, checkpoint)
-    const value = extras.checkpointOf(m)
-    ledger.current?.committed(m, value)
-    const fresh = traces.of(m) === undefined
-    const trace = traces.open(m)
-    if (fresh) trace.note('running', startedAt, attempt)
-    trace.note('committed', clock.now(), attempt)
-    events.emit('committed', m as unknown as Message<M>, value)
+    commitPoint(this.#p, this.#ends, { m, checkpoint, attempt, startedAt })
   }
 
   /** The checkpoint of `m`'s last commit (`ctx.committed`). */

@@ -221,34 +221,8 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
       return
     }
     o.delivered = info.deliverySequence
-    let wire: Wire
-    try {
-      wire = decode(jm.headers, jm.data, this.#p.clock)
-    } catch (error) {
-      // Another publisher's message: acknowledged (a terminated one would stay in the work-queue
-      // stream for ever), reported.
-      this.counters.undecodable++
-      this.#p.report(new DeliveryError(`${jm.subject}#${jm.seq}`, 'not a Flowing message', 'dropped', error))
-      jm.ack()
-      return
-    }
-    const now = this.#p.clock.now()
-    // Just after a gap (a freeze, a blocked event loop) leases may have lapsed unnoticed: look first —
-    // a lapse starts the partition over, and this delivery is then not to be run.
-    if (this.#p.deliveries.suspect(now)) this.#p.deliveries.sweep(now)
-    if (!o.pulling) return
-    if (!this.#p.holds(o.p, o.token)) {
-      this.counters.fenced++ // buffered before the partition went elsewhere (a freeze): not ours to run
-      return
-    }
-    if (this.#finished.get(o.p)?.has(jm.seq) === true) {
-      // Finished here already, its ack lost on the way, sent to a consumer remade meanwhile, or withheld
-      // because its lease had lapsed: the server hands it out again. It is this process's now, and its
-      // work is done: acknowledged, not run twice.
-      jm.ack()
-      this.counters.reAcked++
-      return
-    }
+    const wire = this.#decode(jm)
+    if (wire === undefined || !this.#runsHere(jm, o)) return
     const count = info.deliveryCount + (o.past.crashes.get(jm.seq) ?? 0)
     if (count > this.#p.maxDeliveries) return this.#settler.deadLetterUnfinished(jm, wire, count)
     if (count === 1) {
@@ -257,6 +231,39 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     }
     this.counters.redelivered++
     return this.#settler.checkpointOf(wire).then((checkpoint) => this.#admitter.admit(jm, wire, o, checkpoint))
+  }
+
+  // The message `jm` carries; another publisher's message is acknowledged (a terminated one would stay
+  // in the work-queue stream for ever) and reported.
+  #decode(jm: JsMsg): Wire | undefined {
+    try {
+      return decode(jm.headers, jm.data, this.#p.clock)
+    } catch (error) {
+      this.counters.undecodable++
+      this.#p.report(new DeliveryError(`${jm.subject}#${jm.seq}`, 'not a Flowing message', 'dropped', error))
+      jm.ack()
+      return undefined
+    }
+  }
+
+  // Whether `jm` is this process's to run now, under partition `o`.
+  #runsHere(jm: JsMsg, o: Owned): boolean {
+    const now = this.#p.clock.now()
+    // Just after a gap (a freeze, a blocked event loop) leases may have lapsed unnoticed: look first —
+    // a lapse starts the partition over, and this delivery is then not to be run.
+    if (this.#p.deliveries.suspect(now)) this.#p.deliveries.sweep(now)
+    if (!o.pulling) return false
+    if (!this.#p.holds(o.p, o.token)) {
+      this.counters.fenced++ // buffered before the partition went elsewhere (a freeze): not ours to run
+      return false
+    }
+    if (this.#finished.get(o.p)?.has(jm.seq) !== true) return true
+    // Finished here already, its ack lost on the way, sent to a consumer remade meanwhile, or withheld
+    // because its lease had lapsed: the server hands it out again. It is this process's now, and its
+    // work is done: acknowledged, not run twice.
+    jm.ack()
+    this.counters.reAcked++
+    return false
   }
 
   // `d` finished here (its outcome settled; its ack went out or was withheld): remembered per partition,
