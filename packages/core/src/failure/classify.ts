@@ -17,7 +17,7 @@ const TIMED_OUT: WatchdogErrorCode = 'ERR_HANDLER_TIMEOUT'
 const CRASH_LOOP: CrashLoopError['code'] = 'ERR_FLOWING_CRASH_LOOP'
 
 /**
- * The default classes: a `NonRetryableError` → `non-retryable`; a `RetryableError` or the watchdog's
+ * The default classes: a `NonRetryableError` or a `CrashLoopError` → `non-retryable`; a `RetryableError` or the watchdog's
  * `HandlerTimeoutError` → `retryable`; an error with a boolean `retryable` property → that; anything
  * else → `unknown`.
  *
@@ -31,7 +31,7 @@ const CRASH_LOOP: CrashLoopError['code'] = 'ERR_FLOWING_CRASH_LOOP'
  */
 export function defaultClassify(error: unknown): ErrorClass {
   const code = errorCode(error)
-  if (code === NON_RETRYABLE || error instanceof NonRetryableError) return 'non-retryable'
+  if (code === NON_RETRYABLE || code === CRASH_LOOP || error instanceof NonRetryableError) return 'non-retryable'
   if (code === RETRYABLE || code === TIMED_OUT || error instanceof RetryableError) return 'retryable'
   const flag = read(error, 'retryable')
   if (flag === true) return 'retryable'

@@ -22,13 +22,24 @@
  * @module
  */
 import type { AbortSignalLike } from '@flowing/watchdog'
-import type { Clock } from '../contracts/clock.js'
+import type { Clock, TimerHandle } from '../contracts/clock.js'
 import { CrashLoopError } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
 
 // A gated start whose commit failed waits this long before it asks again (the journal retries it).
 const RECHECK_MS = 50
+/**
+ * How long a suspect waits for the handlers running beside it to end, and then holds new ones back while
+ * it runs: a crash within it is the suspect's own. Bounded, so a hung handler or a long suspect stalls
+ * the loop for at most this long (a crash later in the suspect's run counts for whoever runs then).
+ */
+export const SOLO_MS = 2_000
+
+/** What the guard reads of an attempt: its signal, read only when the attempt has to wait. */
+interface Waiting {
+  readonly signal: AbortSignalLike
+}
 
 /** What the guard reads and writes. */
 export interface CrashGuardParts {
@@ -44,8 +55,12 @@ export class CrashGuard {
   readonly #p: CrashGuardParts
   // Messages whose handler runs now: their rows say `running`.
   readonly #inHandler = new Set<Envelope>()
-  // The suspect that runs (or is about to run) alone, if any.
+  // The suspect that runs (or is about to run) alone, if any, and the end of its solo window.
   #solo: Envelope | undefined
+  #soloTimer: TimerHandle | undefined
+  // Restored messages came back: nothing enters a handler until the batch that rewrote their rows (the
+  // crashes counted, the old `running` rows gone) is committed — a crash before it counts nothing twice.
+  #recovering = false
   // Attempts waiting for their turn: woken at each change.
   #waiters: (() => void)[] = []
 
@@ -62,17 +77,18 @@ export class CrashGuard {
   /** `m` came back from a journal or a snapshot, `crashes` of its attempts interrupted. */
   restored(m: Envelope, crashes: number | undefined): void {
     this.#p.extras.restoredWith(m, crashes)
+    this.#recovering = true
   }
 
   /**
    * Before the handler of `m` runs (its attempt has begun): `undefined` to run it now; else a promise
    * that resolves when it may run, or rejects with a `CrashLoopError` when it must not run again.
-   * @param signal - the attempt's signal: an abort (a deadline, a stop's cut-off) ends the wait
+   * @param attempt - the attempt: an abort of its signal (a deadline, a stop's cut-off) ends the wait
    */
-  beforeRun(m: Envelope, signal: AbortSignalLike): Promise<void> | undefined {
+  beforeRun(m: Envelope, attempt: Waiting): Promise<void> | undefined {
     const { extras } = this.#p
     const crashes = extras.crashesOf(m) ?? 0
-    const gated = extras.takeGate(m)
+    const gated = extras.takeGate(m) || this.#recovering
     if (!gated && crashes === 0 && this.#solo === undefined) {
       this.#enter(m)
       return undefined
@@ -83,27 +99,43 @@ export class CrashGuard {
       this.#enter(m) // no guard for its type: nothing to wait for
       return undefined
     }
-    return this.#admit(m, crashes > 0, signal)
+    return this.#admit(m, crashes > 0, attempt.signal)
   }
 
   /** The attempt of `m` ended (or never ran its handler): its row no longer says `running`. */
   ended(m: Envelope): void {
     const was = this.#inHandler.delete(m)
-    if (this.#solo === m) this.#solo = undefined
+    if (this.#solo === m) this.#endSolo()
     if (was) this.#p.journal.touch(m)
     if (this.#waiters.length > 0) this.#wake()
   }
 
-  // A suspect waits until nothing else is in a handler and takes the solo; anyone else waits while a
-  // solo runs. Then its `running` row (and the ends before it) are committed before it runs.
+  // A suspect takes the solo, waits (at most SOLO_MS) until nothing else is in a handler, and holds new
+  // entries back for at most SOLO_MS of its run; anyone else waits while a solo holds. Then the
+  // `running` rows (and the ends before them) are committed before the handler runs.
   async #admit(m: Envelope, suspect: boolean, signal: AbortSignalLike): Promise<void> {
     const free = () => this.#solo === undefined
     const enter = () => this.#enter(m)
     const entered = suspect
-      ? (await this.#until(free, signal, () => (this.#solo = m))) &&
-        (await this.#until(() => this.#inHandler.size === 0, signal, enter))
+      ? (await this.#until(free, signal, () => this.#startSolo(m))) &&
+        (await this.#until(() => this.#inHandler.size === 0 || this.#solo !== m, signal, enter))
       : await this.#until(free, signal, enter)
-    if (entered) await this.#committed(signal)
+    if (!entered) return
+    await this.#committed(signal)
+    this.#recovering = false
+  }
+
+  // `m` holds the solo for SOLO_MS at most: waiting for the others, then running alone.
+  #startSolo(m: Envelope): void {
+    this.#solo = m
+    this.#soloTimer = this.#p.clock.setTimeout(() => this.#endSolo(), SOLO_MS)
+  }
+
+  #endSolo(): void {
+    if (this.#soloTimer !== undefined) this.#p.clock.clearTimeout(this.#soloTimer)
+    this.#soloTimer = undefined
+    this.#solo = undefined
+    this.#wake()
   }
 
   #enter(m: Envelope): void {

@@ -120,7 +120,7 @@ export class Attempts<M extends MessageMap> implements PoolHost<AttemptContext<M
   invoke(m: Envelope, ctx: AttemptContext<M>, guarded = false): unknown {
     const journal = this.#ends.journal
     if (journal !== undefined && !guarded) {
-      const wait = journal.guard.beforeRun(m, ctx.signal) // its row says `running` from here
+      const wait = journal.guard.beforeRun(m, ctx) // its row says `running` from here
       if (wait !== undefined) return this.#afterGuard(wait, m, ctx)
     }
     const { registry } = this.#p

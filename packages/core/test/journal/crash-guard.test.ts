@@ -17,6 +17,7 @@ import {
   NonRetryableError,
   VirtualClock,
 } from '../../src/index.js'
+import { SOLO_MS } from '../../src/journal/crash-guard.js'
 import { settle } from './journal-fixtures.js'
 
 interface Work {
@@ -201,8 +202,11 @@ describe('the crash-loop guard', () => {
       store,
       maxCrashes: 1,
       classify: () => 'retryable',
+      retry: { maxAttempts: 5, unknownMaxAttempts: 5, baseMs: 1, jitter: 0 },
       circuitBreaker: { consecutiveFailures: 1 },
     })
+    const circuits: string[] = []
+    loop.events.on('circuit', (c) => circuits.push(String(c)))
     loop.on('job', () => {})
     loop.start()
     await settle(clock)
@@ -211,6 +215,28 @@ describe('the crash-loop guard', () => {
     expect(letter?.error.code).toBe('ERR_FLOWING_CRASH_LOOP')
     expect(letter?.attempts.length).toBe(1)
     expect(loop.metrics().counters.retried).toBe(0)
+    expect(circuits).toEqual([]) // not a failure of its route
+  })
+
+  it('holds the others back for SOLO_MS at most: a hung handler does not stall the loop behind a suspect', async () => {
+    const store = await crashedOnce()
+    const clock = new VirtualClock()
+    const loop = createLoop<Work>({ clock, logger: false, store, workers: 3 })
+    const started: [string, number][] = []
+    loop.on('job', async (m) => {
+      started.push([m.payload.n, clock.now()])
+      if (m.payload.n === 'hung') await new Promise(() => {})
+    })
+    loop.start()
+    loop.post('job', { n: 'hung' }, { key: 'h', priority: 0 }) // in a handler before the suspect asks to run alone
+    loop.post('job', { n: 'after' }, { key: 'x' })
+    for (let t = 0; t < 10 && started.length < 3; t++) await settle(clock, 500)
+    const at = new Map(started)
+    expect([...at.keys()].sort()).toEqual(['after', 'hung', 'poison'])
+    expect(at.get('hung')).toBe(0)
+    expect(at.get('poison')).toBeGreaterThanOrEqual(SOLO_MS) // it waited for the hung one, then ran anyway
+    expect(at.get('poison')).toBeLessThanOrEqual(SOLO_MS + 500)
+    expect(at.get('after')).toBeLessThanOrEqual(2 * SOLO_MS + 500)
   })
 
   it('keeps the count through a stop and a restore of its snapshot', async () => {

@@ -27,15 +27,15 @@ export class Admitter<M extends MessageMap> {
     this.#counters = counters
     this.#settler = settler
     const events = parts.local.events
-    events.on('succeeded', (m) => this.#ended(m, undefined))
+    events.on('succeeded', (m) => this.#ended(m, undefined, true))
     events.on('dropped', (m, reason) => {
       if (reason === 'duplicate') counters.skipped++ // its idempotency key is done elsewhere
-      this.#ended(m, undefined)
+      this.#ended(m, undefined, false)
     })
     // `cancelled` comes from the local loop's stop or from a lost partition: such a message is not
     // done — its partition's next owner gets it.
     events.on('cancelled', (m) => parts.deliveries.takeDropped(m.id))
-    events.on('dead-lettered', (m, letter) => this.#ended(m, letter))
+    events.on('dead-lettered', (m, letter) => this.#ended(m, letter, false))
   }
 
   /** Re-admits `jm` (carrying `wire`) into the local loop, held under partition `o`. */
@@ -70,7 +70,7 @@ export class Admitter<M extends MessageMap> {
     }
   }
 
-  #ended(m: Message<M>, letter: DeadLetter | undefined): void {
+  #ended(m: Message<M>, letter: DeadLetter | undefined, succeeded: boolean): void {
     let d = this.#p.deliveries.take(m.id)
     if (d === undefined && this.#admitting !== undefined) {
       d = this.#admitting
@@ -79,7 +79,7 @@ export class Admitter<M extends MessageMap> {
     if (d === undefined) {
       // Dropped while it ran (its partition started over): it succeeded here all the same, unacknowledged.
       const dropped = this.#p.deliveries.takeDropped(m.id)
-      if (dropped !== undefined && letter === undefined) this.#settler.succeededUnacked(dropped)
+      if (dropped !== undefined && succeeded) this.#settler.succeededUnacked(dropped)
       return
     }
     this.#settler.forget(d)
