@@ -41,6 +41,8 @@ export function buildRuns(core: CoreModule, workload: Workload): Record<CaseId, 
     'streamed-str': (n) => throughput(core, n, 'streamed', () => postStrings(workload, stringKeys(workload))),
     'burst-int': (n) => throughput(core, n, 'burst', () => postInts(workload)),
     features: (n) => featuresOn(core, workload, n),
+    idempotent: (n) => throughput(core, n, 'streamed', () => postIdempotent(workload)),
+    'traces-all': (n) => throughput(core, n, 'streamed', () => postInts(workload), { traces: 'all' }),
     refused: (n) => refusedCalls(core, n),
     request: (n) => roundTrips(core, n),
   }
@@ -79,10 +81,30 @@ function postStrings(workload: Workload, keys: readonly string[]): (loop: BenchL
   }
 }
 
-/** Plain throughput: the posting loop is prepared (keys built) before the clock starts. */
-function throughput(core: CoreModule, n: number, mode: Mode, prepare: () => (loop: BenchLoop) => Post) {
+function postIdempotent(workload: Workload): (loop: BenchLoop) => Post {
+  const { keys, priorities } = workload
+  const ids = idempotencyKeys(workload)
+  return (loop) => (from, to) => {
+    for (let i = from; i < to; i++) {
+      const priority = priorities[i] as Core.PriorityLevel
+      loop.post('tick', i, { key: keys[i] as number, priority, idempotencyKey: ids[i] as string })
+    }
+  }
+}
+
+/**
+ * Throughput: the posting loop is prepared (keys built) before the clock starts; `options` over the
+ * shared ones (capacity n, {@link WORKERS} workers).
+ */
+function throughput(
+  core: CoreModule,
+  n: number,
+  mode: Mode,
+  prepare: () => (loop: BenchLoop) => Post,
+  options: Core.LoopOptions = {},
+) {
   const poster = prepare()
-  const { loop, handled } = countingLoop(core, { capacity: n, workers: WORKERS })
+  const { loop, handled } = countingLoop(core, { ...options, capacity: n, workers: WORKERS })
   return timeDrained(`${mode}`, loop, handled, n, () => feed(poster(loop), n, mode))
 }
 

@@ -7,7 +7,15 @@
  */
 
 /** Stable ids of the cases (`--only` matches substrings of them). */
-export type CaseId = 'streamed-int' | 'streamed-str' | 'burst-int' | 'features' | 'refused' | 'request'
+export type CaseId =
+  | 'streamed-int'
+  | 'streamed-str'
+  | 'burst-int'
+  | 'features'
+  | 'idempotent'
+  | 'traces-all'
+  | 'refused'
+  | 'request'
 
 /** One case of the comparison. */
 export interface CaseSpec {
@@ -55,6 +63,20 @@ export const CASES: readonly CaseSpec[] = [
     id: 'features',
     label: 'streamed, features on',
     what: "streamed as above, with `retry: { maxAttempts: 3 }`, `groups: { concurrency: 8 }` and every post in group `'tenant-a'`, an idempotency key per post (`msg-` and the message index), a per-type rate limit of 10⁶ per 1 ms (never binds) and traces at their default",
+    unit: 'msgs',
+    share: 1,
+  },
+  {
+    id: 'idempotent',
+    label: 'streamed, idempotency keys',
+    what: 'streamed integer keys as above, with an idempotency key per post (`msg-` and the message index, built before the clock starts) on the default in-memory ledger',
+    unit: 'msgs',
+    share: 1,
+  },
+  {
+    id: 'traces-all',
+    label: "streamed, traces 'all'",
+    what: "streamed integer keys as above, on a loop with `traces: 'all'` (a lifecycle trace per message, the last 1,000 finished kept)",
     unit: 'msgs',
     share: 1,
   },

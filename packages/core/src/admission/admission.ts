@@ -382,7 +382,7 @@ export class Admission<M extends MessageMap> {
     const key = idem.keyOf(m)
     if (key === undefined) return undefined
     try {
-      return idem.claim(key, m.postedAt) // the reading the post stamped: no second one
+      return idem.claim(key, m.postedAt, m) // the reading the post stamped: no second one
     } catch (error) {
       this.#records.extras.forget(m)
       return this.refuseInput(m.type, error as Error) // a store that throws: refused, nothing admitted

@@ -158,7 +158,7 @@ function readmit<M extends MessageMap>(
   if (sm.job !== undefined) extras.bindJob(m, sm.job)
   if (sm.schedule !== undefined) extras.bindSchedule(m, sm.schedule)
   // A loop, not push(...): a long attempt history would throw RangeError half-way through the restore.
-  if (sm.attempts.length > 0) for (const a of sm.attempts) traces.open(m).attempts.push(a)
+  if (sm.attempts.length > 0) for (const a of sm.attempts) traces.open(m).addAttempt(a)
   host.arrived()
   metrics.accepted++
   metrics.restored++

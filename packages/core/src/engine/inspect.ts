@@ -139,13 +139,12 @@ function laneOf(c: Candidate, traces: InspectParts['traces']): KeyLane {
 // When a holder away from a worker entered its state: its trace's last recorded transition (a hold
 // and a back-off always open one), else its entry into the queue — no time is written for this.
 function awaySince(m: Envelope, traces: InspectParts['traces']): number {
-  const t = traces.of(m)
-  return t?.transitions[t.transitions.length - 1]?.at ?? m.postedAt
+  return traces.of(m)?.lastAt ?? m.postedAt
 }
 
 function awayHolder(m: Envelope, since: number, traces: InspectParts['traces']): KeyHolder {
   const state = m.where === Where.Held ? 'held' : m.where === Where.Backoff ? 'retrying' : 'rate-limited'
-  const attempt = (traces.of(m)?.attempts.length ?? 0) + 1 // the one it makes next
+  const attempt = (traces.of(m)?.attemptCount ?? 0) + 1 // the one it makes next
   return { id: m.id, type: m.type, state, since, attempt }
 }
 

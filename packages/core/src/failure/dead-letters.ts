@@ -8,7 +8,7 @@
 import type { DeadLetter, DeadLetterSink } from '../contracts/failures.js'
 import type { Message, MessageKey, MessageMap, PostResult } from '../contracts/message.js'
 import { InvalidArgumentError } from '../errors.js'
-import { type OrderLinks, OrderList } from '../idempotency/order-list.js'
+import { type OrderLinks, OrderList } from '../internal/order-list.js'
 
 /**
  * Selects dead letters: every given field must match.

@@ -13,12 +13,12 @@
  * @module
  */
 import { HandlerTimeoutError } from '@flowing/watchdog'
-import { wallNow } from '../clock.js'
 import type { CircuitPolicy, DeadLetter, ErrorInfo, RetryScheduled } from '../contracts/failures.js'
 import type { Message, MessageMap } from '../contracts/message.js'
 import type { FailureExitOptions } from '../contracts/options.js'
 import { describeValue, type RetryAfterScope } from '../errors.js'
 import { type Envelope, Where } from '../internal/envelope.js'
+import { WallTimes } from '../internal/wall-times.js'
 import type { QueueHold } from '../shutdown/holders.js'
 import { type Alerts, newAlerts } from './alerts.js'
 import { BreakerHold } from './breaker-hold.js'
@@ -30,7 +30,8 @@ import type { FailureParts } from './failure-ports.js'
 import { Retries } from './retries.js'
 import { attemptsAllowed, backoff, guardRandom, mergeRetry, type RetryPolicy } from './retry-policy.js'
 import { SlidingWindow } from './sliding-window.js'
-import type { Trace, Traces } from './trace.js'
+import type { Traces } from './trace.js'
+import type { Trace } from './trace-record.js'
 
 /** Retries, dead letters, alerts, breakers and traces: the loop's failure handling. */
 export class Failures<M extends MessageMap> {
@@ -45,6 +46,7 @@ export class Failures<M extends MessageMap> {
   /** The in-memory dead-letter store. */
   readonly deadLetters: DeadLetterStore
   readonly #h: FailureParts<M>
+  readonly #wall: WallTimes
   readonly #alerts: Alerts
   // Attempts' outcomes for the failure exit (when configured), and whether it fired.
   readonly #exitWindow: SlidingWindow | undefined
@@ -58,6 +60,7 @@ export class Failures<M extends MessageMap> {
    */
   constructor(host: FailureParts<M>, compare: (a: Envelope, b: Envelope) => number) {
     this.#h = host
+    this.#wall = new WallTimes(host.clock)
     const o = host.policy.options
     this.#random = guardRandom(o.random, (value) => {
       if (o.logger !== false)
@@ -85,7 +88,7 @@ export class Failures<M extends MessageMap> {
   /** The attempt number `m` runs next (1 unless it failed before). */
   attemptOf(m: Envelope): number {
     const t = this.traces.of(m)
-    return t === undefined ? 1 : t.attempts.length + 1
+    return t === undefined ? 1 : t.attemptCount + 1
   }
 
   /** A deadline shorter than the handler's when `m` runs as a breaker probe. */
@@ -114,8 +117,7 @@ export class Failures<M extends MessageMap> {
     this.#exitWindow?.record(now, false)
     const t = this.traces.of(m) ?? (this.traces.all ? this.traces.open(m) : undefined)
     if (t === undefined) return
-    const startedAtEpochMs = this.#epochMsOf(startedAt, now)
-    t.attempts.push({ attempt, startedAt, startedAtEpochMs, durationMs: now - startedAt, outcome: 'succeeded' })
+    t.succeeded(attempt, startedAt, this.#wall.epochMsOf(startedAt, now), now - startedAt)
     this.traces.note(m, 'succeeded', now, attempt)
   }
 
@@ -172,9 +174,9 @@ export class Failures<M extends MessageMap> {
     const fresh = this.traces.of(m) === undefined
     const t = this.traces.open(m)
     if (fresh) t.note('running', startedAt, attempt)
-    const startedAtEpochMs = this.#epochMsOf(startedAt, now)
+    const startedAtEpochMs = this.#wall.epochMsOf(startedAt, now)
     const outcome = timedOut ? 'timed-out' : 'failed'
-    t.attempts.push({ attempt, startedAt, startedAtEpochMs, durationMs: now - startedAt, outcome, error: info })
+    t.addAttempt({ attempt, startedAt, startedAtEpochMs, durationMs: now - startedAt, outcome, error: info })
     t.note(outcome, now, attempt, info.signature)
     this.#h.metrics.failed++
     return t
@@ -274,11 +276,6 @@ export class Failures<M extends MessageMap> {
     } catch (error) {
       report(error)
     }
-  }
-
-  // The wall-clock time of a monotonic reading taken `now - reading` ms ago.
-  #epochMsOf(reading: number, now: number): number {
-    return wallNow(this.#h.clock) - (now - reading)
   }
 
   // The message's policy: its post's, over its type's, over the loop's (each checked when it was given).

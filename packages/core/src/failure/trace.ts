@@ -5,11 +5,11 @@
  * @module
  */
 
-import type { AttemptRecord } from '../contracts/failures.js'
 import type { MessageKey } from '../contracts/message.js'
-import { MAX_TRANSITIONS, type MessageState, type MessageTrace, type Transition } from '../contracts/traces.js'
+import type { MessageState, MessageTrace } from '../contracts/traces.js'
 import type { Envelope } from '../internal/envelope.js'
 import { Ring } from '../internal/ring.js'
+import { Trace } from './trace-record.js'
 
 // The states that end a message (a trace in one of them is retired).
 function isFinal(state: MessageState): boolean {
@@ -21,67 +21,6 @@ function isFinal(state: MessageState): boolean {
     state === 'cancelled' ||
     state === 'snapshotted'
   )
-}
-
-/** A live trace (mutable; copied out by {@link Traces.find}). */
-export class Trace {
-  state: MessageState = 'queued'
-  readonly attempts: AttemptRecord[] = []
-  readonly transitions: Transition[] = []
-  truncated = 0
-  // The last back-off, for decorrelated jitter.
-  lastDelayMs = 0
-  // Retired: its message reached a final state (it stays readable until `keep` newer ones push it out).
-  done = false
-  readonly #m: Envelope
-
-  constructor(m: Envelope) {
-    this.#m = m
-  }
-
-  /** Its message's sequence number. */
-  get seq(): number {
-    return this.#m.seq
-  }
-
-  /** Its message's key. */
-  get key(): MessageKey | undefined {
-    return this.#m.key
-  }
-
-  /** The trace id its message shares with its follow-ups. */
-  get traceId(): string {
-    return this.#m.traceId
-  }
-
-  /** Appends a transition. */
-  note(state: MessageState, at: number, attempt?: number, detail?: string): void {
-    this.state = state
-    if (this.transitions.length >= MAX_TRANSITIONS) {
-      this.truncated++
-      return
-    }
-    const t: { state: MessageState; at: number; attempt?: number; detail?: string } = { state, at }
-    if (attempt !== undefined) t.attempt = attempt
-    if (detail !== undefined) t.detail = detail
-    this.transitions.push(t)
-  }
-
-  /** A plain copy. */
-  toJSON(): MessageTrace {
-    const m = this.#m
-    return {
-      id: m.id,
-      type: m.type,
-      key: m.key,
-      routeKey: m.routeKey,
-      traceId: m.traceId,
-      state: this.state,
-      attempts: [...this.attempts],
-      transitions: [...this.transitions],
-      truncated: this.truncated,
-    }
-  }
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Clock } from '../contracts/clock.js'
 import type { IdempotencyOptions, IdempotencyStore, LedgerEntry } from '../contracts/idempotency.js'
 import type { Envelope } from '../internal/envelope.js'
 import type { PostExtras } from '../internal/post-extras.js'
-import { HELD, type KeySlot, type KeyTable } from './key-table.js'
+import { HELD, type KeyTable, type Slot } from './key-table.js'
 import { MemoryIdempotencyStore, memoryTable } from './store.js'
 
 /** A run-time duplicate found by an async store: the message is dropped (reason `duplicate`). */
@@ -80,7 +80,8 @@ export class Idempotency {
 
   /** Whether a message in flight in this loop holds `key`. */
   holds(key: string): boolean {
-    return this.#own === undefined ? this.#held.has(key) : this.#own.find(key)?.held === true
+    const own = this.#own
+    return own === undefined ? this.#held.has(key) : own.isHeld(own.find(key))
   }
 
   /** The idempotency key of `m`, if it has one. */
@@ -93,12 +94,14 @@ export class Idempotency {
    * @returns undefined when claimed (or asked of an async store); else what holds it — in flight here
    * (`processing`, `committed`) or in the ledger — and nothing changed
    * @param now - the clock's reading at the post, if the caller has one (the default store's TTL)
+   * @param m - the message, if the caller has it (its slot in the own table is kept beside it)
    * @throws what the store throws
    */
-  claim(key: string, now?: number): string | undefined {
+  claim(key: string, now?: number, m?: Envelope): string | undefined {
     const own = this.#own
     if (own !== undefined) {
       const found = own.claim(key, this.#ttlMs, this.#reclaimFailed, now ?? this.#clock.now(), true)
+      if (found === undefined && m !== undefined) this.#extras.keepSlot(m, own.lastClaimed)
       return found === undefined ? undefined : found === HELD ? this.#heldState(key) : found.state
     }
     if (this.#held.has(key)) return this.#heldState(key)
@@ -204,8 +207,8 @@ export class Idempotency {
     if (key === undefined) return
     const own = this.#own
     if (own !== undefined) {
-      const slot = own.find(key)
-      if (slot?.held) this.#endOwn(m, own, slot, how, now)
+      const slot = own.find(key, this.#extras.slotOf(m))
+      if (own.isHeld(slot)) this.#endOwn(m, own, key, slot, how, now)
       return
     }
     if (!this.#held.delete(key)) return
@@ -219,11 +222,10 @@ export class Idempotency {
     }
   }
 
-  // `ended` for a key held in the ledger's own table (at hand: no second lookup, no clock reading
-  // when the caller had one).
-  #endOwn(m: Envelope, own: KeyTable, slot: KeySlot, how: 'done' | 'failed' | 'released', now?: number): void {
-    slot.held = false
-    this.#let(slot.key, true)
+  // `ended` for a key held in the own table: its slot at hand, the caller's clock reading if it had one.
+  #endOwn(m: Envelope, own: KeyTable, key: string, slot: Slot, how: 'done' | 'failed' | 'released', now?: number) {
+    own.hold(slot, false)
+    this.#let(key, true)
     if (how === 'released') own.drop(slot)
     else own.update(slot, this.#endEntry(m, how, true), (now ?? this.#clock.now()) + this.#ttlMs)
   }
@@ -252,8 +254,7 @@ export class Idempotency {
   #hold(key: string, won: boolean): void {
     const own = this.#own
     if (own !== undefined) {
-      const slot = own.find(key)
-      if (slot !== undefined) slot.held = true
+      own.hold(own.find(key), true)
       return
     }
     this.#held.add(key)
@@ -268,8 +269,7 @@ export class Idempotency {
 
   // The key leaves this loop (see #let).
   #forget(key: string, releaseOrphan: boolean): void {
-    const slot = this.#own?.find(key)
-    if (slot !== undefined) slot.held = false
+    this.#own?.hold(this.#own.find(key), false)
     this.#held.delete(key)
     if (this.#unwon.size > 0) this.#unwon.delete(key)
     this.#let(key, releaseOrphan)

@@ -30,6 +30,8 @@ interface Extras {
   crashes: number | undefined
   // Restored: its next attempt begins only once its start is in the journal (the crash-loop guard).
   gated: boolean
+  // Its idempotency key's slot in the ledger's own table (-1: none known), so its end finds it at once.
+  slot: number
 }
 
 /**
@@ -43,6 +45,10 @@ export class PostExtras {
   // The message holding each schedule: its next fire.
   readonly #schedules = new Map<string, Envelope>()
   #used = false
+  // The last entry looked up, and its message: a start or an end reads several fields of one message
+  // in a row (its deadline, group, key, checkpoint), which then costs one lookup, not one each.
+  #lastM: Envelope | undefined = undefined
+  #lastE: Extras | undefined = undefined
 
   /** Entries held (messages in flight that have one). */
   get size(): number {
@@ -52,12 +58,13 @@ export class PostExtras {
   /** `m` reached its outcome (or was refused): its entry goes. */
   forget(m: Envelope): void {
     if (this.#extras.size === 0) return
-    const e = this.#extras.get(m)
+    const e = this.#find(m)
     if (e === undefined) return
     if (e.onAbort !== undefined) e.signal?.removeEventListener('abort', e.onAbort)
     if (e.job !== undefined && this.#jobs.get(e.job.key) === m) this.#jobs.delete(e.job.key)
     if (e.schedule !== undefined && this.#schedules.get(e.schedule.id) === m) this.#schedules.delete(e.schedule.id)
     this.#extras.delete(m)
+    this.#lastM = this.#lastE = undefined
   }
 
   /** Keeps `options`' rare settings for `m`, if it has any. */
@@ -86,7 +93,7 @@ export class PostExtras {
 
   /** The job key of `m` and its debounce limit, if it has one. */
   jobOf(m: Envelope): JobState | undefined {
-    return this.#used ? this.#extras.get(m)?.job : undefined
+    return this.#find(m)?.job
   }
 
   /** Makes `m` the holder of schedule `state.id` (its next fire). */
@@ -97,7 +104,7 @@ export class PostExtras {
 
   /** The schedule `m` holds, if any. */
   scheduleOf(m: Envelope): ScheduleState | undefined {
-    return this.#used ? this.#extras.get(m)?.schedule : undefined
+    return this.#find(m)?.schedule
   }
 
   /** The message holding schedule `id`, if any. */
@@ -140,7 +147,7 @@ export class PostExtras {
 
   /** Whether `m`'s next attempt waits for its start to be journaled; ungates it (one attempt is gated). */
   takeGate(m: Envelope): boolean {
-    const e = this.#used ? this.#extras.get(m) : undefined
+    const e = this.#find(m)
     if (e === undefined || !e.gated) return false
     e.gated = false
     return true
@@ -148,12 +155,12 @@ export class PostExtras {
 
   /** Attempts of `m` that crashes interrupted, if any were counted. */
   crashesOf(m: Envelope): number | undefined {
-    return this.#used ? this.#extras.get(m)?.crashes : undefined
+    return this.#find(m)?.crashes
   }
 
   /** The key group given at post, if any. */
   groupOf(m: Envelope): string | undefined {
-    return this.#used ? this.#extras.get(m)?.group : undefined
+    return this.#find(m)?.group
   }
 
   /** Records a commit point of `m` (`ctx.commit(checkpoint)`; `undefined` is recorded as `true`). */
@@ -163,27 +170,48 @@ export class PostExtras {
 
   /** The checkpoint of `m`'s last commit, or `undefined` when its handler never committed. */
   checkpointOf(m: Envelope): unknown {
-    return this.#used ? this.#extras.get(m)?.checkpoint : undefined
+    return this.#find(m)?.checkpoint
   }
 
   /** The idempotency key given at post (or restored), if any. */
   idempotencyKeyOf(m: Envelope): string | undefined {
-    return this.#used ? this.#extras.get(m)?.idempotencyKey : undefined
+    return this.#find(m)?.idempotencyKey
+  }
+
+  /** Keeps where the ledger's own table holds `m`'s key — if `m` has an entry (its key came with the post). */
+  keepSlot(m: Envelope, slot: number): void {
+    const e = this.#find(m)
+    if (e !== undefined) e.slot = slot
+  }
+
+  /** Where the ledger's own table holds `m`'s key, as kept (-1: not kept). */
+  slotOf(m: Envelope): number {
+    return this.#find(m)?.slot ?? -1
   }
 
   /** The per-post handler deadline of `m`, if any. */
   timeoutOf(m: Envelope): number | undefined {
-    return this.#used ? this.#extras.get(m)?.timeoutMs : undefined
+    return this.#find(m)?.timeoutMs
   }
 
   /** The per-post retry policy of `m`, if any. */
   retryOf(m: Envelope): RetryOptions | undefined {
-    return this.#used ? this.#extras.get(m)?.retry : undefined
+    return this.#find(m)?.retry
+  }
+
+  // The entry of `m`, if it has one (no lookup until some message had one).
+  #find(m: Envelope): Extras | undefined {
+    if (!this.#used) return undefined
+    if (this.#lastM === m) return this.#lastE
+    const e = this.#extras.get(m)
+    this.#lastM = m
+    this.#lastE = e
+    return e
   }
 
   #entry(m: Envelope): Extras {
     this.#used = true
-    let e = this.#extras.get(m)
+    let e = this.#find(m)
     if (e === undefined) {
       e = {
         timeoutMs: undefined,
@@ -197,8 +225,10 @@ export class PostExtras {
         schedule: undefined,
         crashes: undefined,
         gated: false,
+        slot: -1,
       }
       this.#extras.set(m, e)
+      this.#lastE = e
     }
     return e
   }

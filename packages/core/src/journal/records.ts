@@ -30,7 +30,7 @@ export type SavedFields = EntryExtras
 export function fieldsOf(parts: RecordParts, m: Envelope): SavedFields {
   const { extras, traces, ledger } = parts
   return {
-    attempts: [...(traces.of(m)?.attempts ?? [])],
+    attempts: traces.of(m)?.attempts ?? [],
     idempotencyKey: ledger.current?.keyOf(m),
     checkpoint: extras.checkpointOf(m),
     retry: extras.retryOf(m),

@@ -6,7 +6,7 @@
  */
 import type { ErrorInfo } from '../contracts/failures.js'
 import type { FinishedSummary, MessageLogLine, Outcome } from '../contracts/outcomes.js'
-import type { Trace } from '../failure/trace.js'
+import type { Trace } from '../failure/trace-record.js'
 import type { Envelope } from '../internal/envelope.js'
 
 /** What an outcome knows of its message's last attempt, if one just ended. */
@@ -29,10 +29,10 @@ export function summarize(
   reason?: string,
   error?: ErrorInfo,
 ): FinishedSummary {
-  const previous = trace?.attempts[trace.attempts.length - 1]
+  const previous = trace?.lastAttempt
   const summary: { -readonly [K in keyof FinishedSummary]: FinishedSummary[K] } = {
     outcome,
-    attempts: last?.attempt ?? trace?.attempts.length ?? 0,
+    attempts: last?.attempt ?? trace?.attemptCount ?? 0,
     lifecycleMs: now - firstEntry(m, trace),
     waitMs: last === undefined ? undefined : last.startedAt - m.postedAt,
     durationMs: last?.durationMs ?? previous?.durationMs,
@@ -53,6 +53,5 @@ export function logLine(m: Envelope, summary: FinishedSummary): MessageLogLine {
 
 // When `m` first entered the queue: its trace's first `queued` step, else its (only) entry.
 function firstEntry(m: Envelope, trace: Trace | undefined): number {
-  if (trace !== undefined) for (const step of trace.transitions) if (step.state === 'queued') return step.at
-  return m.postedAt
+  return trace?.firstQueuedAt ?? m.postedAt
 }

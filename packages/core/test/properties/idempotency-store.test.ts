@@ -218,7 +218,7 @@ class Side {
     switch (o.op) {
       case 'post': {
         const m = this.message(o.key)
-        const holder = this.ledger.claim(o.key, o.stamped ? now : undefined)
+        const holder = this.ledger.claim(o.key, o.stamped ? now : undefined, m)
         if (holder === undefined) this.inFlight.push(m)
         return holder
       }

@@ -1,8 +1,7 @@
 /**
  * An intrusive doubly linked list in insertion (or recency) order: appending, removing any node,
  * moving one to the newest end and finding the oldest are O(1), and allocate nothing — the nodes
- * carry their own links. The idempotency store keeps its finished keys in one (least recently used
- * first), the dead-letter store its letters (oldest first).
+ * carry their own links. The dead-letter store keeps its letters in one (oldest first).
  *
  * Why not a `Map`'s own order: V8 leaves a deleted entry's slot in place until the table is rebuilt,
  * and `map.keys().next()` walks over every such slot at the front — evicting the oldest of 100,000
