@@ -32,6 +32,7 @@ import * as check from '../internal/validate.js'
 import { Journal } from '../journal/journal.js'
 import type { DelayedMessage } from '../timers/delayed-posts.js'
 import type { AdmissionParts } from './admission-ports.js'
+import { PostClock } from './post-clock.js'
 import { checkPostOptions } from './post-options.js'
 import type { LoopPressure } from './pressure.js'
 import { type RefusalStatus, RefusedPost } from './refusal.js'
@@ -51,10 +52,12 @@ export class Admission<M extends MessageMap> {
   #seq = 0
   /** The headers of posts: given, inherited, stamped. */
   readonly stamping = new Stamping()
+  readonly #postClock: PostClock // the time posts are stamped with (one reading a burst of ≤ 64)
 
   /** @param parts - the stages admission touches */
   constructor(parts: AdmissionParts<M>) {
     this.#p = parts
+    this.#postClock = new PostClock(parts.clock)
     this.#gates = parts.gates
     this.#places = parts.places
     this.#records = parts.records
@@ -115,12 +118,9 @@ export class Admission<M extends MessageMap> {
     this.#checkPayload(type, payload)
     const m = this.stamp(type, payload, options, origin)
     if (request !== undefined) this.#places.requests.bind(m, request)
-    if (options !== undefined) {
-      this.#records.extras.keep(m, options)
-      const holder = this.#claimKey(m, options)
-      if (holder !== undefined) return this.#refuseDuplicate(m, holder, throws)
-    } else if (this.#records.ledger.current !== undefined) {
-      const holder = this.#claimKey(m, options) // `dedupe: 'id'` claims keyless posts too
+    if (options !== undefined) this.#records.extras.keep(m, options)
+    if (options !== undefined || this.#records.ledger.current !== undefined) {
+      const holder = this.#claimKey(m, options) // with `dedupe: 'id'`, keyless posts too
       if (holder !== undefined) return this.#refuseDuplicate(m, holder, throws)
     }
     const placed = this.place(m, options?.overflow ?? p.policy.options.overflow, true)
@@ -206,8 +206,8 @@ export class Admission<M extends MessageMap> {
   }
 
   /**
-   * Builds the envelope of a post whose options are valid: resolves the type, stamps the exact post
-   * time (the aging bound, I3, is stated in real post times) and runs the router's selector — unless
+   * Builds the envelope of a post whose options are valid: resolves the type, stamps the post time
+   * (`post-clock.ts`: the tolerance aging's bound, I3, carries) and runs the router's selector — unless
    * the route key was chosen already (`routeKey`: a restore chose it while checking the snapshot).
    * @throws (counted) UnknownMessageTypeError, UnknownRouteError, or InvalidArgumentError when the
    *   selector throws
@@ -223,7 +223,7 @@ export class Admission<M extends MessageMap> {
       const router = this.#p.policy.registry.resolve(type)
       const { idPrefix, defaultPriority } = this.#p.policy.options
       const priority = options?.priority ?? defaultPriority
-      const now = this.#p.clock.now()
+      const now = this.#postClock.now()
       const m = new Envelope(idPrefix, ++this.#seq, type, payload, options?.key, priority, now, origin)
       if (router !== undefined) m.routeKey = routeKey ?? router.select(m as unknown as Message<MessageMap, never>)
       return m
