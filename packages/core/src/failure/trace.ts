@@ -38,6 +38,10 @@ export class Traces {
   // The finished ones kept, oldest first: past `keep`, the first is forgotten (O(1)).
   readonly #finished = new Ring<Trace>()
   #live = 0
+  // The last lookup, by sequence number: a start or an end notes several steps of one message in a
+  // row, which then costs one map lookup, not one each.
+  #lastSeq = -1
+  #lastTrace: Trace | undefined = undefined
 
   /**
    * @param all - trace every message, not only troubled ones
@@ -56,8 +60,16 @@ export class Traces {
   /** The live trace of `m`, if it has one (cheap when none exists). */
   of(m: Envelope): Trace | undefined {
     if (this.#live === 0) return undefined
-    const t = this.#traces.get(m.seq)
+    const t = this.#lookup(m.seq)
     return t === undefined || t.done ? undefined : t
+  }
+
+  #lookup(seq: number): Trace | undefined {
+    if (seq === this.#lastSeq) return this.#lastTrace
+    const t = this.#traces.get(seq)
+    this.#lastSeq = seq
+    this.#lastTrace = t
+    return t
   }
 
   /**
@@ -104,6 +116,8 @@ export class Traces {
   #start(m: Envelope): Trace {
     const t = new Trace(m)
     this.#traces.set(m.seq, t) // (over a finished trace of the same message, if it had one)
+    this.#lastSeq = m.seq
+    this.#lastTrace = t
     this.#live++
     return t
   }
@@ -122,6 +136,8 @@ export class Traces {
 
   // Drops a finished trace, unless a newer trace of its message took its place.
   #forget(t: Trace): void {
-    if (this.#traces.get(t.seq) === t) this.#traces.delete(t.seq)
+    if (this.#lookup(t.seq) !== t) return
+    this.#traces.delete(t.seq)
+    this.#lastTrace = undefined // (the lookup above made it the last one)
   }
 }
