@@ -84,8 +84,9 @@ export async function measureKeys(config: ScalingConfig, log: Log): Promise<Dime
   )
   const points: Point[] = config.keyCounts.map((size, i) => {
     const w = workloads.get(size)
-    const used = w === undefined ? 0 : keysUsed(w)
-    return { size, runs: runs[i] ?? [], note: `${formatCount(used)} (${((100 * used) / size).toFixed(0)} %)` }
+    const { used, once } = w === undefined ? { used: 0, once: 0 } : keysUsed(w)
+    const note = `${formatCount(used)} (${((100 * once) / Math.max(1, used)).toFixed(0)} % of them once)`
+    return { size, runs: runs[i] ?? [], note }
   })
   return {
     id: 'keys',

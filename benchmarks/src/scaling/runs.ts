@@ -108,15 +108,17 @@ export async function keysRun(w: Workload, deadlineMs: number): Promise<number> 
   return (sample.seconds * 1e9) / w.n
 }
 
-/** Keys of `w` used at least once. */
-export function keysUsed(w: Workload): number {
-  const seen = new Uint8Array(w.keyCount)
+/** Keys of `w` used at least once, and those used exactly once. */
+export function keysUsed(w: Workload): { readonly used: number; readonly once: number } {
+  const uses = new Uint8Array(w.keyCount)
+  for (const k of w.keys) uses[k] = Math.min(2, (uses[k] as number) + 1)
   let used = 0
-  for (const k of w.keys) {
-    if (seen[k] === 0) used++
-    seen[k] = 1
+  let once = 0
+  for (const u of uses) {
+    if (u > 0) used++
+    if (u === 1) once++
   }
-  return used
+  return { used, once }
 }
 
 /** `d` seeded delays in `DELAY_MIN_MS … DELAY_MIN_MS + DELAY_SPREAD_MS − 1` (integer ms). */
