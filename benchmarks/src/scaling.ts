@@ -6,6 +6,7 @@
  *
  * @module
  */
+import os from 'node:os'
 import { ensureExposedGc } from './lib/gc.js'
 import { codeRevision, describeMachine, formatMachine, producingCommand } from './lib/machine.js'
 import { runSuite } from './lib/run-suite.js'
@@ -87,6 +88,7 @@ async function main(argv: readonly string[]): Promise<void> {
       sections: sections(config, dimensions),
       checks: CHECKS,
       seconds: (performance.now() - started) / 1000,
+      loadAtEnd: os.loadavg()[0] ?? 0,
     })
     log(`\nWrote ${paths.join(', ')}`)
   }

@@ -30,6 +30,8 @@ export interface ScalingResultsDocument {
   readonly sections: readonly Section[]
   readonly checks: readonly string[]
   readonly seconds: number
+  /** 1-minute load average when the run ended (the machine line has it at the start). */
+  readonly loadAtEnd: number
 }
 
 function renderSection({ dimension, about }: Section): string {
@@ -56,7 +58,7 @@ The core suite's results are in [RESULTS.md](./RESULTS.md).
 
 - **Command:** ${doc.command}
 - **Code:** commit ${doc.revision}
-- **Machine:** ${formatMachine(doc.machine)}
+- **Machine:** ${formatMachine(doc.machine)}, ${doc.loadAtEnd.toFixed(2)} at the end${doc.loadAtEnd > 1.5 || doc.machine.loadAverage > 1.5 ? ' (other work shared the cores during the run)' : ''}
 - **Date:** ${doc.date.toISOString()} (whole run: ${doc.seconds.toFixed(0)} s)
 - **Workload:** ${doc.workload}
 
