@@ -53,6 +53,19 @@ function sections(config: ScalingConfig, [queue, keys, delayed]: readonly Dimens
   ]
 }
 
+async function measureAll(config: ScalingConfig): Promise<Dimension[]> {
+  const dimensions: Dimension[] = []
+  for (const [title, measure] of [
+    ['Queue depth', measureDepth],
+    ['Distinct keys', measureKeys],
+    ['Delayed messages pending', measureDelayed],
+  ] as const) {
+    log(`\n${title}:`)
+    dimensions.push(await measure(config, log))
+  }
+  return dimensions
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const config = parseScalingCli(argv)
   if (config === undefined) {
@@ -66,15 +79,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const workload = describeWorkload(config)
   log(`scaling${config.smoke ? ' --smoke' : ''}: ${workload}`)
   log(`machine: ${formatMachine(machine)}`)
-  const dimensions: Dimension[] = []
-  for (const [title, measure] of [
-    ['Queue depth', measureDepth],
-    ['Distinct keys', measureKeys],
-    ['Delayed messages pending', measureDelayed],
-  ] as const) {
-    log(`\n${title}:`)
-    dimensions.push(await measure(config, log))
-  }
+  const dimensions = await measureAll(config)
   log(`\nVerdict rule: ${VERDICT_RULE}`)
   for (const dim of dimensions) log(`\n${dim.title}\n\n${dimensionTable(dim)}\n\n${verdictLines(dim)}`)
   if (config.smoke) log('\nSmoke run: figures from small sizes and one run are not meaningful; only the checks count.')
