@@ -83,6 +83,33 @@ describe('SqliteStore', () => {
       ])
     })
 
+    it('writes batches of every size through its multi-row statements in order, as one row at a time would', () => {
+      // Sizes around the statement slices (128 rows a run, the remainder in powers of two), with
+      // replaced rows and removals in the same batches: the file must hold what a row-by-row model holds.
+      const path = tempJournal()
+      const store = sqliteStore({ path })
+      const model = new Map<string, string>()
+      let next = 0
+      for (const size of [0, 1, 2, 3, 127, 128, 129, 255, 300, 1000]) {
+        const fresh = Array.from({ length: size }, () => `m${next++}`)
+        const held = [...model.keys()]
+        const replaced = held.filter((_, i) => i % 7 === 0).slice(0, size)
+        const removed = held.filter((_, i) => i % 5 === 1).slice(0, size)
+        const messages = [...fresh, ...replaced.filter((id) => !removed.includes(id))]
+        store.commit(
+          batch({
+            messages: messages.map((id) => record(id, { state: size % 2 === 0 ? 'queued' : 'delayed' })),
+            removed,
+          }),
+        )
+        for (const id of removed) model.delete(id)
+        for (const id of messages) model.set(id, size % 2 === 0 ? 'queued' : 'delayed')
+      }
+      store.close()
+      const rows = peek(path, (db) => db.prepare('SELECT id, state FROM messages ORDER BY seq').raw().all())
+      expect(rows).toEqual([...model.entries()].map(([id, state]) => [id, state]))
+    })
+
     it('stores each row as JSON text the sqlite3 shell can query', () => {
       const path = tempJournal()
       const store = sqliteStore({ path })

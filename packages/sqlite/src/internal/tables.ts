@@ -1,5 +1,5 @@
 /**
- * The journal's rows: one prepared statement per write, the batch encoded to JSON before the
+ * The journal's rows: multi-row prepared statements per table and kind, the batch encoded to JSON before the
  * transaction starts (a value JSON cannot take fails the batch before anything is written), and the
  * whole contents read back in first-journaled order.
  *
@@ -9,16 +9,15 @@
 import type { DeadLetter, JournalBatch, JournalRecord, KeyRecord, StoreContents } from '@flowing/core'
 import { StoreError } from '@flowing/core'
 import type Database from 'better-sqlite3'
+import { MultiRow, placeholders } from './multi-row.js'
 
-type Row = readonly unknown[]
-
-/** A batch as bound parameters: every row's JSON already made. */
+/** A batch as bound parameters, each table's rows flat (every row's JSON already made). */
 export interface EncodedBatch {
-  readonly messages: readonly Row[]
+  readonly messages: readonly unknown[]
   readonly removed: readonly string[]
-  readonly deadLetters: readonly Row[]
+  readonly deadLetters: readonly unknown[]
   readonly deadLettersRemoved: readonly string[]
-  readonly keys: readonly Row[]
+  readonly keys: readonly unknown[]
   readonly keysRemoved: readonly string[]
 }
 
@@ -28,18 +27,20 @@ export interface EncodedBatch {
  * @throws StoreError (`commit`) naming the row that JSON cannot take (a BigInt, a cycle)
  */
 export function encodeBatch(store: string, batch: JournalBatch): EncodedBatch {
+  const messages: unknown[] = []
+  for (const r of batch.messages) {
+    messages.push(r.id, r.type, r.state, r.dueAtEpochMs ?? null, json(store, 'message', r.id, r))
+  }
+  const deadLetters: unknown[] = []
+  for (const l of batch.deadLetters) deadLetters.push(l.id, l.type, l.atEpochMs, json(store, 'dead letter', l.id, l))
+  const keys: unknown[] = []
+  for (const k of batch.keys) keys.push(k.key, k.expiresAtEpochMs, json(store, 'key', k.key, k))
   return {
-    messages: batch.messages.map((r) => [
-      r.id,
-      r.type,
-      r.state,
-      r.dueAtEpochMs ?? null,
-      json(store, 'message', r.id, r),
-    ]),
+    messages,
     removed: batch.removed,
-    deadLetters: batch.deadLetters.map((l) => [l.id, l.type, l.atEpochMs, json(store, 'dead letter', l.id, l)]),
+    deadLetters,
     deadLettersRemoved: batch.deadLettersRemoved,
-    keys: batch.keys.map((k) => [k.key, k.expiresAtEpochMs, json(store, 'key', k.key, k)]),
+    keys,
     keysRemoved: batch.keysRemoved,
   }
 }
@@ -113,31 +114,40 @@ export class Tables {
   }
 }
 
-/** The body of the batch transaction: removals first, then the upserts (an id is in one or the other). */
+/**
+ * The body of the batch transaction: removals first, then the upserts (an id is in one or the other),
+ * each as multi-row statements (`multi-row.ts`).
+ */
 function upserts(db: Database.Database): (batch: EncodedBatch) => void {
   // ON CONFLICT … DO UPDATE keeps the row's seq (its first-journaled place); INSERT OR REPLACE would
-  // delete the row and give it a new one at the end.
-  const putMessage = db.prepare(
-    `INSERT INTO messages (id, type, state, due_at, record) VALUES (?, ?, ?, ?, ?)
+  // delete the row and give it a new one at the end. Rows of one statement are inserted in order.
+  const putMessage = new MultiRow(
+    db,
+    (n) => `INSERT INTO messages (id, type, state, due_at, record) VALUES ${placeholders(n, 5)}
      ON CONFLICT (id) DO UPDATE SET type = excluded.type, state = excluded.state, due_at = excluded.due_at, record = excluded.record`,
+    5,
   )
-  const putLetter = db.prepare(
-    `INSERT INTO dead_letters (id, type, at, letter) VALUES (?, ?, ?, ?)
+  const putLetter = new MultiRow(
+    db,
+    (n) => `INSERT INTO dead_letters (id, type, at, letter) VALUES ${placeholders(n, 4)}
      ON CONFLICT (id) DO UPDATE SET type = excluded.type, at = excluded.at, letter = excluded.letter`,
+    4,
   )
-  const putKey = db.prepare(
-    `INSERT INTO keys (key, expires_at, record) VALUES (?, ?, ?)
+  const putKey = new MultiRow(
+    db,
+    (n) => `INSERT INTO keys (key, expires_at, record) VALUES ${placeholders(n, 3)}
      ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at, record = excluded.record`,
+    3,
   )
-  const removeMessage = db.prepare('DELETE FROM messages WHERE id = ?')
-  const removeLetter = db.prepare('DELETE FROM dead_letters WHERE id = ?')
-  const removeKey = db.prepare('DELETE FROM keys WHERE key = ?')
+  const removeMessage = new MultiRow(db, (n) => `DELETE FROM messages WHERE id IN ${placeholders(1, n)}`, 1)
+  const removeLetter = new MultiRow(db, (n) => `DELETE FROM dead_letters WHERE id IN ${placeholders(1, n)}`, 1)
+  const removeKey = new MultiRow(db, (n) => `DELETE FROM keys WHERE key IN ${placeholders(1, n)}`, 1)
   return (batch) => {
-    for (const id of batch.removed) removeMessage.run(id)
-    for (const id of batch.deadLettersRemoved) removeLetter.run(id)
-    for (const key of batch.keysRemoved) removeKey.run(key)
-    for (const row of batch.messages) putMessage.run(row)
-    for (const row of batch.deadLetters) putLetter.run(row)
-    for (const row of batch.keys) putKey.run(row)
+    removeMessage.run(batch.removed)
+    removeLetter.run(batch.deadLettersRemoved)
+    removeKey.run(batch.keysRemoved)
+    putMessage.run(batch.messages)
+    putLetter.run(batch.deadLetters)
+    putKey.run(batch.keys)
   }
 }
