@@ -5,8 +5,8 @@
  * post — so they hold however loaded the machine is.
  */
 import { describe, expect, it } from 'vitest'
-import { POSTS_PER_READING, PostClock } from '../src/admission/post-clock.js'
 import { type Clock, createLoop, systemClock, VirtualClock } from '../src/index.js'
+import { POSTS_PER_READING, PostClock, postClockOf } from '../src/internal/post-clock.js'
 
 interface Messages {
   tick: number
@@ -68,6 +68,26 @@ describe('post times', () => {
 })
 
 describe('PostClock', () => {
+  it('is one object per clock, so every way into the queue of every loop on it stamps from one reading', () => {
+    const a = new VirtualClock()
+    const b = new VirtualClock()
+    expect(postClockOf(a)).toBe(postClockOf(a))
+    expect(postClockOf(a)).not.toBe(postClockOf(b))
+    expect(postClockOf(systemClock)).toBe(postClockOf(systemClock))
+  })
+
+  it('stamps two loops on one clock from one reading: an entry never carries an older stamp than an earlier one', async () => {
+    const first = createLoop<Messages>({ autoStart: false })
+    const second = createLoop<Messages>({ autoStart: false })
+    for (const loop of [first, second]) loop.on('tick', () => {})
+    const stamps: number[] = []
+    for (let i = 0; i < 500; i++) stamps.push((i % 2 === 0 ? first : second).post('tick', i).postedAt)
+    for (let i = 1; i < stamps.length; i++) expect(stamps[i]).toBeGreaterThanOrEqual(stamps[i - 1] as number)
+    expect(new Set(stamps).size).toBeLessThanOrEqual(Math.ceil(500 / POSTS_PER_READING))
+    await first.stop({ deadlineMs: 0 })
+    await second.stop({ deadlineMs: 0 })
+  })
+
   it('reads its clock once per 64 calls within a synchronous run, and once more after it', async () => {
     let reads = 0
     const virtual = new VirtualClock()

@@ -26,6 +26,14 @@ loop.on('pay', async (m, ctx) => {
   if (m.payload.i % 7 === 0 && ctx.attempt === 1) throw new Error('transient: try again')
   write(`effect pay-${m.payload.i}`)
 })
+// The crash-loop guard letters a message that was running at `maxCrashes` kills (by design: the test
+// kills at random, so any message may be a bystander that often): an outcome, logged so the test can
+// tell it from a loss.
+loop.events.on('dead-lettered', (m, letter) => {
+  const name =
+    m.type === 'pay' ? `pay-${(m.payload as Messages['pay']).i}` : `remind-${(m.payload as Messages['remind']).i}`
+  write(`lettered ${name} ${letter.error.name}`)
+})
 loop.on('remind', (m) => {
   write(`${Date.now() >= m.payload.dueAt ? 'effect' : 'EARLY'} remind-${m.payload.i}`)
 })

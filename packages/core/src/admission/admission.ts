@@ -28,11 +28,11 @@ import {
 import { thrownText } from '../failure/describe-failure.js'
 import { mergeRetry } from '../failure/retry-policy.js'
 import { Envelope, type Origin, Where } from '../internal/envelope.js'
+import { type PostClock, postClockOf } from '../internal/post-clock.js'
 import * as check from '../internal/validate.js'
 import { Journal } from '../journal/journal.js'
 import type { DelayedMessage } from '../timers/delayed-posts.js'
 import type { AdmissionParts } from './admission-ports.js'
-import { PostClock } from './post-clock.js'
 import { checkPostOptions } from './post-options.js'
 import type { LoopPressure } from './pressure.js'
 import { type RefusalStatus, RefusedPost } from './refusal.js'
@@ -57,7 +57,7 @@ export class Admission<M extends MessageMap> {
   /** @param parts - the stages admission touches */
   constructor(parts: AdmissionParts<M>) {
     this.#p = parts
-    this.#postClock = new PostClock(parts.clock)
+    this.#postClock = postClockOf(parts.clock)
     this.#gates = parts.gates
     this.#places = parts.places
     this.#records = parts.records
@@ -207,7 +207,7 @@ export class Admission<M extends MessageMap> {
 
   /**
    * Builds the envelope of a post whose options are valid: resolves the type, stamps the post time
-   * (`post-clock.ts`: the tolerance aging's bound, I3, carries) and runs the router's selector — unless
+   * (`internal/post-clock.ts`: the tolerance aging's bound, I3, carries) and runs the router's selector — unless
    * the route key was chosen already (`routeKey`: a restore chose it while checking the snapshot).
    * @throws (counted) UnknownMessageTypeError, UnknownRouteError, or InvalidArgumentError when the
    *   selector throws
@@ -302,13 +302,13 @@ export class Admission<M extends MessageMap> {
 
   /** A due delayed message enters under the overflow policy in force now; false: no room, it waits. */
   enterDue(m: Envelope): boolean {
-    m.postedAt = this.#p.clock.now() // aging and queue wait start when it enters
+    m.postedAt = this.#postClock.now() // aging and queue wait start when it enters
     return this.place(m, this.#p.policy.options.overflow, false) !== 'full'
   }
 
   /** A delayed message that came due while the queue was full enters now that a slot freed. */
   enterOverdue(m: Envelope): void {
-    m.postedAt = this.#p.clock.now() // its wait starts now, behind what entered before it
+    m.postedAt = this.#postClock.now() // its wait starts now, behind what entered before it
     this.enqueue(m)
   }
 

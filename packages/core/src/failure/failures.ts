@@ -18,6 +18,7 @@ import type { Message, MessageMap } from '../contracts/message.js'
 import type { FailureExitOptions } from '../contracts/options.js'
 import { describeValue, type RetryAfterScope } from '../errors.js'
 import { type Envelope, Where } from '../internal/envelope.js'
+import { postClockOf } from '../internal/post-clock.js'
 import { WallTimes } from '../internal/wall-times.js'
 import type { QueueHold } from '../shutdown/holders.js'
 import { type Alerts, newAlerts } from './alerts.js'
@@ -68,6 +69,7 @@ export class Failures<M extends MessageMap> {
     })
     this.traces = host.records.traces
     this.deadLetters = host.exits.deadLetters
+    const entries = postClockOf(host.clock) // an unordered retry re-enters stamped as posts are
     this.retries = new Retries(host.holds.wheel, host.holds.queue, {
       ordered: (m) => this.ordered(m),
       requeued: (m, now) => {
@@ -75,7 +77,7 @@ export class Failures<M extends MessageMap> {
         host.events.emit('requeued', m as unknown as Message<M>, this.attemptOf(m))
       },
       pump: host.holds.pump,
-      now: () => host.clock.now(),
+      now: () => entries.now(),
     })
     this.holds = new BreakerHold(host, compare, (type) => this.#circuitPolicy(type))
     this.circuits = this.holds.circuits
@@ -171,9 +173,7 @@ export class Failures<M extends MessageMap> {
     timedOut: boolean,
     now: number,
   ): Trace {
-    const fresh = this.traces.of(m) === undefined
-    const t = this.traces.open(m)
-    if (fresh) t.note('running', startedAt, attempt)
+    const t = this.traces.openAt(m, startedAt, attempt)
     const startedAtEpochMs = this.#wall.epochMsOf(startedAt, now)
     const outcome = timedOut ? 'timed-out' : 'failed'
     t.addAttempt({ attempt, startedAt, startedAtEpochMs, durationMs: now - startedAt, outcome, error: info })
@@ -184,9 +184,7 @@ export class Failures<M extends MessageMap> {
 
   // A downstream said "too many requests": `m` waits for its scope's pause, no attempt consumed.
   #rateLimited(m: Envelope, attempt: number, startedAt: number, retryAfter: RetryAfter, now: number): void {
-    const fresh = this.traces.of(m) === undefined
-    const t = this.traces.open(m)
-    if (fresh) t.note('running', startedAt, attempt)
+    const t = this.traces.openAt(m, startedAt, attempt)
     const scope = retryAfter.scope === 'route' ? '' : ` (${retryAfter.scope})`
     t.note('rate-limited', now, attempt, `retry after ${Math.round(retryAfter.ms)} ms${scope}`)
     this.#h.metrics.retryAfters++

@@ -26,6 +26,7 @@ export interface RetryPorts {
   requeued(m: Envelope, now: number): void
   /** Messages entered the queue: the pool should pump. */
   pump(): void
+  /** The time an entry into the queue is stamped with (the loop's shared entry clock). */
   now(): number
 }
 

@@ -29,8 +29,8 @@ const STATES: readonly MessageState[] = [
   'snapshotted',
 ]
 const CODES = new Map<MessageState, number>(STATES.map((state, code) => [state, code]))
-// The attempt field of a step that belongs to none.
-const NO_ATTEMPT = 0
+// The attempt field of a step that belongs to none (attempts are numbered from 1).
+const NO_ATTEMPT = -1
 
 /**
  * A live trace (mutable; copied out by {@link Traces.find}). Kept small, as `traces: 'all'` makes one

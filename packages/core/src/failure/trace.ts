@@ -84,6 +84,18 @@ export class Traces {
     return t
   }
 
+  /**
+   * The trace of `m` for an attempt that started at `startedAt`: opened if needed, seeded with
+   * `queued` at its entry time and that attempt's `running` step (a trace opened when something went
+   * wrong has not seen the start).
+   */
+  openAt(m: Envelope, startedAt: number, attempt: number): Trace {
+    const fresh = this.of(m) === undefined
+    const t = this.open(m)
+    if (fresh) t.note('running', startedAt, attempt)
+    return t
+  }
+
   /** Records a transition of `m` if it is traced (always, in `all` mode); final states retire the trace. */
   note(m: Envelope, state: MessageState, at: number, attempt?: number, detail?: string): void {
     let t = this.of(m)

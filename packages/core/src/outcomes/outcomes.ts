@@ -145,8 +145,7 @@ export class Outcomes<M extends MessageMap> {
    */
   failureAnnounced(m: Envelope, outcome: Outcome, trace: Trace, at: number, reason: string, error: ErrorInfo): void {
     if (!this.#wanted()) return
-    const last = trace.attempts[trace.attempts.length - 1]
-    this.#announce(m, summarize(outcome, m, trace, at, last, reason, error))
+    this.#announce(m, summarize(outcome, m, trace, at, trace.lastAttempt, reason, error))
   }
 
   /**

@@ -41,9 +41,6 @@ export function commitPoint<M extends MessageMap>(
   extras.commit(m, checkpoint)
   const value = extras.checkpointOf(m)
   ledger.current?.committed(m, value)
-  const fresh = traces.of(m) === undefined
-  const trace = traces.open(m)
-  if (fresh) trace.note('running', startedAt, attempt)
-  trace.note('committed', clock.now(), attempt)
+  traces.openAt(m, startedAt, attempt).note('committed', clock.now(), attempt)
   events.emit('committed', m as unknown as Message<M>, value)
 }
