@@ -10,8 +10,8 @@ import type { MessageKey } from '../contracts/message.js'
 import { MAX_TRANSITIONS, type MessageState, type MessageTrace, type Transition } from '../contracts/traces.js'
 import type { Envelope } from '../internal/envelope.js'
 
-// A state's code in a trace's packed steps, and back.
-const STATES: readonly MessageState[] = [
+/** Every message state, in the order of their codes in a trace's packed steps (a code is its index). */
+export const STATES: readonly MessageState[] = [
   'delayed',
   'queued',
   'held',

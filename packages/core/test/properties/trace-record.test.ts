@@ -9,27 +9,9 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { AttemptRecord } from '../../src/contracts/failures.js'
 import { MAX_TRANSITIONS, type MessageState, type Transition } from '../../src/contracts/traces.js'
-import { Trace } from '../../src/failure/trace-record.js'
+import { STATES, Trace } from '../../src/failure/trace-record.js'
 import type { Envelope } from '../../src/internal/envelope.js'
 import { PROPERTY_TIMEOUT_MS } from './harness.js'
-
-const STATES: MessageState[] = [
-  'delayed',
-  'queued',
-  'held',
-  'rate-limited',
-  'running',
-  'succeeded',
-  'failed',
-  'timed-out',
-  'retry-scheduled',
-  'dead-lettered',
-  'request-failed',
-  'dropped',
-  'cancelled',
-  'committed',
-  'snapshotted',
-]
 
 type Op =
   | { op: 'note'; state: MessageState; at: number; attempt: number | undefined; detail: string | undefined }
