@@ -43,8 +43,8 @@ export default defineConfig({
           name: 'nats',
           root: 'packages/nats',
           include: ['test/**/*.test.ts'],
-          // Alone (`pnpm run test:crashes`, vitest.crashes.config.ts): the suites that kill servers.
-          exclude: ['test/cluster.test.ts', 'test/server-crash.test.ts'],
+          // Alone (`pnpm run test:crashes`, vitest.crashes.config.ts): the 3-node cluster suite.
+          exclude: ['test/cluster.test.ts'],
           // Each file starts its own nats-server (test/server.ts).
           testTimeout: 30_000,
           hookTimeout: 60_000,

@@ -57,7 +57,8 @@ export interface NatsMetrics {
   readonly removedAcked: number
   /**
    * Times an owned partition started over: everything held of it dropped, its consumer made afresh
-   * (a lapsed lease; deliveries lost or repeated by a server that crashed).
+   * (a lapsed lease; deliveries lost or repeated by a server that crashed; a message a restarted
+   * server kept although its idle consumer counts it acknowledged).
    */
   readonly startedOver: number
   /**

@@ -8,7 +8,12 @@
  * - messages the server kept below the consumer's ack floor (their removal not written down) are
  *   removed once the partition is idle (right away after a reconnection);
  * - deliveries the consumer made that this process never got (lost on the way) start the partition
- *   over at once: else they would wait out the ack wait while what follows them on their keys runs.
+ *   over at once: else they would wait out the ack wait while what follows them on their keys runs;
+ * - a message still stored above the floor that the idle consumer counts as delivered and
+ *   acknowledged (a restarted server can keep the acknowledgements and lose the removal, or the
+ *   floor's stream sequence) starts the partition over too: its new consumer hands the message out
+ *   again — this process acknowledges it at once if it finished it lately, else it runs again: never
+ *   lost, at worst run twice (effects through `ctx.commit()` stay exactly once).
  *
  * It runs every few seconds, and after a reconnection once a second until the partition is clean.
  *
@@ -79,7 +84,18 @@ async function auditOnce(o: Owned, host: SweepHost, upTo: number | undefined): P
     host.startOver(o)
     return true
   }
+  if (idle && (await orphaned(o, host, state.ackFloor, state.deliveredUpTo))) {
+    host.startOver(o)
+    return false
+  }
   return idle || (upTo !== undefined && state.ackFloor >= upTo)
+}
+
+// Whether an idle partition's stream still keeps a message its consumer delivered and counts as
+// acknowledged: one it will never hand out again nor see removed.
+async function orphaned(o: Owned, host: SweepHost, ackFloor: number, deliveredUpTo: number): Promise<boolean> {
+  const first = await host.topology.firstStoredAfter(host.jsm, o.p, Math.max(ackFloor, o.removedUpTo))
+  return first !== undefined && first <= deliveredUpTo && host.owns(o) && !o.restarting && o.held.size === 0
 }
 
 // Sends the partition's recent acknowledgements again (the server lost some of them).

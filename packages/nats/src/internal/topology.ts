@@ -19,6 +19,7 @@ import {
   DeliverPolicy,
   DiscardPolicy,
   type JetStreamManager,
+  type MsgRequest,
   RetentionPolicy,
   StorageType,
   type StreamConfig,
@@ -40,6 +41,8 @@ export interface ConsumerState {
   readonly ackFloor: number
   /** Deliveries it made (its consumer sequence). */
   readonly delivered: number
+  /** The stream sequence of its last delivery. */
+  readonly deliveredUpTo: number
   /** Delivered and not acknowledged. */
   readonly ackPending: number
   /** Not yet delivered. */
@@ -115,6 +118,7 @@ export class Topology {
     return {
       ackFloor: info.ack_floor.stream_seq,
       delivered: info.delivered.consumer_seq,
+      deliveredUpTo: info.delivered.stream_seq,
       ackPending: info.num_ack_pending,
       pending: info.num_pending,
     }
@@ -127,6 +131,15 @@ export class Topology {
    */
   removeAcked(jsm: JetStreamManager, p: number, ackFloor: number): Promise<number> {
     return this.#removeAcked(jsm, p, ackFloor)
+  }
+
+  /** The stream sequence of partition `p`'s first message stored after `after`, if any. */
+  async firstStoredAfter(jsm: JetStreamManager, p: number, after: number): Promise<number | undefined> {
+    // The server's message get takes `next_by_subj` (nats-server 2.9+); the client's types name it
+    // for direct gets only.
+    const next = { seq: after + 1, next_by_subj: this.subject(p) } as unknown as MsgRequest
+    const stored = await jsm.streams.getMessage(this.work, next)
+    return stored?.seq
   }
 
   /** The work stream's last sequence. */

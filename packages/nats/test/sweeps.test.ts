@@ -1,0 +1,84 @@
+/**
+ * The owner's audit of a partition against what the server says of its consumer (`sweeps.ts`), on
+ * fakes of the server's answers: in particular a message a restarted server kept above the ack floor
+ * that its idle consumer counts as delivered and acknowledged — it would stay in the stream for ever
+ * (`drain()` never resolving) unless the partition starts over and its new consumer hands it out again.
+ */
+import { VirtualClock } from '@flowing/core'
+import type { ConsumerMessages, JetStreamManager } from '@nats-io/jetstream'
+import { describe, expect, it } from 'vitest'
+import { newCounters, newOwned, type Owned } from '../src/internal/runner-parts.js'
+import { audit, type SweepHost } from '../src/internal/sweeps.js'
+import type { ConsumerState, Topology } from '../src/internal/topology.js'
+
+const IDLE: ConsumerState = { ackFloor: 100, delivered: 60, deliveredUpTo: 120, ackPending: 0, pending: 0 }
+
+function setup(state: ConsumerState, stored: number | undefined) {
+  const calls = { startOver: 0, removed: [] as number[], lookedAfter: [] as number[] }
+  const topology = {
+    consumerState: async () => state,
+    removeAcked: async (_jsm: unknown, _p: number, floor: number) => {
+      calls.removed.push(floor)
+      return 1
+    },
+    firstStoredAfter: async (_jsm: unknown, _p: number, after: number) => {
+      calls.lookedAfter.push(after)
+      return stored
+    },
+  } as unknown as Topology
+  const iterator = { stop() {} } as unknown as ConsumerMessages
+  const o: Owned = newOwned(0, 7, { crashes: new Map(), waits: new Map() }, iterator, true)
+  o.delivered = state.delivered
+  const host: SweepHost = {
+    jsm: {} as JetStreamManager,
+    topology,
+    clock: new VirtualClock(),
+    counters: newCounters(),
+    owns: (x) => x === o,
+    startOver: () => {
+      calls.startOver++
+    },
+  }
+  return { o, host, calls }
+}
+
+describe('the audit of an idle partition', () => {
+  it('starts the partition over when a message its consumer counts delivered and acknowledged is still stored', async () => {
+    const { o, host, calls } = setup(IDLE, 110)
+    await audit(o, host)
+    expect(calls.removed).toEqual([100]) // below the floor: removed first
+    expect(calls.lookedAfter).toEqual([100])
+    expect(calls.startOver).toBe(1)
+  })
+
+  it('leaves it alone when nothing is stored above the floor', async () => {
+    const { o, host, calls } = setup(IDLE, undefined)
+    await audit(o, host)
+    expect(calls.startOver).toBe(0)
+  })
+
+  it('leaves it alone when the stored message came after the consumer’s last delivery (published since)', async () => {
+    const { o, host, calls } = setup(IDLE, 121)
+    await audit(o, host)
+    expect(calls.startOver).toBe(0)
+  })
+
+  it('does not look while the partition has work: messages pending, unacknowledged or held', async () => {
+    for (const state of [
+      { ...IDLE, pending: 1 },
+      { ...IDLE, ackPending: 1 },
+    ]) {
+      const { o, host, calls } = setup(state, 110)
+      await audit(o, host)
+      expect(calls.lookedAfter).toEqual([])
+      expect(calls.startOver).toBe(0)
+    }
+  })
+
+  it('does not start over a partition that is no longer owned by the time the answer comes', async () => {
+    const { o, host, calls } = setup(IDLE, 110)
+    const lost: SweepHost = { ...host, owns: () => calls.lookedAfter.length === 0 }
+    await audit(o, lost)
+    expect(calls.startOver).toBe(0)
+  })
+})
