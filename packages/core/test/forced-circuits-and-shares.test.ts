@@ -1,7 +1,8 @@
 /**
  * The hands other processes (and operators) have on a loop's flow control: `openCircuit` /
- * `closeCircuit` force a breaker whatever its counts say, and `shareRateLimits(n)` divides the
- * budgets among `n` processes sharing the downstreams.
+ * `closeCircuit` force a breaker whatever its counts say, `shareRateLimits(n)` divides the
+ * budgets among `n` processes sharing the downstreams, and `pauseRoute` applies another process's
+ * "too many requests" here.
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -9,6 +10,8 @@ import {
   type CircuitChange,
   createLoop,
   InvalidArgumentError,
+  RateLimitError,
+  type RateLimitHold,
   UnknownMessageTypeError,
   VirtualClock,
 } from '../src/index.js'
@@ -154,5 +157,100 @@ describe('shareRateLimits()', () => {
     for (let i = 0; i < 8; i++) loop.post('work', i)
     await clock.advance(0)
     expect(n).toBe(4)
+  })
+})
+
+describe('pauseRoute()', () => {
+  it('pauses the route as a 429 would, with no message of its own; the route resumes, throttled, after the wait', async () => {
+    const { loop, clock } = virtualLoop({ workers: 4 })
+    const runs: string[] = []
+    loop.on('work', (m) => void runs.push(`${m.payload}@${clock.now()}`))
+    loop.on('order.paid', (m) => void runs.push(`other ${m.payload.orderId}@${clock.now()}`))
+    const holds: RateLimitHold[] = []
+    loop.events.on('rate-limited', (_m, hold) => holds.push(hold))
+    loop.controls.pauseRoute('work', { retryAfterMs: 300 })
+    loop.controls.pauseRoute('work', { retryAfterMs: 100 }) // a shorter one: the longer pause stays
+    loop.post('work', 1)
+    loop.post('order.paid', { orderId: '1', amount: 1 })
+    await clock.advance(299)
+    expect(runs).toEqual(['other 1@0'])
+    await clock.advance(1)
+    expect(runs).toEqual(['other 1@0', '1@300'])
+    expect(holds).toEqual([
+      {
+        limit: 'retry-after:work',
+        scope: 'retry-after',
+        until: 300,
+        perSecond: expect.any(Number),
+        retryAfterScope: 'route',
+      },
+    ]) // no `retryAfterMs`: no handler of this loop was refused
+  })
+
+  it('pauses one route of a type routed by key, the others flowing', async () => {
+    const { loop, clock } = virtualLoop({ workers: 4 })
+    const runs: string[] = []
+    loop
+      .route('order.updated', (m) => m.payload.status)
+      .on('paid', (m) => void runs.push(`paid ${m.payload.orderId}@${clock.now()}`))
+      .on('refunded', (m) => void runs.push(`refunded ${m.payload.orderId}@${clock.now()}`))
+    loop.controls.pauseRoute('order.updated', { routeKey: 'paid', retryAfterMs: 50 })
+    loop.post('order.updated', { orderId: 'a', status: 'paid' })
+    loop.post('order.updated', { orderId: 'b', status: 'refunded' })
+    await clock.advance(50)
+    expect(runs).toEqual(['refunded b@0', 'paid a@50'])
+  })
+
+  it('marks the hold of the message a handler’s RateLimitError refused with the wait it asked for', async () => {
+    const { loop, clock } = virtualLoop({ workers: 1 })
+    let first = true
+    loop.on('work', () => {
+      if (first) {
+        first = false
+        throw new RateLimitError('429', { retryAfterMs: 200 })
+      }
+    })
+    const holds: { id: number; hold: RateLimitHold }[] = []
+    loop.events.on('rate-limited', (m, hold) => holds.push({ id: m.payload as number, hold }))
+    loop.post('work', 1)
+    await clock.advance(0)
+    loop.post('work', 2)
+    await clock.advance(0)
+    expect(holds.map((h) => [h.id, h.hold.retryAfterMs, h.hold.until])).toEqual([
+      [1, 200, 200],
+      [2, undefined, 200],
+    ])
+  })
+
+  it('refuses bad arguments with InvalidArgumentError (and an unknown type), changing nothing', async () => {
+    const { loop, clock } = virtualLoop({ workers: 1 })
+    let n = 0
+    loop.on('work', () => void n++)
+    const cases: [() => unknown, string][] = [
+      [() => loop.controls.pauseRoute('work', { retryAfterMs: 0 }), 'options.retryAfterMs'],
+      [() => loop.controls.pauseRoute('work', { retryAfterMs: -5 }), 'options.retryAfterMs'],
+      [() => loop.controls.pauseRoute('work', { retryAfterMs: Number.NaN }), 'options.retryAfterMs'],
+      [() => loop.controls.pauseRoute('work', { retryAfterMs: Number.POSITIVE_INFINITY }), 'options.retryAfterMs'],
+      [() => loop.controls.pauseRoute('work', { retryAfterMs: 86_400_001 }), 'options.retryAfterMs'],
+      [() => loop.controls.pauseRoute('work', {} as never), 'options.retryAfterMs'],
+      [() => loop.controls.pauseRoute('work', undefined as never), 'options'],
+      [
+        () => loop.controls.pauseRoute('work', { retryAfterMs: 5, routeKey: 7 as unknown as string }),
+        'options.routeKey',
+      ],
+      [() => loop.controls.pauseRoute('work', { retryAfter: 5 } as never), 'retryAfter'],
+      [() => loop.controls.pauseRoute(42 as unknown as 'work', { retryAfterMs: 5 }), 'type'],
+    ]
+    for (const [call, names] of cases) {
+      const error = thrown(call)
+      expect(error, names).toBeInstanceOf(InvalidArgumentError)
+      expect((error as Error).message).toContain(names)
+    }
+    expect(thrown(() => loop.controls.pauseRoute('nope' as 'work', { retryAfterMs: 5 }))).toBeInstanceOf(
+      UnknownMessageTypeError,
+    )
+    loop.post('work', 1)
+    await clock.advance(0)
+    expect(n).toBe(1)
   })
 })

@@ -109,8 +109,16 @@ describe('RateLimitError', () => {
       await clock.advance(0)
       // b and c run all their messages at once; a's first one was refused and waits, its others behind it.
       expect(starts).toEqual(['a0@0', 'b0@0', 'c0@0', 'b1@0', 'c1@0', 'b2@0', 'c2@0'])
+      // The refused message's own hold carries the wait its 429 asked for.
       expect(holds).toEqual([
-        { limit: 'retry-after:work/key:a', scope: 'retry-after', until: 500, perSecond: 1, retryAfterScope: 'key' },
+        {
+          limit: 'retry-after:work/key:a',
+          scope: 'retry-after',
+          until: 500,
+          perSecond: 1,
+          retryAfterScope: 'key',
+          retryAfterMs: 500,
+        },
       ])
       for (let i = 3; i < 6; i++) for (const key of ['b', 'c']) loop.post('work', i, { key })
       await clock.advance(0)

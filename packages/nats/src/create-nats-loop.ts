@@ -10,7 +10,7 @@ import { ownershipOptions } from './internal/consuming.js'
 import { NatsJobs } from './internal/job-keys.js'
 import { Ownership } from './internal/ownership.js'
 import { ScheduleKeeper } from './internal/schedule-keeper.js'
-import { SharedBreakers } from './internal/shared-breakers.js'
+import { SharedFlow } from './internal/shared-flow.js'
 import { Topology } from './internal/topology.js'
 import { KvIdempotencyStore } from './kv-ledger.js'
 import { NatsLoop } from './nats-loop.js'
@@ -50,7 +50,7 @@ export async function createNatsLoop<M extends MessageMap = MessageMap>(
     const ledger =
       o.idempotencyTtlMs === undefined ? undefined : await openLedger(nc, topology.keys, o.idempotencyTtlMs, o.replicas)
     const buckets = await Ownership.buckets(nc, ownershipOptions(o))
-    const circuits = await SharedBreakers.bucket(nc, o.name, o.replicas)
+    const circuits = await SharedFlow.bucket(nc, o.name, o.replicas)
     const schedules = await ScheduleKeeper.bucket(nc, o.name, o.replicas)
     const jobs = await NatsJobs.bucket(nc, o.name, o.replicas)
     return new NatsLoop<M>({ nc, own, jsm, topology, options: o, ledger, buckets, circuits, schedules, jobs })

@@ -39,7 +39,7 @@ import { Posting } from './internal/posting.js'
 import { Publisher } from './internal/publisher.js'
 import type { Runner } from './internal/runner.js'
 import { ScheduleKeeper } from './internal/schedule-keeper.js'
-import { SharedBreakers } from './internal/shared-breakers.js'
+import { SharedFlow } from './internal/shared-flow.js'
 import { StreamPressure } from './internal/stream-pressure.js'
 import { pause } from './internal/timers.js'
 import type { Topology } from './internal/topology.js'
@@ -52,7 +52,7 @@ import type { NatsMetrics, NatsPostResult, NatsStopOptions, NatsStopReport } fro
 /** What a NATS loop is built from (see `createNatsLoop`). */
 export interface Parts {
   readonly buckets: OwnershipBuckets
-  /** The breakers' and the schedules' buckets (see `SharedBreakers`, `ScheduleKeeper`). */
+  /** The shared breakers' and pauses' bucket and the schedules' (see `SharedFlow`, `ScheduleKeeper`). */
   readonly circuits: KV
   readonly schedules: KV
   /** The job keys' bucket (see `NatsJobs`). */
@@ -89,7 +89,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
   readonly #runner: Runner<M>
   readonly #ownership: Ownership
   readonly #delays: DelayMover
-  readonly #breakers: SharedBreakers<M>
+  readonly #shared: SharedFlow<M>
   readonly #followUp: FollowUp
   readonly #pressure: StreamPressure | undefined
   // `stamp()`'s stampers, in order (replaced, never mutated: one may add another while it runs).
@@ -119,7 +119,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     // The rate limits are divided among the live processes, as many as the last look of the ownership saw.
     const membersChanged = (n: number) => this.local.controls.shareRateLimits(n)
     this.#ownership = new Ownership(buckets, { ...ownershipOptions(o), membersChanged }, this.#runner)
-    this.#breakers = new SharedBreakers(parts.circuits, this.local, this.#ownership.member, o.clock, o.onError)
+    this.#shared = new SharedFlow(parts.circuits, this.local, this.#ownership.member, o.clock, o.onError)
     this.#jobs = new NatsJobs(parts.jobs, o.clock)
     this.#jobs.follow(this.local.events, (m) => this.#deliveries.get(m.id)?.wire.id ?? m.traceId)
     this.jobs = new NatsJobKeys(this.#jobs)
@@ -174,7 +174,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     this.local.start()
     this.#deliveries.start()
     this.#runner.start()
-    await this.#breakers.start()
+    await this.#shared.start()
     await this.#ownership.start()
     await this.#delays.start()
     return this
@@ -294,7 +294,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     const handedBack = this.#runner.handBack(snapshot.messages)
     await this.#runner.recordHandBacks()
     if (started) await this.#ownership.stop() // its partitions go to the others at once
-    this.#breakers.stop()
+    this.#shared.stop()
     this.#deliveries.stop()
     await this.#runner.ended()
     await this.#p.nc.flush().catch(() => {})

@@ -1,10 +1,11 @@
 /**
  * Breakers and rate limits shared by the processes of one loop (two loops of one name on a private
  * server, each on its own connection): a breaker that trips in one process opens in the other for the
- * rest of its cooldown, and closes there when the first one's probes succeed; a rate limit is divided
+ * rest of its cooldown, and closes there when the first one's probes succeed; a downstream's "too many
+ * requests" to one process pauses the route in the other until the same time; a rate limit is divided
  * among the live processes, so together they stay within it.
  */
-import { type CircuitChange, RetryableError } from '@flowing/core'
+import { type CircuitChange, RateLimitError, type RateLimitHold, RetryableError } from '@flowing/core'
 import { afterEach, expect, it } from 'vitest'
 import { createNatsLoop, type NatsLoop, type NatsLoopOptions } from '../src/index.js'
 import { describeNats, useNatsServer } from './server.js'
@@ -93,6 +94,44 @@ describeNats('breakers and rate limits shared across processes', () => {
     expect(forced[0]?.cooldownMs).toBeGreaterThan(3000)
     expect(forced[0]?.cooldownMs).toBeLessThanOrEqual(5000)
   }, 20_000)
+
+  it('pauses the route in the other process until the same time when one receives a 429', async () => {
+    const [a, b] = await pair()
+    const calls: { who: string; at: number }[] = []
+    let refused = false
+    a.on('call', () => {
+      calls.push({ who: 'a', at: Date.now() })
+      if (!refused) {
+        refused = true
+        throw new RateLimitError('429', { retryAfterMs: 4000 })
+      }
+    })
+    b.on('call', () => void calls.push({ who: 'b', at: Date.now() }))
+    const holds: { who: string; hold: RateLimitHold }[] = []
+    a.events.on('rate-limited', (_m, hold) => holds.push({ who: 'a', hold }))
+    b.events.on('rate-limited', (_m, hold) => holds.push({ who: 'b', hold }))
+    await a.start()
+    await b.start()
+    await until(() => bothOwn(a, b), 15_000, 'both own partitions')
+    // One message per key until a has been refused (its partitions: a's handler runs them).
+    for (let n = 0; !refused; n++) {
+      await a.post('call', { n }, { key: `k${n}` })
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    const refusedAt = (calls.find((c) => c.who === 'a') as { at: number }).at
+    // b, told through the bucket, pauses the route too: its messages wait for the end of a's pause.
+    const paused = () => b.local.inspect().limits.some((l) => l.name === 'retry-after:call' && l.until !== undefined)
+    await until(paused, 3_000, "b's pause")
+    const before = calls.length
+    await Promise.all(Array.from({ length: 8 }, (_, n) => a.post('call', { n: 100 + n }, { key: `j${n}` })))
+    await until(() => calls.length === before + 8 + 1, 20_000, 'every call after the pause') // + a's refused one
+    const after = calls.slice(before)
+    expect(after.filter((c) => c.who === 'b').length).toBeGreaterThan(0)
+    for (const c of after) expect(c.at).toBeGreaterThanOrEqual(refusedAt + 4000 - 50)
+    const bHold = holds.find((h) => h.who === 'b')?.hold
+    expect(bHold).toMatchObject({ scope: 'retry-after', retryAfterScope: 'route', limit: 'retry-after:call' })
+    expect(bHold?.retryAfterMs).toBeUndefined() // followed, not b's own refusal: not shared back
+  }, 40_000)
 
   it('divides a rate limit between the live processes: together they stay within it', async () => {
     const [a, b] = await pair()

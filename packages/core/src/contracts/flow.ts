@@ -225,4 +225,10 @@ export interface RateLimitHold {
    * group's of that route (the `scope` of the `RateLimitError` that made it).
    */
   readonly retryAfterScope?: RetryAfterScope
+  /**
+   * On the hold of the message whose handler threw the `RateLimitError` (only there, not on the holds
+   * of the messages that then wait behind the pause): the wait it asked for (ms). `@flowing/nats`
+   * shares such a refusal with the other processes of its loop (see `LoopControls.pauseRoute`).
+   */
+  readonly retryAfterMs?: number
 }

@@ -51,6 +51,13 @@ export const nonNegativeInteger = (name: string, value: unknown): number =>
 export const nonNegativeNumber = (name: string, value: unknown, allowInfinity: boolean): number =>
   check.number(name, value, allowInfinity ? NON_NEGATIVE_OR_INFINITY : FINITE_NON_NEGATIVE)
 
+/** A wait in ms, more than 0 and at most `max`: "a number of ms above 0, at most `max`". */
+export const positiveMs = (name: string, value: unknown, max: number): number => {
+  const ms = check.number(name, value, { min: 0, max, rule: `a number of ms above 0, at most ${max}` })
+  if (ms === 0) throw new InvalidArgumentError(name, `a number of ms above 0, at most ${max}`, value)
+  return ms
+}
+
 /** `maxCrashes`: a positive integer, or `Infinity` (no crash-loop guard). */
 export const maxCrashes = (name: string, value: unknown): number =>
   value === Number.POSITIVE_INFINITY

@@ -13,6 +13,7 @@
  * @module
  */
 
+import type { RateLimitHold } from '../contracts/flow.js'
 import type { MessageKey } from '../contracts/message.js'
 import type { RetryAfterScope } from '../errors.js'
 import { Limiter, type Order } from './limiter.js'
@@ -63,6 +64,20 @@ export class Pauses {
     return l
   }
 
+  /** A 429 of `scope` asking for `ms` (see {@link Pauses.refused}): its pause lasts until `now + ms` at least. */
+  pause(
+    route: string,
+    scope: RetryAfterScope,
+    key: MessageKey | undefined,
+    group: string | undefined,
+    ms: number,
+    now: number,
+  ): Limiter {
+    const l = this.refused(route, scope, key, group, now)
+    l.window.pausedUntil = Math.max(l.window.pausedUntil, now + ms)
+    return l
+  }
+
   /** Pushes onto `out` the pauses a message of `route` with `key` and `group` is under now. */
   collect(route: string, key: MessageKey | undefined, group: string | undefined, now: number, out: Limiter[]): void {
     this.#collect('route', route, route, now, out)
@@ -101,6 +116,15 @@ export class Pauses {
     this.#size--
     return true
   }
+}
+
+/**
+ * The `rate-limited` hold of a message waiting for pause `l` until `until`, its throttle allowing
+ * `perSecond`; `retryAfterMs` on the message whose handler's 429 asked for it.
+ */
+export function pauseHold(l: Limiter, until: number, perSecond: number, retryAfterMs?: number): RateLimitHold {
+  const hold = { limit: l.name, scope: l.scope, until, perSecond, retryAfterScope: l.retryAfterScope ?? 'route' }
+  return retryAfterMs === undefined ? hold : { ...hold, retryAfterMs }
 }
 
 function nameOf(route: string, scope: RetryAfterScope, of: unknown): string {

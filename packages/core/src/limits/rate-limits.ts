@@ -28,7 +28,7 @@ import type { RetryAfterScope } from '../errors.js'
 import type { Envelope } from '../internal/envelope.js'
 import { Budgets } from './budgets.js'
 import { Limiter, type Order } from './limiter.js'
-import { Pauses } from './pauses.js'
+import { Pauses, pauseHold } from './pauses.js'
 import { SlidingWindow } from './rate-limit.js'
 import type { Booking, Bookings } from './rate-limit-hold.js'
 import { THROTTLE_WINDOW_MS, Throttle } from './throttle.js'
@@ -163,9 +163,14 @@ export class RateLimits implements Bookings {
    */
   backOff(m: Envelope, retryAfterMs: number, now: number, scope: RetryAfterScope = 'route'): void {
     this.#host.enable()
-    const l = this.#pauses.refused(this.#routeOf(m), scope, m.key, this.#host.groupOf(m), now)
-    l.window.pausedUntil = Math.max(l.window.pausedUntil, now + retryAfterMs)
-    this.#wait(m, l, l.window.pausedUntil, now)
+    const l = this.#pauses.pause(this.#routeOf(m), scope, m.key, this.#host.groupOf(m), retryAfterMs, now)
+    this.#wait(m, l, l.window.pausedUntil, now, retryAfterMs)
+  }
+
+  /** `route` (`type` or `type/routeKey`) pauses as a route-scope 429 would, with no message of its own. */
+  pause(route: string, retryAfterMs: number, now: number): void {
+    this.#host.enable()
+    this.#pauses.pause(route, 'route', undefined, undefined, retryAfterMs, now)
   }
 
   /**
@@ -231,7 +236,7 @@ export class RateLimits implements Bookings {
     return held
   }
 
-  #wait(m: Envelope, l: Limiter, at: number, now: number): void {
+  #wait(m: Envelope, l: Limiter, at: number, now: number, retryAfterMs?: number): void {
     l.lane.add(m)
     this.#heldBy.set(m, l)
     this.#holds++
@@ -243,8 +248,7 @@ export class RateLimits implements Bookings {
     if (t === undefined) this.#host.limited(m, { limit: l.name, scope: l.scope, until })
     else {
       t.waited()
-      const retryAfterScope = l.retryAfterScope ?? 'route'
-      this.#host.limited(m, { limit: l.name, scope: l.scope, until, perSecond: t.allowance, retryAfterScope })
+      this.#host.limited(m, pauseHold(l, until, t.allowance, retryAfterMs))
     }
   }
 

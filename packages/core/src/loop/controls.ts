@@ -5,11 +5,15 @@
  */
 import type { MessageMap, MessageType } from '../contracts/message.js'
 import type { Engine } from '../engine/engine.js'
+import { InvalidArgumentError } from '../errors.js'
 import { forceCircuit } from '../failure/circuit-controls.js'
 import * as check from '../internal/validate.js'
 
+// The longest pause another process can ask for.
+const DAY_MS = 86_400_000
+
 /**
- * Forces circuit breakers, pauses message types and shares rate limits: `loop.controls`. `@flowing/nats` uses it to make the
+ * Forces circuit breakers, pauses message types and routes, and shares rate limits: `loop.controls`. `@flowing/nats` uses it to make the
  * processes of one loop act as one on a shared downstream.
  *
  * @group Loop
@@ -93,6 +97,30 @@ export class LoopControls<M extends MessageMap = MessageMap> {
    */
   shareRateLimits(processes: number): this {
     this.#e.limits.share(check.positiveInteger('processes', processes, 65_536), this.#e.clock.now())
+    return this
+  }
+
+  /**
+   * Pauses the route of `type` (its route `routeKey`, for a type routed by key) for `retryAfterMs`,
+   * then throttles it (slow start), as a handler's `RateLimitError` of scope `route` would — without
+   * a message of its own: for a "too many requests" another process of the loop received from the
+   * same downstream. Messages of the route wait at their start (a `rate-limited` event each, scope
+   * `retry-after`); running ones finish. A longer pause already in place stays. Emits nothing itself.
+   *
+   * @throws InvalidArgumentError for a bad `type`, `routeKey` or `retryAfterMs` (a positive finite
+   *   number of ms, at most 24 h), UnknownMessageTypeError when no handler is registered for `type`;
+   *   nothing changes then
+   */
+  pauseRoute(type: MessageType<M>, options: { readonly routeKey?: string; readonly retryAfterMs: number }): this {
+    const o: { readonly routeKey?: unknown; readonly retryAfterMs?: unknown } = check.plainObject('options', options)
+    check.knownKeys('pauseRoute() options', o, ['routeKey', 'retryAfterMs'])
+    const ms = check.positiveMs('options.retryAfterMs', o.retryAfterMs, DAY_MS)
+    const { routeKey } = o
+    if (routeKey !== undefined && typeof routeKey !== 'string') {
+      throw new InvalidArgumentError('options.routeKey', 'a string', routeKey)
+    }
+    const route = this.#registered(type)
+    this.#e.limits.pause(routeKey === undefined ? route : `${route}/${routeKey}`, ms, this.#e.clock.now())
     return this
   }
 
