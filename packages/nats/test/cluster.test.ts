@@ -29,6 +29,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { afterEach, expect, it } from 'vitest'
 import { createNatsLoop, type NatsLoop, PublishError } from '../src/index.js'
+import { partitionOf } from '../src/internal/partition.js'
 import { NODES, useNatsCluster } from './cluster.js'
 import { describeNats } from './server.js'
 import { until } from './until.js'
@@ -112,7 +113,9 @@ describeNats('a 3-node cluster (R3): a node killed under load and restarted', ()
     let runs = 0
     let resumed = 0 // a rerun that saw its commit: skipped the effect
     let refused = 0 // a rerun whose commit it did not see: the keyed effect was there already
-    for (const loop of loops) {
+    const dropped: string[] = [] // by the local loops (a duplicate idempotency key): acknowledged unrun
+    for (const [i, loop] of loops.entries()) {
+      loop.local.events.on('dropped', (m, reason) => dropped.push(`${m.payload.k}-${m.payload.s} in ${i} (${reason})`))
       loop.on('job', async (m, ctx) => {
         const { k, s } = m.payload
         const id = `${k}-${s}`
@@ -217,6 +220,7 @@ describeNats('a 3-node cluster (R3): a node killed under load and restarted', ()
       )
     } catch (error) {
       note('failed')
+      trace.push(`dropped: ${dropped.length} — ${dropped.slice(0, 40).join(', ')}`)
       throw new Error(`${(error as Error).message}\n${await diagnosis(nc, name, loops, trace, done, errors)}`, {
         cause: error,
       })
@@ -271,9 +275,17 @@ async function diagnosis(
   } catch (error) {
     lines.push(`(the servers did not answer: ${String(error)})`)
   }
-  const { local: _, ...first } = loops[0]?.metrics() ?? { local: undefined }
-  lines.push(`first loop: ${JSON.stringify(first)}`)
+  for (const [i, loop] of loops.entries()) {
+    const { local, ...own } = loop.metrics()
+    lines.push(`loop ${i}: ${JSON.stringify(own)}; local dropped ${local.counters.dropped}`)
+  }
   lines.push(`partitions ${loops.map((l) => l.metrics().partitions).join('/')}; ${N - done.size} not run`)
+  const notRun: string[] = []
+  for (let k = 0; k < KEYS; k++) {
+    for (let s = 0; s < PER_KEY; s++)
+      if (!done.has(`${k}-${s}`)) notRun.push(`${k}-${s} (p${partitionOf(`k${k}`, '', P)})`)
+  }
+  lines.push(`not run: ${notRun.slice(0, 40).join(', ')}${notRun.length > 40 ? ', …' : ''}`)
   const counts = new Map<string, number>()
   for (const e of errors) counts.set(String(e), (counts.get(String(e)) ?? 0) + 1)
   lines.push(`errors: ${[...counts].map(([e, n]) => `${n} × ${e}`).join('; ') || 'none'}`)

@@ -8,7 +8,7 @@ import { VirtualClock } from '@flowing/core'
 import type { ConsumerMessages, JetStreamManager } from '@nats-io/jetstream'
 import { describe, expect, it } from 'vitest'
 import { newCounters, newOwned, type Owned } from '../src/internal/runner-parts.js'
-import { audit, type SweepHost } from '../src/internal/sweeps.js'
+import { audit, auditOnce, type SweepHost } from '../src/internal/sweeps.js'
 import type { ConsumerState, Topology } from '../src/internal/topology.js'
 
 const IDLE: ConsumerState = { ackFloor: 100, delivered: 60, deliveredUpTo: 120, ackPending: 0, pending: 0 }
@@ -41,6 +41,24 @@ function setup(state: ConsumerState, stored: number | undefined) {
   }
   return { o, host, calls }
 }
+
+describe('what the server kept below the ack floor', () => {
+  it('is removed up to the floor once the partition is idle', async () => {
+    const { o, host, calls } = setup(IDLE, undefined)
+    await audit(o, host)
+    expect(calls.removed).toEqual([100])
+    expect(o.removedUpTo).toBe(100)
+  })
+
+  it('after a reconnection, while the partition works, is removed only below the lowest message held here', async () => {
+    // The floor of a consumer whose leader changed can cover deliveries never acknowledged.
+    const { o, host, calls } = setup({ ...IDLE, ackPending: 2 }, undefined)
+    o.held.add({ jm: { seq: 90 } } as never)
+    o.held.add({ jm: { seq: 60 } } as never)
+    await auditOnce(o, host, 120) // one audit of the sweep after a reconnection (which runs on a timer)
+    expect(calls.removed).toEqual([59])
+  })
+})
 
 describe('the audit of an idle partition', () => {
   it('starts the partition over when a message its consumer counts delivered and acknowledged is still stored', async () => {

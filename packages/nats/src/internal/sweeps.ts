@@ -6,7 +6,8 @@
  * - acknowledgements the server lost (it counts more messages unacknowledged than this process holds)
  *   are sent again — acks are idempotent — from the partition's ring of recent ones;
  * - messages the server kept below the consumer's ack floor (their removal not written down) are
- *   removed once the partition is idle (right away after a reconnection);
+ *   removed once the partition is idle (right away after a reconnection) — never past a message this
+ *   process holds: the floor of a consumer whose leader changed can cover deliveries never acknowledged;
  * - deliveries the consumer made that this process never got (lost on the way) start the partition
  *   over at once: else they would wait out the ack wait while what follows them on their keys runs;
  * - a message still stored above the floor that the idle consumer counts as delivered and
@@ -67,18 +68,23 @@ async function sweep(o: Owned, host: SweepHost): Promise<void> {
   }
 }
 
-// One audit; with `upTo` (after a reconnection) it removes below the floor even under load, and
-// says whether everything up to `upTo` is done.
-async function auditOnce(o: Owned, host: SweepHost, upTo: number | undefined): Promise<boolean> {
+/**
+ * One audit; with `upTo` (after a reconnection) it removes below the floor even under load, and says
+ * whether everything up to `upTo` is done. Throws what the server's answers throw.
+ */
+export async function auditOnce(o: Owned, host: SweepHost, upTo: number | undefined): Promise<boolean> {
   const { jsm, topology, clock, counters } = host
   const seen = o.delivered
   const held = o.held.size
   const state = await topology.consumerState(jsm, o.p, o.token)
   if (state.ackPending > held) reAck(o, counters)
   const idle = state.ackPending === 0 && state.pending === 0 && held === 0
-  if ((idle || upTo !== undefined) && state.ackFloor > o.removedUpTo) {
-    counters.removedAcked += await topology.removeAcked(jsm, o.p, state.ackFloor)
-    o.removedUpTo = state.ackFloor
+  // Never past a message held here: a consumer whose leader changed can count as acknowledged
+  // deliveries that never were — removing them by the floor lost them (the cluster suite, under load).
+  const removable = Math.min(state.ackFloor, lowestHeld(o) - 1)
+  if ((idle || upTo !== undefined) && removable > o.removedUpTo && host.owns(o) && !o.restarting) {
+    counters.removedAcked += await topology.removeAcked(jsm, o.p, removable)
+    o.removedUpTo = removable
   }
   if (state.delivered > seen && (await stillMissing(o, state.delivered, clock))) {
     host.startOver(o)
@@ -96,6 +102,13 @@ async function auditOnce(o: Owned, host: SweepHost, upTo: number | undefined): P
 async function orphaned(o: Owned, host: SweepHost, ackFloor: number, deliveredUpTo: number): Promise<boolean> {
   const first = await host.topology.firstStoredAfter(host.jsm, o.p, Math.max(ackFloor, o.removedUpTo))
   return first !== undefined && first <= deliveredUpTo && host.owns(o) && !o.restarting && o.held.size === 0
+}
+
+// The lowest stream sequence of what this process holds of the partition (Infinity: nothing).
+function lowestHeld(o: Owned): number {
+  let lowest = Number.POSITIVE_INFINITY
+  for (const d of o.held) lowest = Math.min(lowest, d.jm.seq)
+  return lowest
 }
 
 // Sends the partition's recent acknowledgements again (the server lost some of them).
