@@ -44,7 +44,9 @@ export interface NatsLoopOptions {
   readonly maxAckPending?: number
   /**
    * How long a process that stopped renewing its membership (dead, frozen, cut off) keeps its
-   * partitions (ms): the bound on a takeover; it lets go a quarter earlier. @defaultValue 6_000
+   * partitions (ms): the bound on a takeover; it lets go a quarter earlier. On a cluster keep it above
+   * the servers' leader election (nats-server 2.9: up to ~9 s), or every process drops its partitions
+   * while the members' bucket elects a leader. @defaultValue 6_000 with `replicas: 1`, 20_000 with more
    */
   readonly sessionMs?: number
   /**
@@ -189,6 +191,7 @@ export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
     throw new InvalidArgumentError('options.name', '1–64 letters, digits, `_` or `-`', name)
   }
   const ackWaitMs = int('ackWaitMs', options.ackWaitMs, 30_000, 1000)
+  const replicas = int('replicas', options.replicas, 1, 1, 5)
   const margin = int('leaseMarginMs', options.leaseMarginMs, Math.max(500, Math.floor(ackWaitMs / 5)), 1)
   if (margin >= ackWaitMs)
     throw new InvalidArgumentError('options.leaseMarginMs', `below ackWaitMs (${ackWaitMs})`, margin)
@@ -197,7 +200,7 @@ export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
     partitions: int('partitions', options.partitions, 32, 1, 4096),
     workers: int('workers', options.workers, 8, 1, 65_536),
     maxAckPending: int('maxAckPending', options.maxAckPending, 128, 1, 10_000),
-    sessionMs: int('sessionMs', options.sessionMs, 6_000, 500),
+    sessionMs: int('sessionMs', options.sessionMs, replicas > 1 ? 20_000 : 6_000, 500),
     ackWaitMs,
     leaseMs: ackWaitMs - margin,
     maxDeliveries: int('maxDeliveries', options.maxDeliveries, 5, 1),
@@ -206,7 +209,7 @@ export function resolveOptions(options: NatsLoopOptions): ResolvedNatsOptions {
     maxDelayed: int('maxDelayed', options.maxDelayed, 1_000_000, 1),
     maxDeadLetters: int('maxDeadLetters', options.maxDeadLetters, 100_000, 1),
     duplicateWindowMs: int('duplicateWindowMs', options.duplicateWindowMs, 120_000, 1000),
-    replicas: int('replicas', options.replicas, 1, 1, 5),
+    replicas,
     idempotencyTtlMs: idempotencyTtl(options.idempotency),
     loop: loopOptions(options.loop),
     onError: onError(options.onError),

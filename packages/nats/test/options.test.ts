@@ -46,6 +46,9 @@ describe('resolveOptions()', () => {
       expect(error.argument).toBe(argument)
     }
     expect(resolveOptions({ servers: 'localhost' })).toMatchObject({ sessionMs: 6_000, maxAckPending: 128 })
+    // On a cluster, longer than a leader election by default; a given session is kept as given.
+    expect(resolveOptions({ servers: 'localhost', replicas: 3 }).sessionMs).toBe(20_000)
+    expect(resolveOptions({ servers: 'localhost', replicas: 3, sessionMs: 8_000 }).sessionMs).toBe(8_000)
   })
 
   it('refuses an unknown key of `idempotency` quoting its value', () => {
