@@ -14,15 +14,14 @@
  * and nothing is dead-lettered, the loops resume by themselves (every partition consumed by exactly
  * one of them again), and `drain()` resolves on an empty work stream.
  *
- * What the loop does not survive yet on a cluster, worked around here so the rest can be checked (see
- * each constant): the idempotency ledger's bucket is made at R1 whatever `replicas` says (the first
- * test pins it); a ledger request that fails during an election fails the attempt (retries outlast
- * it); a session shorter than the servers' Raft election timeout drops every partition of every
- * process; acknowledgements in flight when a consumer's leader dies are lost — the server holds those
+ * What a cluster costs, allowed for here (see each constant): a ledger request that fails during an
+ * election fails the attempt (retries outlast it); the session must outlast an election (the default
+ * with `replicas` above 1); acknowledgements in flight when a consumer's leader dies are lost — the
+ * server holds those
  * messages, and with them their partition once `maxAckPending` of them pile up, until the ack wait
- * hands them out again — so the ack wait is short and the bounds include it; and messages a crashed
- * node kept after their acknowledgement are swept only by owners whose own connection dropped (the
- * drain check tolerates exactly that, loudly).
+ * hands them out again — so the ack wait is short and the bounds include it. Messages a crashed node
+ * kept after their acknowledgement are handed out again by the owners' audits (removing them by a
+ * consumer's ack floor lost messages: a new leader can count unacknowledged deliveries as acknowledged).
  */
 import { DuplicateMessageError } from '@flowing/core'
 import { jetstreamManager } from '@nats-io/jetstream'
@@ -207,7 +206,8 @@ describeNats('a 3-node cluster (R3): a node killed under load and restarted', ()
         'every partition consumed by one loop',
       )
       const first = loops[0] as NatsLoop<Messages>
-      // Messages a node kept after their acknowledgement are removed by the owners' audits.
+      // Messages a node kept after their acknowledgement are handed out again by the owners' audits (a
+      // new consumer), never removed by a floor a new leader can get wrong: they end acknowledged.
       expect(await settles(first.drain(), ACK_WAIT_MS + 10_000)).toBe(true)
       expect((await first.fill()).messages).toBe(0)
       const m = loops.map((l) => l.metrics())

@@ -13,9 +13,10 @@ import type { ConsumerState, Topology } from '../src/internal/topology.js'
 
 const IDLE: ConsumerState = { ackFloor: 100, delivered: 60, deliveredUpTo: 120, ackPending: 0, pending: 0 }
 
-function setup(state: ConsumerState, stored: number | undefined) {
+function setup(state: ConsumerState, stored: number | undefined, replicated = false) {
   const calls = { startOver: 0, removed: [] as number[], lookedAfter: [] as number[] }
   const topology = {
+    replicated,
     consumerState: async () => state,
     removeAcked: async (_jsm: unknown, _p: number, floor: number) => {
       calls.removed.push(floor)
@@ -23,7 +24,7 @@ function setup(state: ConsumerState, stored: number | undefined) {
     },
     firstStoredAfter: async (_jsm: unknown, _p: number, after: number) => {
       calls.lookedAfter.push(after)
-      return stored
+      return stored !== undefined && stored > after ? stored : undefined
     },
   } as unknown as Topology
   const iterator = { stop() {} } as unknown as ConsumerMessages
@@ -57,6 +58,27 @@ describe('what the server kept below the ack floor', () => {
     o.held.add({ jm: { seq: 60 } } as never)
     await auditOnce(o, host, 120) // one audit of the sweep after a reconnection (which runs on a timer)
     expect(calls.removed).toEqual([59])
+  })
+})
+
+describe('on a cluster, what the server kept below the ack floor', () => {
+  // The floor of a consumer whose leader changed can cover deliveries never acknowledged: removing by
+  // it lost messages (the 3-node suite, under load).
+  it('is never removed: the partition starts over, once, and its new consumer hands it out again', async () => {
+    const { o, host, calls } = setup(IDLE, 40, true)
+    await audit(o, host)
+    expect(calls.removed).toEqual([])
+    expect(calls.startOver).toBe(1)
+    o.restarting = false
+    await audit(o, host) // still kept after the start over: left alone (no start over every audit)
+    expect(calls.startOver).toBe(1)
+  })
+
+  it('with nothing kept there, moves on without a removal', async () => {
+    const { o, host, calls } = setup(IDLE, 110, true) // stored above the floor only (and not delivered)
+    await audit(o, host)
+    expect(calls.removed).toEqual([])
+    expect(o.removedUpTo).toBe(100)
   })
 })
 

@@ -93,6 +93,8 @@ export interface Owned {
   recentAt: number
   /** The ack floor up to which acknowledged messages were removed (see `sweeps.ts`). */
   removedUpTo: number
+  /** On a cluster, the floor up to which what the server kept started the partition over once (see `sweeps.ts`). */
+  keptUpTo: number
   loop: Promise<void>
 }
 
@@ -105,6 +107,6 @@ export function newOwned(
   pulling: boolean,
 ): Owned {
   const state = { restarting: false, sweeping: undefined, sweepFrom: undefined, delivered: 0, recentAt: 0 }
-  const ring = { recentAcks: [], removedUpTo: 0 }
+  const ring = { recentAcks: [], removedUpTo: 0, keptUpTo: 0 }
   return { p, token, held: new Set(), past, iterator, pulling, ...state, ...ring, loop: Promise.resolve() }
 }

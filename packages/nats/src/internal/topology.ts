@@ -70,6 +70,11 @@ export class Topology {
     this.keys = `${n}-keys`
   }
 
+  /** Whether the streams are replicated (a cluster): a consumer's state may then move between leaders. */
+  get replicated(): boolean {
+    return this.#options.replicas > 1
+  }
+
   /** The subject of partition `p`. */
   subject(p: number): string {
     return `${this.#name}.work.${p}`
@@ -101,8 +106,10 @@ export class Topology {
       if (info.name !== name) retired.push({ after: info.ack_floor.stream_seq, upTo: info.delivered.stream_seq })
       going.push(info)
     }
-    // What they saw acknowledged goes first: a new consumer would hand it out again.
-    await this.#removeAcked(jsm, p, Math.max(0, ...going.map((info) => info.ack_floor.stream_seq)))
+    // What they saw acknowledged goes first: a new consumer would hand it out again. Not on a cluster,
+    // where a consumer's floor is no proof (see `sweeps.ts`): what a crash left there runs again.
+    if (!this.replicated)
+      await this.#removeAcked(jsm, p, Math.max(0, ...going.map((info) => info.ack_floor.stream_seq)))
     for (const info of going) {
       await jsm.consumers.delete(this.work, info.name).catch((error: unknown) => {
         if ((error as { code?: number }).code !== 10014) throw error // already gone
