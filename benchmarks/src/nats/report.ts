@@ -41,7 +41,10 @@ export interface Figures {
     readonly bullmq: readonly BullmqSample[] | string
   }
   readonly ackWaitMs: number
+  /** Messages of each throughput run. */
   readonly n: number
+  /** Messages of the 3-node cluster's throughput row. */
+  readonly clusterN: number
   readonly keys: number
   /** A node of the 3-node cluster killed under load, or why it did not run. */
   readonly nodeKill?: NodeKill | string
