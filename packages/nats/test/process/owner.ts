@@ -2,8 +2,9 @@
  * One member of a loop's partition ownership, in its own process (spawned by ownership.test.ts):
  * reports each partition it gains and loses as a JSON line on stdout, with wall-clock times
  * (`performance.timeOrigin + performance.now()`, comparable across processes on one machine). A loss
- * is dated at the end of the right to hold it — for a lapsed session, when it lapsed, not when the
- * thawed process noticed. Stops gracefully on a `stop` line on stdin.
+ * is dated at the end of the right to hold it — for a lapsed session (also during a graceful release),
+ * when it lapsed, not when the thawed or starved process noticed. Stops gracefully on a `stop` line
+ * on stdin.
  *
  * argv[2]: JSON { port, name, partitions, sessionMs, releaseMs, tag } — a graceful release takes releaseMs
  */
@@ -35,7 +36,9 @@ ownership = await Ownership.open(
     async lost(p, graceful) {
       // A graceful release waits for the partition's running messages, as the runner's does.
       if (graceful) await new Promise((resolve) => setTimeout(resolve, config.releaseMs))
-      const until = graceful ? performance.now() : Math.min(performance.now(), ownership?.validUntil() ?? 0)
+      // The right ends when the release does, or earlier if the session lapsed meanwhile (a process
+      // starved of CPU past its session): `holds()` is false from then on, so it can act no more.
+      const until = Math.min(performance.now(), ownership?.validUntil() ?? 0)
       say({ event: 'lost', p, graceful, at: wall(until) })
     },
   },
