@@ -241,6 +241,24 @@ describe('pauseRoute()', () => {
       [() => loop.controls.pauseRoute('work', { retryAfter: 5 } as never), 'retryAfter'],
       [() => loop.controls.pauseRoute(42 as unknown as 'work', { retryAfterMs: 5 }), 'type'],
     ]
+    const throwing = {
+      get retryAfterMs(): number {
+        throw new Error('boom')
+      },
+    }
+    const trap = new Proxy(
+      { retryAfterMs: 5 },
+      {
+        ownKeys: () => {
+          throw new Error('trap')
+        },
+      },
+    )
+    cases.push(
+      [() => loop.controls.pauseRoute('work', throwing), 'options.retryAfterMs'],
+      [() => loop.controls.pauseRoute('work', trap), 'options'],
+      [() => loop.controls.openCircuit('work', throwing as never), 'options'],
+    )
     for (const [call, names] of cases) {
       const error = thrown(call)
       expect(error, names).toBeInstanceOf(InvalidArgumentError)

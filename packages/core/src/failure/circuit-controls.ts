@@ -15,7 +15,7 @@ import type { Circuits } from './circuits.js'
 export function forceCircuit(circuits: Circuits, type: unknown, options: unknown, open: boolean): void {
   const keys = open ? ['routeKey', 'cooldownMs'] : ['routeKey']
   const o: { readonly routeKey?: unknown; readonly cooldownMs?: unknown } =
-    options === undefined ? {} : check.plainObject('options', options)
+    options === undefined ? {} : check.snapshotOptions('options', options)
   check.knownKeys(`${open ? 'openCircuit' : 'closeCircuit'}() options`, o, keys)
   if (typeof type !== 'string') throw new InvalidArgumentError('type', 'a message type', type)
   const { routeKey, cooldownMs } = o
