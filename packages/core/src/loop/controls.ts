@@ -112,7 +112,10 @@ export class LoopControls<M extends MessageMap = MessageMap> {
    *   nothing changes then
    */
   pauseRoute(type: MessageType<M>, options: { readonly routeKey?: string; readonly retryAfterMs: number }): this {
-    const o: { readonly routeKey?: unknown; readonly retryAfterMs?: unknown } = check.snapshotOptions('options', options)
+    const o: { readonly routeKey?: unknown; readonly retryAfterMs?: unknown } = check.snapshotOptions(
+      'options',
+      options,
+    )
     check.knownKeys('pauseRoute() options', o, ['routeKey', 'retryAfterMs'])
     const ms = check.positiveMs('options.retryAfterMs', o.retryAfterMs, DAY_MS)
     const { routeKey } = o
