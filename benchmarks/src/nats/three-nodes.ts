@@ -206,8 +206,8 @@ export async function nodeKillRun(
     starting.catch(() => {}) // awaited below
     let node = ''
     for (const deadline = Date.now() + 10_000; node === ''; await pause(100)) {
-      if (Date.now() > deadline) throw new BenchError(`node kill run: the work stream has no leader`)
-      node = await cluster.leaderOf(`${config.name}-work`)
+      if (Date.now() > deadline) throw new BenchError(`node kill run: partition 0's stream has no leader`)
+      node = await cluster.leaderOf(`${config.name}-work-0`)
     }
     // Killed once a quarter is acknowledged (gone from the work stream).
     for (let left = n, deadline = Date.now() + 60_000; left > (3 * n) / 4; await pause(20)) {

@@ -8,7 +8,6 @@
 import { type Clock, type DeadLetter, type DeadLetterFilter, wallNow } from '@flowing/core'
 import type { JetStreamManager } from '@nats-io/jetstream'
 import type { Wire } from './internal/codec.js'
-import { partitionOf } from './internal/partition.js'
 import type { Publisher } from './internal/publisher.js'
 import type { Topology } from './internal/topology.js'
 
@@ -51,15 +50,13 @@ export class NatsDeadLetters {
   readonly #jsm: JetStreamManager
   readonly #topology: Topology
   readonly #publisher: Publisher
-  readonly #partitions: number
 
   /** @internal */
-  constructor(clock: Clock, jsm: JetStreamManager, topology: Topology, publisher: Publisher, partitions: number) {
+  constructor(clock: Clock, jsm: JetStreamManager, topology: Topology, publisher: Publisher) {
     this.#clock = clock
     this.#jsm = jsm
     this.#topology = topology
     this.#publisher = publisher
-    this.#partitions = partitions
   }
 
   /** @internal Stores a letter (before its message is acknowledged). */
@@ -91,7 +88,7 @@ export class NatsDeadLetters {
       const id = `${letter.id}~${letter.seq}`
       const again: Wire = { ...wire, id, postedAtEpochMs: wallNow(this.#clock), dueAtEpochMs: undefined }
       try {
-        await this.#publisher.publish(this.#topology.subject(partitionOf(wire.key, id, this.#partitions)), again, id)
+        await this.#publisher.publish(this.#topology.subjectOf(again), again, id)
         await this.#jsm.streams.deleteMessage(this.#topology.dead, letter.seq, false)
         replayed.set(letter.id, id)
       } catch (error) {

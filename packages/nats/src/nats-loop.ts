@@ -19,6 +19,7 @@ import {
   type MessageMap,
   type MessageType,
   type Middleware,
+  type PressureTransition,
   type RegisterOptions,
   refusalStatusOf,
 } from '@flowing/core'
@@ -103,7 +104,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     const { nc, jsm, topology, options: o, ledger, buckets } = parts
     this.serverVersion = nc.info?.version ?? 'unknown'
     const js = jsm.jetstream()
-    this.#publisher = new Publisher(js, o.maxMessages)
+    this.#publisher = new Publisher(js, topology.partitionBound)
     this.local = createLoop<M>({
       ...o.loop,
       clock: o.clock,
@@ -112,7 +113,7 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
       autoStart: false,
       ...(ledger === undefined ? {} : { idempotency: { store: ledger, ttlMs: o.idempotencyTtlMs ?? 0 } }),
     })
-    this.deadLetters = new NatsDeadLetters(o.clock, jsm, topology, this.#publisher, o.partitions)
+    this.deadLetters = new NatsDeadLetters(o.clock, jsm, topology, this.#publisher)
     this.#deliveries = new Deliveries(o.clock, o.leaseMs, (d) => this.#runner.leaseLost(d))
     const wiring = { ...parts, js, local: this.local, deliveries: this.#deliveries, deadLetters: this.deadLetters }
     this.#runner = makeRunner({ ...wiring, holds: (p, token) => this.#ownership.holds(p, token) })
@@ -128,9 +129,10 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     const keeper = new ScheduleKeeper(parts.schedules, o.clock, this.#posting.schedules())
     this.schedules = new NatsSchedules(keeper, o.clock, (action) => this.#refuseIfStopped(action))
     const hooks = { schedules: keeper, jobs: this.#jobs }
-    this.#delays = new DelayMover(o.clock, js, topology, this.#publisher, o.partitions, hooks)
+    this.#delays = new DelayMover(o.clock, js, topology, this.#publisher, hooks)
     this.#followUp = this.#posting.followUp()
-    this.#pressure = StreamPressure.started(o, jsm, topology.work, (t) => this.local.events.emit('backpressure', t))
+    const pressed = (t: PressureTransition) => this.local.events.emit('backpressure', t)
+    this.#pressure = StreamPressure.started(o, () => topology.workState(jsm), pressed)
     void followConnection(nc, this.#deliveries, () => this.#runner.reconnected())
   }
 
@@ -238,20 +240,17 @@ export class NatsLoop<M extends MessageMap = MessageMap> {
     const { jsm, topology } = this.#p
     for (;;) {
       // A request made while the client reconnects is lost (it times out): ask again.
-      const infos = await Promise.all([jsm.streams.info(topology.work), jsm.streams.info(topology.delayed)]).catch(
-        () => undefined,
-      )
+      const stored = await topology.stored(jsm).catch(() => undefined)
       const idle = this.#deliveries.size === 0 && this.local.queued === 0 && this.local.running === 0
-      if (idle && infos !== undefined && infos.every((i) => i.state.messages === 0)) return
+      if (idle && stored === 0) return
       await pause(this.#p.options.clock, 20)
     }
   }
 
-  /** The work stream's fill: messages stored (waiting or held) over its bound. */
+  /** The partitions' fill, together: messages stored (waiting or held) over their bounds' sum. */
   async fill(): Promise<{ readonly messages: number; readonly maxMessages: number; readonly fill: number }> {
-    const info = await this.#p.jsm.streams.info(this.#p.topology.work)
-    const maxMessages = info.config.max_msgs // the stream's, as the last process to start set it
-    return { messages: info.state.messages, maxMessages, fill: info.state.messages / maxMessages }
+    const { messages, maxMessages } = await this.#p.topology.workState(this.#p.jsm)
+    return { messages, maxMessages, fill: messages / maxMessages }
   }
 
   /**

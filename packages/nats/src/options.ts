@@ -22,16 +22,16 @@ export interface NatsLoopOptions {
   /** A connection of your own (the loop never closes it); instead of `servers`. */
   readonly connection?: NatsConnection
   /**
-   * The loop's name: every process that shares the work uses the same name. It names the streams
-   * (`<name>-work`, `<name>-delayed`, `<name>-dead`), their subjects (`<name>.work.<partition>`…), the
-   * consumers (`<name>-p<partition>`, `<name>-delays`) and the ledger's KV bucket (`<name>-keys`).
+   * The loop's name, the same in every process that shares the work: it names the streams
+   * (`<name>-work-<partition>`…), their subjects, the consumers and the KV buckets.
    * Letters, digits, `_` and `-`.
    * @defaultValue `'flowing'`
    */
   readonly name?: string
   /**
-   * Partitions P: a message's key maps to one of them (`hash(key) % P`); one message of a partition
-   * runs at a time across all processes. Fixed for the life of the streams.
+   * Partitions P: a message's key maps to one of them (`hash(key) % P`); a partition is
+   * owned by one process at a time, each of its keys running one message at a time. Fixed for the life
+   * of the streams.
    * @defaultValue 32
    */
   readonly partitions?: number
@@ -67,9 +67,9 @@ export interface NatsLoopOptions {
    * @defaultValue 5
    */
   readonly maxDeliveries?: number
-  /** The work stream's bound: a full stream refuses posts (`QueueFullError`). @defaultValue 1_000_000 */
+  /** The partitions' bound: each holds ⌈maxMessages / P⌉; a full one refuses posts. @defaultValue 1_000_000 */
   readonly maxMessages?: number
-  /** The work stream's bound in bytes, or -1 for none. @defaultValue -1 */
+  /** The partitions' bound in bytes (divided the same way), or -1 for none. @defaultValue -1 */
   readonly maxBytes?: number
   /** Delayed messages the delayed stream holds at most. @defaultValue 1_000_000 */
   readonly maxDelayed?: number
@@ -102,9 +102,9 @@ export interface NatsLoopOptions {
    */
   readonly onError?: (error: unknown) => void
   /**
-   * Watermark backpressure over the work stream's fill (warn 60 %, shed 80 %, reject 95 % by
+   * Watermark backpressure over the partitions' fill (warn 60 %, shed 80 %, reject 95 % by
    * default, as in-process): `backpressure` events on {@link NatsLoop.events}, and posts refused with
-   * `BackpressureError` (`tryPost` status `shed` / `reject`) before the stream itself is full.
+   * `BackpressureError` (`tryPost` status `shed` / `reject`) before a partition itself is full.
    * @defaultValue false
    */
   readonly backpressure?: boolean | StreamBackpressureOptions

@@ -77,11 +77,12 @@ describeNats('a 3-node cluster (R3): a node killed under load and restarted', ()
     loops.push(await createNatsLoop({ servers: cluster().urls, name, replicas: 3, onError: () => {} }))
     const jsm = await jetstreamManager(await observer())
     const replicas: Record<string, number> = {}
-    for (const stream of ['work', 'delayed', 'dead', 'KV_members', 'KV_owners', 'KV_keys', 'KV_circuits']) {
+    const streams = ['work-0', 'work-31', 'delayed', 'dead', 'KV_members', 'KV_owners', 'KV_keys', 'KV_circuits']
+    for (const stream of streams) {
       const full = stream.startsWith('KV_') ? `KV_${name}-${stream.slice(3)}` : `${name}-${stream}`
       replicas[stream] = (await jsm.streams.info(full)).config.num_replicas
     }
-    expect(replicas).toEqual({ work: 3, delayed: 3, dead: 3, KV_members: 3, KV_owners: 3, KV_keys: 3, KV_circuits: 3 })
+    expect(replicas).toEqual(Object.fromEntries(streams.map((s) => [s, 3])))
   })
 
   async function episode(victim: 'follower' | 'leader'): Promise<void> {
@@ -166,7 +167,7 @@ describeNats('a 3-node cluster (R3): a node killed under load and restarted', ()
     const keys = Array.from({ length: KEYS }, (_, k) => k)
     await Promise.all(keys.map((k) => postKey(k, 0, BEFORE / KEYS, 0)))
 
-    const leader = cluster().indexOf(await cluster().leaderOf(nc, `${name}-work`))
+    const leader = cluster().indexOf(await cluster().leaderOf(nc, `${name}-work-0`))
     const node = victim === 'leader' ? leader : (leader + 1) % NODES
     const trace: string[] = []
     const t0 = Date.now()
@@ -264,14 +265,16 @@ async function diagnosis(
   const lines: string[] = []
   try {
     const jsm = await jetstreamManager(nc, { timeout: 5_000 })
-    for await (const c of jsm.consumers.list(`${name}-work`)) {
-      lines.push(
-        `consumer ${c.name} (leader ${c.cluster?.leader}): delivered ${c.delivered.stream_seq}, ack floor ` +
-          `${c.ack_floor.stream_seq}, ack pending ${c.num_ack_pending}, pending ${c.num_pending}`,
-      )
+    for (let p = 0; p < P; p++) {
+      for await (const c of jsm.consumers.list(`${name}-work-${p}`)) {
+        lines.push(
+          `consumer ${c.name} (leader ${c.cluster?.leader}): delivered ${c.delivered.stream_seq}, ack floor ` +
+            `${c.ack_floor.stream_seq}, ack pending ${c.num_ack_pending}, pending ${c.num_pending}`,
+        )
+      }
+      const info = await jsm.streams.info(`${name}-work-${p}`)
+      lines.push(`stream ${p}: ${info.state.messages} messages, ${info.state.first_seq}–${info.state.last_seq}`)
     }
-    const info = await jsm.streams.info(`${name}-work`, { subjects_filter: '>' })
-    lines.push(`stream: ${info.state.messages} messages ${JSON.stringify(info.state.subjects ?? {})}`)
   } catch (error) {
     lines.push(`(the servers did not answer: ${String(error)})`)
   }

@@ -5,6 +5,8 @@
  * typed error an in-process loop uses.
  */
 import { BackpressureError, InvalidArgumentError, QueueFullError, RetryableError, VirtualClock } from '@flowing/core'
+import { jetstreamManager } from '@nats-io/jetstream'
+import { connect } from '@nats-io/transport-node'
 import { afterEach, expect, it } from 'vitest'
 import { createNatsLoop, type NatsLoop, type NatsLoopOptions, TopologyError } from '../src/index.js'
 import { describeNats, useNatsServer } from './server.js'
@@ -188,23 +190,31 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     expect(await loop.deadLetters.count()).toBe(0)
   })
 
-  it('refuses a duplicate idempotency key, and a post to a full stream with QueueFullError', async () => {
-    const loop = await make({ maxMessages: 3 })
-    await loop.post('step', { key: 'a', n: 0 }, { idempotencyKey: 'once' })
-    const dup = await loop.tryPost('step', { key: 'a', n: 1 }, { idempotencyKey: 'once' })
+  it('refuses a duplicate idempotency key, and a post to a full partition with QueueFullError', async () => {
+    // Each of the 4 partitions holds a quarter of maxMessages: key a's, 3.
+    const loop = await make({ maxMessages: 12 })
+    const a = { key: 'a' }
+    await loop.post('step', { key: 'a', n: 0 }, { ...a, idempotencyKey: 'once' })
+    const dup = await loop.tryPost('step', { key: 'a', n: 1 }, { ...a, idempotencyKey: 'once' })
     expect(dup).toMatchObject({ ok: false, status: 'duplicate' })
-    await loop.post('step', { key: 'a', n: 2 })
-    await loop.post('step', { key: 'a', n: 3 })
-    await expect(loop.post('step', { key: 'a', n: 4 })).rejects.toBeInstanceOf(QueueFullError)
-    expect(await loop.tryPost('step', { key: 'a', n: 5 })).toMatchObject({ ok: false, status: 'full' })
-    expect(await loop.fill()).toMatchObject({ messages: 3, maxMessages: 3, fill: 1 })
+    await loop.post('step', { key: 'a', n: 2 }, a)
+    await loop.post('step', { key: 'a', n: 3 }, a)
+    const full = loop.post('step', { key: 'a', n: 4 }, a)
+    await expect(full).rejects.toBeInstanceOf(QueueFullError)
+    await expect(full).rejects.toMatchObject({ load: { queued: 3, capacity: 3 } })
+    expect(await loop.tryPost('step', { key: 'a', n: 5 }, a)).toMatchObject({ ok: false, status: 'full' })
+    expect(await loop.fill()).toMatchObject({ messages: 3, maxMessages: 12, fill: 0.25 })
+    // Keyless posts with one idempotency key go to one partition, whose duplicate window refuses the second.
+    await loop.post('step', { key: '', n: 6 }, { idempotencyKey: 'keyless' })
+    const again = await loop.tryPost('step', { key: '', n: 7 }, { idempotencyKey: 'keyless' })
+    expect(again).toMatchObject({ ok: false, status: 'duplicate' })
   })
 
   // On a virtual clock: the fill is read every `intervalMs` of the clock, so the test drives the
   // readings instead of sleeping through them.
   it('applies the watermarks to the stream fill: one event per crossing, typed refusals', async () => {
     const clock = new VirtualClock()
-    const loop = await make({ maxMessages: 20, backpressure: { intervalMs: 20 }, clock })
+    const loop = await make({ maxMessages: 20, partitions: 1, backpressure: { intervalMs: 20 }, clock })
     const levels: string[] = []
     loop.events.on('backpressure', (t) => levels.push(`${t.from}>${t.to}`))
     for (let n = 0; n < 16; n++) await loop.post('step', { key: 'a', n }) // 80 %: shed
@@ -222,12 +232,26 @@ describeNats('NatsLoop (one process, a private nats-server)', () => {
     await drive(clock, loop.stop())
   })
 
+  it('refuses the single work stream an earlier version made, naming it, and makes nothing', async () => {
+    const nc = await connect({ servers: server().url })
+    const jsm = await jetstreamManager(nc)
+    await jsm.streams.add({ name: 'legacy-work', subjects: ['legacy.work.*'] })
+    const made = createNatsLoop({ servers: server().url, name: 'legacy', partitions: 4 })
+    await expect(made).rejects.toBeInstanceOf(TopologyError)
+    await expect(made).rejects.toMatchObject({ code: 'ERR_FLOWING_NATS_TOPOLOGY', stream: 'legacy-work' })
+    await expect(made).rejects.toThrow(/single work stream of an earlier version .* drain it, then delete it/)
+    const names: string[] = []
+    for await (const name of jsm.streams.names()) names.push(name)
+    expect(names.filter((n) => n.startsWith('legacy-'))).toEqual(['legacy-work'])
+    await nc.close()
+  })
+
   it('refuses to share streams made for another partition count or session length; ackWaitMs is each owner’s', async () => {
     await make({ name: 'shared', partitions: 4, ackWaitMs: 5000 })
     const other = createNatsLoop({ servers: server().url, name: 'shared', partitions: 8, ackWaitMs: 5000 })
     await expect(other).rejects.toBeInstanceOf(TopologyError)
     await expect(other).rejects.toThrow(/partitions=4.*partitions=8/)
-    await expect(other).rejects.toMatchObject({ code: 'ERR_FLOWING_NATS_TOPOLOGY', stream: 'shared-work' })
+    await expect(other).rejects.toMatchObject({ code: 'ERR_FLOWING_NATS_TOPOLOGY', stream: 'shared-work-0' })
     // Each owner makes its partitions' consumers with its own ack wait: processes need not agree on it.
     const slower = await createNatsLoop({ servers: server().url, name: 'shared', partitions: 4, ackWaitMs: 9000 })
     await slower.stop()

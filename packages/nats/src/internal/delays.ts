@@ -13,7 +13,6 @@
 import { type Clock, wallNow } from '@flowing/core'
 import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream'
 import { decode, type Wire } from './codec.js'
-import { partitionOf } from './partition.js'
 import type { Publisher } from './publisher.js'
 import type { Topology } from './topology.js'
 
@@ -35,27 +34,18 @@ export class DelayMover {
   readonly #js: JetStreamClient
   readonly #topology: Topology
   readonly #publisher: Publisher
-  readonly #partitions: number
   readonly #hooks: DelayHooks
   #messages: ConsumerMessages | undefined
   #loop: Promise<void> | undefined
   /** Messages moved into their partition. */
   moved = 0
 
-  constructor(
-    clock: Clock,
-    js: JetStreamClient,
-    topology: Topology,
-    publisher: Publisher,
-    partitions: number,
-    hooks: DelayHooks,
-  ) {
+  constructor(clock: Clock, js: JetStreamClient, topology: Topology, publisher: Publisher, hooks: DelayHooks) {
     this.#clock = clock
     this.#hooks = hooks
     this.#js = js
     this.#topology = topology
     this.#publisher = publisher
-    this.#partitions = partitions
   }
 
   /** Starts pulling. */
@@ -110,7 +100,7 @@ export class DelayMover {
   // Publishes a due message into its partition, with a message id derived from its own.
   #publishDue(w: Wire): Promise<void> {
     const now = wallNow(this.#clock)
-    const subject = this.#topology.subject(partitionOf(w.key, w.id, this.#partitions))
+    const subject = this.#topology.subjectOf(w)
     const due: Wire = { ...w, dueAtEpochMs: undefined, postedAtEpochMs: now }
     return this.#publisher.publish(subject, due, `${w.id}@due`).then(() => {})
   }

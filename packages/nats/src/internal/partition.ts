@@ -11,7 +11,21 @@ import type { MessageKey } from '@flowing/core'
  * spread them over every partition).
  */
 export function partitionOf(key: MessageKey | undefined, id: string, partitions: number): number {
-  const text = key === undefined ? `i${id}` : typeof key === 'number' ? `n${key}` : `s${key}`
+  return partitionOfText(key === undefined ? `i${id}` : typeof key === 'number' ? `n${key}` : `s${key}`, partitions)
+}
+
+/**
+ * The partition of a message: its key's, or for a keyless one, its idempotency key's (so a second post
+ * with the same idempotency key reaches the same stream, whose duplicate window refuses it) or its id's.
+ */
+export function partitionOfWire(
+  w: { readonly key: MessageKey | undefined; readonly id: string; readonly idempotencyKey: string | undefined },
+  partitions: number,
+): number {
+  return partitionOf(w.key, w.idempotencyKey ?? w.id, partitions)
+}
+
+function partitionOfText(text: string, partitions: number): number {
   return fnv1a(text) % partitions
 }
 

@@ -11,7 +11,6 @@ import { toMessage, type Wire, wireOf } from './codec.js'
 import type { FollowUp } from './context.js'
 import { JOB_KEY_HEADER, type NatsJobs } from './job-keys.js'
 import { publishKeyed, splitJobOptions } from './keyed-posts.js'
-import { partitionOf } from './partition.js'
 import type { NatsPostOptions } from './post-input.js'
 import { Ids, type Publisher } from './publisher.js'
 import type { SchedulePublishing } from './schedule-keeper.js'
@@ -72,7 +71,7 @@ export class Posting {
     const msgId = wire.idempotencyKey ?? wire.id
     const published =
       dueAtEpochMs === undefined
-        ? await publisher.publish(topology.subject(partitionOf(wire.key, wire.id, options.partitions)), wire, msgId)
+        ? await publisher.publish(topology.subjectOf(wire), wire, msgId)
         : await publisher.publishDelayed(topology.delayedSubject, { ...wire, dueAtEpochMs }, msgId, options.maxDelayed)
     if (refuseDuplicate && published.duplicate && wire.idempotencyKey !== undefined) {
       throw new DuplicateMessageError(wire.type, wire.idempotencyKey, 'published')
@@ -101,7 +100,7 @@ export class Posting {
   schedules(): SchedulePublishing {
     const { topology, options, publisher } = this.#p
     return {
-      fire: (w) => publisher.publish(topology.subject(partitionOf(w.key, w.id, options.partitions)), w, `${w.id}@due`),
+      fire: (w) => publisher.publish(topology.subjectOf(w), w, `${w.id}@due`),
       carrier: (w) => publisher.publishDelayed(topology.delayedSubject, w, w.id, options.maxDelayed),
     }
   }

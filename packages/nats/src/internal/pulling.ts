@@ -29,7 +29,7 @@ export function consumePartition(
 ): Promise<ConsumerMessages> {
   const { js, topology, maxAckPending } = host
   return js.consumers
-    .get(topology.work, topology.consumer(p, token))
+    .get(topology.stream(p), topology.consumer(p, token))
     .then((c) => c.consume({ max_messages: Math.min(256, maxAckPending), expires: PULL_EXPIRES_MS }))
 }
 

@@ -1,7 +1,8 @@
 /**
- * Watermark backpressure over the work stream's fill — the same 60 / 80 / 95 % levels, events and
+ * Watermark backpressure over the partitions' fill — the same 60 / 80 / 95 % levels, events and
  * typed refusals as an in-process loop's queue, for every producer of a distributed loop. The fill is
- * the stream's stored messages (waiting or held anywhere) over its bound, read from the server every
+ * the messages the partitions' streams store (waiting or held anywhere) over their bound together, read
+ * from the server every
  * `intervalMs` of the loop's clock, plus what this process published since the last reading; between readings a
  * producer's own burst still moves the level.
  *
@@ -17,7 +18,6 @@ import {
   Priority,
   refusedPressure,
 } from '@flowing/core'
-import type { JetStreamManager } from '@nats-io/jetstream'
 import { every } from './timers.js'
 
 /**
@@ -26,14 +26,19 @@ import { every } from './timers.js'
  * @group NATS loop
  */
 export interface StreamBackpressureOptions extends BackpressureOptions {
-  /** How often the stream's fill is read from the server (ms). @defaultValue 250 */
+  /** How often the partitions' fill is read from the server (ms). @defaultValue 250 */
   readonly intervalMs?: number
 }
 
-/** The pressure on one work stream, as one producer sees it. */
+/** What the partitions' streams hold together, and their bound. */
+export interface WorkState {
+  readonly messages: number
+  readonly maxMessages: number
+}
+
+/** The pressure on one loop's partitions, as one producer sees it. */
 export class StreamPressure {
-  readonly #jsm: JetStreamManager
-  readonly #stream: string
+  readonly #read: () => Promise<WorkState>
   #bound: number
   readonly #controller: WatermarkController
   readonly #shedAbove: number
@@ -55,28 +60,25 @@ export class StreamPressure {
       readonly maxMessages: number
       readonly backpressure?: StreamBackpressureOptions | undefined
     },
-    jsm: JetStreamManager,
-    stream: string,
+    read: () => Promise<WorkState>,
     onTransition: (t: PressureTransition) => void,
   ): StreamPressure | undefined {
     if (o.backpressure === undefined) return undefined
-    const pressure = new StreamPressure(o.clock, jsm, stream, o.maxMessages, o.backpressure, onTransition)
+    const pressure = new StreamPressure(o.clock, read, o.maxMessages, o.backpressure, onTransition)
     pressure.start()
     return pressure
   }
 
   constructor(
     clock: Clock,
-    jsm: JetStreamManager,
-    stream: string,
+    read: () => Promise<WorkState>,
     bound: number,
     options: StreamBackpressureOptions,
     onTransition: (t: PressureTransition) => void,
   ) {
     const { shedAbove = Priority.high, intervalMs = 250, ...marks } = options
     this.#clock = clock
-    this.#jsm = jsm
-    this.#stream = stream
+    this.#read = read
     this.#bound = bound
     this.#shedAbove = shedAbove
     this.#intervalMs = intervalMs
@@ -91,10 +93,10 @@ export class StreamPressure {
   /** Starts reading the stream's fill. */
   start(): void {
     const read = (): void => {
-      this.#jsm.streams.info(this.#stream).then(
-        (info) => {
-          this.#stored = info.state.messages
-          if (info.config.max_msgs > 0) this.#bound = info.config.max_msgs // as the last process set it
+      this.#read().then(
+        (work) => {
+          this.#stored = work.messages
+          if (work.maxMessages > 0) this.#bound = work.maxMessages // as the last process set it
           this.#publishedSince = 0
           this.#controller.update(this.fill)
         },

@@ -61,7 +61,7 @@ async function sweep(o: Owned, host: SweepHost): Promise<void> {
   while (host.owns(o) && !o.restarting) {
     await pause(host.clock, SWEEP_MS)
     try {
-      o.sweepFrom ??= await host.topology.lastSeq(host.jsm)
+      o.sweepFrom ??= await host.topology.lastSeq(host.jsm, o.p)
       if (await auditOnce(o, host, o.sweepFrom)) return
     } catch {
       // not answering yet

@@ -2,8 +2,11 @@
  * The streams and consumers a distributed loop works on, named from its `name`, and their creation
  * (idempotent: every process ensures them at start, the first one creates them):
  *
- * - `<name>-work`: a work-queue stream on `<name>.work.<partition>`, bounded (`discard: new`, so a
- *   full stream refuses posts), with a duplicate window for `Nats-Msg-Id`;
+ * - `<name>-work-<partition>`: one work-queue stream per partition, on `<name>.work.<partition>`,
+ *   bounded (`discard: new`, so a full partition refuses posts), with a duplicate window for
+ *   `Nats-Msg-Id`. One stream per partition rather than one stream for all: a consumer filtered on one
+ *   subject of a shared stream makes nats-server 2.9 step over the other partitions' messages at each
+ *   delivery (measured: 43 µs of server CPU per message at P = 32, against 13 µs on its own stream);
  * - one durable pull consumer per partition and ownership: `<name>-p<partition>-e<token>`, made by the
  *   partition's owner when it gains it (after deleting the consumers of the partition's earlier
  *   owners, so their late acknowledgements reach nothing and what they left unacknowledged comes to
@@ -14,18 +17,12 @@
  *
  * @module
  */
-import {
-  AckPolicy,
-  DeliverPolicy,
-  DiscardPolicy,
-  type JetStreamManager,
-  type MsgRequest,
-  RetentionPolicy,
-  StorageType,
-  type StreamConfig,
-} from '@nats-io/jetstream'
-import { TopologyError } from '../errors.js'
+import { DiscardPolicy, type JetStreamManager, type MsgRequest, RetentionPolicy, StorageType } from '@nats-io/jetstream'
 import type { ResolvedNatsOptions } from '../options.js'
+import type { Wire } from './codec.js'
+import { partitionOfWire } from './partition.js'
+import type { WorkState } from './stream-pressure.js'
+import { ensureConsumer, ensureStream, refuseSharedWorkStream } from './stream-setup.js'
 
 const MS = 1_000_000 // nanoseconds
 
@@ -51,7 +48,6 @@ export interface ConsumerState {
 
 /** Names of one loop's streams, subjects and consumers. */
 export class Topology {
-  readonly work: string
   readonly delayed: string
   readonly dead: string
   readonly delays: string
@@ -63,7 +59,6 @@ export class Topology {
     const n = options.name
     this.#name = n
     this.#options = options
-    this.work = `${n}-work`
     this.delayed = `${n}-delayed`
     this.dead = `${n}-dead`
     this.delays = `${n}-delays`
@@ -78,6 +73,21 @@ export class Topology {
   /** The subject of partition `p`. */
   subject(p: number): string {
     return `${this.#name}.work.${p}`
+  }
+
+  /** The subject of the partition `w` goes to. */
+  subjectOf(w: Pick<Wire, 'key' | 'id' | 'idempotencyKey'>): string {
+    return this.subject(partitionOfWire(w, this.#options.partitions))
+  }
+
+  /** The stream of partition `p`. */
+  stream(p: number): string {
+    return `${this.#name}-work-${p}`
+  }
+
+  /** How many messages a partition holds at most: its share of `maxMessages`, rounded up. */
+  get partitionBound(): number {
+    return Math.ceil(this.#options.maxMessages / this.#options.partitions)
   }
 
   /** The durable consumer of partition `p` under ownership `token`. */
@@ -101,8 +111,9 @@ export class Topology {
     const name = this.consumer(p, token)
     const retired: SeqRange[] = []
     const going = []
-    for await (const info of jsm.consumers.list(this.work)) {
-      if (info.config.filter_subject !== this.subject(p) || (info.name === name && !afresh)) continue
+    const stream = this.stream(p)
+    for await (const info of jsm.consumers.list(stream)) {
+      if (info.name === name && !afresh) continue
       if (info.name !== name) retired.push({ after: info.ack_floor.stream_seq, upTo: info.delivered.stream_seq })
       going.push(info)
     }
@@ -111,17 +122,17 @@ export class Topology {
     if (!this.replicated)
       await this.#removeAcked(jsm, p, Math.max(0, ...going.map((info) => info.ack_floor.stream_seq)))
     for (const info of going) {
-      await jsm.consumers.delete(this.work, info.name).catch((error: unknown) => {
+      await jsm.consumers.delete(stream, info.name).catch((error: unknown) => {
         if ((error as { code?: number }).code !== 10014) throw error // already gone
       })
     }
-    await ensureConsumer(jsm, this.work, name, this.subject(p), maxAckPending, this.#options.ackWaitMs)
+    await ensureConsumer(jsm, stream, name, undefined, maxAckPending, this.#options.ackWaitMs)
     return retired
   }
 
   /** What the server says of partition `p`'s consumer under `token`. */
   async consumerState(jsm: JetStreamManager, p: number, token: number): Promise<ConsumerState> {
-    const info = await jsm.consumers.info(this.work, this.consumer(p, token))
+    const info = await jsm.consumers.info(this.stream(p), this.consumer(p, token))
     return {
       ackFloor: info.ack_floor.stream_seq,
       delivered: info.delivered.consumer_seq,
@@ -145,19 +156,38 @@ export class Topology {
     // The server's message get takes `next_by_subj` (nats-server 2.9+); the client's types name it
     // for direct gets only.
     const next = { seq: after + 1, next_by_subj: this.subject(p) } as unknown as MsgRequest
-    const stored = await jsm.streams.getMessage(this.work, next)
+    const stored = await jsm.streams.getMessage(this.stream(p), next)
     return stored?.seq
   }
 
-  /** The work stream's last sequence. */
-  async lastSeq(jsm: JetStreamManager): Promise<number> {
-    return (await jsm.streams.info(this.work)).state.last_seq
+  /** Partition `p`'s last stream sequence. */
+  async lastSeq(jsm: JetStreamManager, p: number): Promise<number> {
+    return (await jsm.streams.info(this.stream(p))).state.last_seq
+  }
+
+  /** What the partitions' streams hold together and their bound (as the last process to start set them). */
+  async workState(jsm: JetStreamManager): Promise<WorkState> {
+    let messages = 0
+    let maxMessages = 0
+    const prefix = `${this.#name}-work-`
+    for await (const info of jsm.streams.list(`${this.#name}.work.*`)) {
+      if (!info.config.name.startsWith(prefix)) continue
+      messages += info.state.messages
+      maxMessages += Math.max(0, info.config.max_msgs)
+    }
+    return { messages, maxMessages }
+  }
+
+  /** The messages the partitions' streams and the delayed stream store. */
+  async stored(jsm: JetStreamManager): Promise<number> {
+    const [work, delayed] = await Promise.all([this.workState(jsm), jsm.streams.info(this.delayed)])
+    return work.messages + delayed.state.messages
   }
 
   // Everything of the partition up to `ackFloor` was acknowledged (a consumer's floor, in stream order).
   async #removeAcked(jsm: JetStreamManager, p: number, ackFloor: number): Promise<number> {
     if (ackFloor <= 0) return 0
-    const { purged } = await jsm.streams.purge(this.work, { filter: this.subject(p), seq: ackFloor + 1 })
+    const { purged } = await jsm.streams.purge(this.stream(p), { seq: ackFloor + 1 })
     return purged
   }
 
@@ -176,20 +206,27 @@ export class Topology {
     return { storage: StorageType.File, num_replicas: this.#options.replicas }
   }
 
-  /** Creates whatever is missing; refuses streams made for another partition count. */
+  /**
+   * Creates whatever is missing; refuses streams made for another partition count, and the single
+   * work stream of an earlier version.
+   */
   async ensure(jsm: JetStreamManager): Promise<void> {
     const o = this.#options
     // Work-queue streams, bounded, refusing when full: each message is removed once acknowledged.
     const queue = { retention: RetentionPolicy.Workqueue, discard: DiscardPolicy.New, ...this.#kept() }
-    await ensureStream(jsm, {
-      ...queue,
-      name: this.work,
-      description: `flowing partitions=${o.partitions}`,
-      subjects: [`${this.#name}.work.*`],
-      max_msgs: o.maxMessages,
-      max_bytes: o.maxBytes,
-      duplicate_window: o.duplicateWindowMs * MS,
-    })
+    await refuseSharedWorkStream(jsm, `${this.#name}-work`)
+    const partition = (p: number) =>
+      ensureStream(jsm, {
+        ...queue,
+        name: this.stream(p),
+        description: `flowing partitions=${o.partitions}`,
+        subjects: [this.subject(p)],
+        max_msgs: this.partitionBound,
+        max_bytes: o.maxBytes > 0 ? Math.ceil(o.maxBytes / o.partitions) : o.maxBytes,
+        duplicate_window: o.duplicateWindowMs * MS,
+      })
+    await partition(0) // first alone: it tells a process whose partition count differs
+    await Promise.all(Array.from({ length: o.partitions - 1 }, (_, i) => partition(i + 1)))
     await ensureStream(jsm, {
       ...queue,
       name: this.delayed,
@@ -208,60 +245,5 @@ export class Topology {
     // Unbounded: a delayed message stays pending while it waits (nak with its delay), and a bound would
     // let messages due later hold back those due sooner.
     await ensureConsumer(jsm, this.delayed, this.delays, this.delayedSubject, -1, o.ackWaitMs)
-  }
-}
-
-async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
-  const found = await jsm.streams.info(config.name).catch((error: unknown) => {
-    if ((error as { code?: number }).code === 10059) return undefined // stream not found
-    throw error
-  })
-  if (found === undefined) {
-    await jsm.streams.add(config)
-    return
-  }
-  const subjects = found.config.subjects ?? []
-  if (JSON.stringify(subjects) !== JSON.stringify(config.subjects)) {
-    throw new TopologyError(config.name, `its subjects are ${subjects.join(', ')}, not ${config.subjects?.join(', ')}`)
-  }
-  if (config.description !== undefined && found.config.description !== config.description) {
-    throw new TopologyError(
-      config.name,
-      `it was made as "${found.config.description ?? ''}" and this process asks for "${config.description}" — ` +
-        'processes that disagree on the partition count would break per-key order; drain the stream and ' +
-        'delete it to change P',
-    )
-  }
-  await jsm.streams.update(config.name, { ...config, subjects })
-}
-
-async function ensureConsumer(
-  jsm: JetStreamManager,
-  stream: string,
-  durable: string,
-  subject: string,
-  maxAckPending: number,
-  ackWaitMs: number,
-): Promise<void> {
-  const config = {
-    durable_name: durable,
-    filter_subject: subject,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    max_ack_pending: maxAckPending,
-    ack_wait: ackWaitMs * MS,
-    max_deliver: -1, // the loop caps deliveries itself (`maxDeliveries`): the server would drop silently
-    max_waiting: 4096,
-  }
-  const found = await jsm.consumers.info(stream, durable).catch((error: unknown) => {
-    if ((error as { code?: number }).code === 10014) return undefined // consumer not found
-    throw error
-  })
-  if (found === undefined) {
-    await jsm.consumers.add(stream, config)
-    return
-  }
-  if (found.config.max_ack_pending !== maxAckPending) {
-    await jsm.consumers.update(stream, durable, { max_ack_pending: maxAckPending })
   }
 }
