@@ -75,7 +75,7 @@ describeNats('NatsLoop on a virtual clock', () => {
       await clock.advance(5_000)
       await loop.post('job', { n: 0 })
       const stored = await (await jetstreamManager(await connection())).streams.getMessage(`${name}-work-0`, { seq: 1 })
-      expect(stored?.header.get('Flowing-Posted-At')).toBe(String(EPOCH + 5_000))
+      expect(stored?.json<{ postedAtEpochMs: number }>().postedAtEpochMs).toBe(EPOCH + 5_000)
       loop.on('job', () => {
         throw new Error('broken downstream')
       })

@@ -1,6 +1,6 @@
 /**
- * How a Flowing message travels in a NATS message: its payload as JSON in the body, everything else in
- * headers (so a `nats` CLI user can read them), and back.
+ * How a Flowing message travels in a NATS message — one JSON object in the body, its fields and its
+ * payload (readable as it is with the `nats` CLI) — and back.
  *
  * @module
  */
@@ -21,120 +21,103 @@ import {
   stampHeaders,
   wallNow,
 } from '@flowing/core'
-import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node'
+import type { MsgHdrs } from '@nats-io/transport-node'
+import { decodeHeaders } from './legacy-headers.js'
+import { json, Undecodable, type Wire } from './wire.js'
 
-/** Header names. */
-export const H = {
-  id: 'Flowing-Id',
-  type: 'Flowing-Type',
-  key: 'Flowing-Key',
-  priority: 'Flowing-Priority',
-  trace: 'Flowing-Trace',
-  hops: 'Flowing-Hops',
-  idempotencyKey: 'Flowing-Idempotency-Key',
-  retry: 'Flowing-Retry',
-  timeout: 'Flowing-Handler-Timeout',
-  due: 'Flowing-Due',
-  postedAt: 'Flowing-Posted-At',
-} as const
-
-/** The prefix of the NATS header that carries a message header (`Flowing-H-<name>`). */
-export const HEADER_PREFIX = 'Flowing-H-'
-
-/** A message as it travels: what a process needs to run it. */
-export interface Wire {
-  /** Its distributed id (stable across deliveries; the root of a trace gives its trace id). */
-  readonly id: string
-  readonly type: string
-  readonly payload: unknown
-  readonly key: MessageKey | undefined
-  readonly priority: PriorityLevel
-  readonly traceId: string
-  readonly hops: number
-  readonly idempotencyKey: string | undefined
-  readonly retry: RetryOptions | undefined
-  readonly handlerTimeoutMs: number | undefined
-  /** Its headers (the message's own, not the transport's). */
-  readonly headers: MessageHeaders
-  /** When it was published, in ms since the Unix epoch. */
-  readonly postedAtEpochMs: number
-  /** For a delayed message: when it is due, in ms since the Unix epoch. */
-  readonly dueAtEpochMs: number | undefined
-}
+export { Undecodable, type Wire } from './wire.js'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
+/** The envelope's format mark and version: `{"flowing.wire":1, …}`. */
+export const WIRE_MARK = 'flowing.wire'
+
 /**
- * The headers and body of a message. A header at its default (priority 5, the trace its own id, no
- * hops) is left out: fewer headers to send, store and parse.
+ * The body of a message: one JSON object with its fields and its payload. A field at its default
+ * (priority 5, the trace its own id, no hops, no headers) is left out. Everything travels in the body,
+ * readable as it is with the `nats` CLI, so a delivery is read by one `JSON.parse` and its NATS headers
+ * (the client parses them on first use) are never read.
  */
-export function encode(w: Wire): { headers: MsgHdrs; body: Uint8Array } {
-  const h = natsHeaders()
-  h.append(H.id, w.id)
-  h.append(H.type, w.type)
-  if (w.key !== undefined) h.append(H.key, JSON.stringify(w.key))
-  if (w.priority !== 5) h.append(H.priority, String(w.priority))
-  if (w.traceId !== w.id) h.append(H.trace, w.traceId)
-  if (w.hops !== 0) h.append(H.hops, String(w.hops))
-  h.append(H.postedAt, String(w.postedAtEpochMs))
-  if (w.idempotencyKey !== undefined) h.append(H.idempotencyKey, w.idempotencyKey)
-  if (w.retry !== undefined) h.append(H.retry, JSON.stringify(w.retry))
-  if (w.handlerTimeoutMs !== undefined) h.append(H.timeout, String(w.handlerTimeoutMs))
-  if (w.dueAtEpochMs !== undefined) h.append(H.due, String(w.dueAtEpochMs))
-  for (const [name, value] of Object.entries(w.headers)) h.set(`${HEADER_PREFIX}${name}`, value)
-  const body = w.payload === undefined ? new Uint8Array(0) : encoder.encode(JSON.stringify(w.payload))
-  return { headers: h, body }
+export function encode(w: Wire): Uint8Array {
+  const e: Record<string, unknown> = { [WIRE_MARK]: 1, id: w.id, type: w.type }
+  if (w.key !== undefined) e['key'] = w.key
+  if (w.priority !== 5) e['priority'] = w.priority
+  if (w.traceId !== w.id) e['traceId'] = w.traceId
+  if (w.hops !== 0) e['hops'] = w.hops
+  e['postedAtEpochMs'] = w.postedAtEpochMs
+  if (w.idempotencyKey !== undefined) e['idempotencyKey'] = w.idempotencyKey
+  if (w.retry !== undefined) e['retry'] = w.retry
+  if (w.handlerTimeoutMs !== undefined) e['handlerTimeoutMs'] = w.handlerTimeoutMs
+  if (w.dueAtEpochMs !== undefined) e['dueAtEpochMs'] = w.dueAtEpochMs
+  if (Object.keys(w.headers).length > 0) e['headers'] = w.headers
+  if (w.payload !== undefined) e['payload'] = w.payload
+  return encoder.encode(JSON.stringify(e))
 }
 
-/** Why a NATS message is not a Flowing message. */
-export class Undecodable extends Error {}
-
-// The Flowing headers of one NATS message, read in one pass (the client's `get` scans them all).
-type Fields = { -readonly [K in keyof typeof H]?: string } & { headers?: Record<string, string> }
-const FIELD_OF = new Map<string, keyof typeof H>(
-  Object.entries(H).map(([field, name]) => [name, field as keyof typeof H]),
-)
-
-function fieldsOf(headers: MsgHdrs | undefined): Fields {
-  const f: Fields = {}
-  if (headers === undefined) return f
-  for (const [name, values] of headers as unknown as Iterable<[string, string[]]>) {
-    const value = values[0] ?? ''
-    const field = FIELD_OF.get(name)
-    if (field !== undefined) {
-      if (value !== '') f[field] ??= value
-    } else if (name.startsWith(HEADER_PREFIX)) {
-      f.headers ??= {}
-      f.headers[name.slice(HEADER_PREFIX.length)] ??= value
-    }
-  }
-  return f
+/** What decoding reads of a NATS message: its body, and its headers only for an earlier version's. */
+export interface Encoded {
+  readonly data: Uint8Array
+  readonly headers?: MsgHdrs | undefined
 }
 
 /**
  * The message a NATS message carries; throws {@link Undecodable} for one that is not Flowing's.
- * @param clock - dates a message without a posted-at header (its wall-clock time)
+ * A message an earlier version stored (its fields in `Flowing-*` headers) is read too.
+ * @param clock - dates an earlier version's message without a posted-at header (its wall-clock time)
  */
-export function decode(headers: MsgHdrs | undefined, body: Uint8Array, clock: Clock): Wire {
-  const f = fieldsOf(headers)
-  const { id, type } = f
-  if (id === undefined || type === undefined) throw new Undecodable(`no ${id === undefined ? H.id : H.type} header`)
+export function decode(m: Encoded, clock: Clock): Wire {
+  const text = decoder.decode(m.data)
+  const e = text.startsWith(`{"${WIRE_MARK}":1,`) ? (json(text, 'the body') as Record<string, unknown>) : undefined
+  if (e === undefined) return decodeHeaders(m.headers, text, clock)
   return {
-    id,
-    type,
-    payload: body.length === 0 ? undefined : json(decoder.decode(body), 'the body'),
-    key: f.key === undefined ? undefined : (json(f.key, H.key) as MessageKey),
-    priority: integer(f.priority, H.priority, 5) as PriorityLevel,
-    traceId: f.trace ?? id,
-    hops: integer(f.hops, H.hops, 0),
-    idempotencyKey: f.idempotencyKey,
-    retry: f.retry === undefined ? undefined : (json(f.retry, H.retry) as RetryOptions),
-    handlerTimeoutMs: optionalNumber(f.timeout, H.timeout),
-    headers: f.headers === undefined ? NO_HEADERS : Object.freeze(f.headers),
-    postedAtEpochMs: optionalNumber(f.postedAt, H.postedAt) ?? wallNow(clock),
-    dueAtEpochMs: optionalNumber(f.due, H.due),
+    id: nonEmpty(e['id'], 'id'),
+    type: nonEmpty(e['type'], 'type'),
+    payload: e['payload'],
+    key: messageKey(e['key']),
+    priority: integer(e['priority'], 'priority', 5) as PriorityLevel,
+    traceId: e['traceId'] === undefined ? (e['id'] as string) : nonEmpty(e['traceId'], 'traceId'),
+    hops: integer(e['hops'], 'hops', 0),
+    idempotencyKey: e['idempotencyKey'] === undefined ? undefined : nonEmpty(e['idempotencyKey'], 'idempotencyKey'),
+    retry: object(e['retry'], 'retry') as RetryOptions | undefined,
+    handlerTimeoutMs: finite(e['handlerTimeoutMs'], 'handlerTimeoutMs'),
+    headers: headersOf(e['headers']),
+    postedAtEpochMs: finite(e['postedAtEpochMs'], 'postedAtEpochMs') ?? wallNow(clock),
+    dueAtEpochMs: finite(e['dueAtEpochMs'], 'dueAtEpochMs'),
   }
+}
+
+function nonEmpty(v: unknown, what: string): string {
+  if (typeof v !== 'string' || v === '') throw new Undecodable(`${what} is not a non-empty string`)
+  return v
+}
+
+function messageKey(v: unknown): MessageKey | undefined {
+  if (v === undefined || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) return v
+  throw new Undecodable('key is not a string or a number')
+}
+
+function integer(v: unknown, what: string, fallback: number): number {
+  if (v === undefined) return fallback
+  if (!Number.isInteger(v)) throw new Undecodable(`${what} is not an integer`)
+  return v as number
+}
+
+function finite(v: unknown, what: string): number | undefined {
+  if (v === undefined || (typeof v === 'number' && Number.isFinite(v))) return v
+  throw new Undecodable(`${what} is not a number`)
+}
+
+function object(v: unknown, what: string): object | undefined {
+  if (v === undefined || (typeof v === 'object' && v !== null && !Array.isArray(v))) return v
+  throw new Undecodable(`${what} is not an object`)
+}
+
+function headersOf(v: unknown): MessageHeaders {
+  if (v === undefined) return NO_HEADERS
+  const h = object(v, 'headers') as Record<string, unknown>
+  for (const value of Object.values(h)) if (typeof value !== 'string') throw new Undecodable('a header is not a string')
+  return Object.freeze(h as Record<string, string>)
 }
 
 /** The message as the local loop re-admits it (`loop.readmit`). */
@@ -156,27 +139,6 @@ export function toSnapshotMessage(w: Wire, checkpoint: unknown, waitMs?: number)
     ...(w.handlerTimeoutMs === undefined ? {} : { handlerTimeoutMs: w.handlerTimeoutMs }),
     ...(w.headers === NO_HEADERS ? {} : { headers: w.headers }),
   }
-}
-
-function json(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    throw new Undecodable(`${what} is not JSON`)
-  }
-}
-
-function integer(text: string | undefined, what: string, fallback: number): number {
-  const n = optionalNumber(text, what) ?? fallback
-  if (!Number.isInteger(n)) throw new Undecodable(`${what} is not an integer`)
-  return n
-}
-
-function optionalNumber(text: string | undefined, what: string): number | undefined {
-  if (text === undefined) return undefined
-  const n = Number(text)
-  if (Number.isNaN(n)) throw new Undecodable(`${what} is not a number`)
-  return n
 }
 
 /**

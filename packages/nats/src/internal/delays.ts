@@ -67,7 +67,7 @@ export class DelayMover {
   #move(jm: JsMsg): void {
     let w: Wire
     try {
-      w = decode(jm.headers, jm.data, this.#clock)
+      w = decode(jm, this.#clock)
     } catch {
       jm.ack() // another publisher's message: dropped (a terminated one would stay in the stream)
       return

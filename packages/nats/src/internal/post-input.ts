@@ -35,8 +35,8 @@ export interface NatsPostOptions extends JobPostOptions {
   /** Handler deadline for this message (ms). */
   readonly handlerTimeoutMs?: number | undefined
   /**
-   * Headers of the message (core's `MessageHeaders`): they travel as NATS headers named
-   * `Flowing-H-<name>`. A follow-up inherits its parent's; the ones given override them by name.
+   * Headers of the message (core's `MessageHeaders`): they travel in the message's body, beside its
+   * payload. A follow-up inherits its parent's; the ones given override them by name.
    */
   readonly headers?: MessageHeaders | undefined
 }

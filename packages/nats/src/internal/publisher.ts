@@ -54,9 +54,9 @@ export class Publisher {
   }
 
   async #publish(subject: string, w: Wire, msgId: string, full: () => Error): Promise<Published> {
-    const { headers, body } = encode(w)
+    const body = encode(w)
     try {
-      const ack = await this.#js.publish(subject, body, { headers, msgID: msgId })
+      const ack = await this.#js.publish(subject, body, { msgID: msgId })
       if (ack.duplicate) this.counters.duplicates++
       else this.counters.published++
       return { seq: ack.seq, duplicate: ack.duplicate }

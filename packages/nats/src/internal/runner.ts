@@ -237,7 +237,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
   // in the work-queue stream for ever) and reported.
   #decode(jm: JsMsg): Wire | undefined {
     try {
-      return decode(jm.headers, jm.data, this.#p.clock)
+      return decode(jm, this.#p.clock)
     } catch (error) {
       this.counters.undecodable++
       this.#p.report(new DeliveryError(`${jm.subject}#${jm.seq}`, 'not a Flowing message', 'dropped', error))
