@@ -37,7 +37,8 @@ function readMessage(path: string, value: unknown): unknown {
   const fields = fieldsOf(path, value)
   if (fields === undefined) return value
   for (const key of Object.keys(fields)) {
-    if (!OPAQUE.has(key)) fields[key] = deepCopy(`${path}.${key}`, fields[key], MAX_DEPTH)
+    // A path is built only for what has fields of its own: most of a message's fields are primitives.
+    if (!OPAQUE.has(key) && isObject(fields[key])) fields[key] = deepCopy(`${path}.${key}`, fields[key], MAX_DEPTH)
   }
   return fields
 }
@@ -45,42 +46,66 @@ function readMessage(path: string, value: unknown): unknown {
 function deepCopy(path: string, value: unknown, depth: number): unknown {
   if (depth === 0) return value
   const list = listOf(path, value)
-  if (list !== undefined) return list.map((v, i) => deepCopy(`${path}[${i}]`, v, depth - 1))
+  if (list !== undefined) {
+    for (let i = 0; i < list.length; i++) if (isObject(list[i])) list[i] = deepCopy(`${path}[${i}]`, list[i], depth - 1)
+    return list
+  }
   const fields = fieldsOf(path, value)
   if (fields === undefined) return value
-  for (const key of Object.keys(fields)) fields[key] = deepCopy(`${path}.${key}`, fields[key], depth - 1)
+  for (const key of Object.keys(fields)) {
+    if (isObject(fields[key])) fields[key] = deepCopy(`${path}.${key}`, fields[key], depth - 1)
+  }
   return fields
 }
 
-// The own enumerable fields of a non-array object, read once; undefined for anything else.
+function isObject(value: unknown): value is object {
+  return value !== null && typeof value === 'object'
+}
+
+// The own enumerable fields of a non-array object, read once; undefined for anything else. Paths are
+// written out only for the error.
 function fieldsOf(path: string, value: unknown): Record<string, unknown> | undefined {
-  if (value === null || typeof value !== 'object' || isArray(path, value)) return undefined
-  const keys = attempt(path, () => Object.keys(value))
+  if (!isObject(value) || isArray(path, value)) return undefined
+  let keys: string[]
+  try {
+    keys = Object.keys(value)
+  } catch (error) {
+    throw unreadable(path, error)
+  }
   const copy: Record<string, unknown> = {}
   for (const key of keys) {
-    copy[key] = attempt(path === '' ? key : `${path}.${key}`, () => (value as Record<string, unknown>)[key])
+    try {
+      copy[key] = (value as Record<string, unknown>)[key]
+    } catch (error) {
+      throw unreadable(path === '' ? key : `${path}.${key}`, error)
+    }
   }
   return copy
 }
 
 // The items of an array, each read once; undefined for anything else.
 function listOf(path: string, value: unknown): unknown[] | undefined {
-  if (value === null || typeof value !== 'object' || !isArray(path, value)) return undefined
+  if (!isObject(value) || !isArray(path, value)) return undefined
   const array = value as unknown[]
-  const length = attempt(`${path}.length`, () => array.length)
-  const copy: unknown[] = []
-  for (let i = 0; i < length; i++) copy.push(attempt(`${path}[${i}]`, () => array[i]))
-  return copy
+  let i = -1
+  try {
+    const length = array.length
+    const copy: unknown[] = []
+    for (i = 0; i < length; i++) copy.push(array[i])
+    return copy
+  } catch (error) {
+    throw unreadable(i < 0 ? `${path}.length` : `${path}[${i}]`, error)
+  }
 }
 
 function isArray(path: string, value: object): boolean {
-  return attempt(path, () => Array.isArray(value)) // a revoked Proxy throws here
+  try {
+    return Array.isArray(value) // a revoked Proxy throws here
+  } catch (error) {
+    throw unreadable(path, error)
+  }
 }
 
-function attempt<T>(path: string, read: () => T): T {
-  try {
-    return read()
-  } catch (error) {
-    throw new SnapshotError(path, `cannot be read (reading it threw ${thrownText(error)})`, { cause: error })
-  }
+function unreadable(path: string, error: unknown): SnapshotError {
+  return new SnapshotError(path, `cannot be read (reading it threw ${thrownText(error)})`, { cause: error })
 }
