@@ -142,6 +142,7 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     o.restarting = true
     this.counters.startedOver++
     this.#stopConsuming(o)
+    this.#settler.flushAcks() // what ended here goes out before the rest is dropped
     for (const held of [...o.held]) this.#drop(held)
     void this.#restart(o)
   }
@@ -180,12 +181,14 @@ export class Runner<M extends MessageMap> implements OwnershipHandlers {
     const o = this.#owned.get(p)
     if (o === undefined) return
     this.#stopConsuming(o)
+    this.#settler.flushAcks() // what ended here goes out before anything is dropped
     if (graceful) {
       // What has not started is simply not run here; what runs may end and be acknowledged first.
       for (const d of [...o.held]) if (!d.started) this.#drop(d)
       await this.#drained(o)
     }
     this.#owned.delete(p)
+    this.#settler.flushAcks()
     for (const d of [...o.held]) this.#drop(d)
   }
 

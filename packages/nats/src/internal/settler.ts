@@ -29,6 +29,8 @@ export class Settler {
   readonly #p: SettlerParts
   readonly #counters: RunnerCounters
   readonly #unsent: Delivery[] = []
+  // The acknowledgements of this turn of the event loop: sent together, one socket write for them all.
+  readonly #acking: Delivery[] = []
   // What a stop handed back with a wait left, by partition: stream sequence → not before (epoch ms).
   readonly #waits = new Map<number, Map<number, number>>()
 
@@ -44,6 +46,7 @@ export class Settler {
    * how many.
    */
   handBack(unfinished: readonly SnapshotMessage[]): number {
+    this.flushAcks()
     const wait = new Map(unfinished.map((sm) => [sm.id, Math.ceil(sm.dueInMs ?? 0)]))
     let handed = 0
     for (const [id, d] of [...this.#p.deliveries.entries()]) {
@@ -103,12 +106,26 @@ export class Settler {
 
   /** The connection is back: the acknowledgements held while it was down go, if their leases hold. */
   reconnected(): void {
-    for (const d of this.#unsent.splice(0)) this.ack(d)
+    for (const d of this.#unsent.splice(0)) this.#ackNow(d)
+  }
+
+  /**
+   * Acknowledges `d` at the end of this turn of the event loop, with the others of the turn. Until then
+   * it stays held: a handover waits for it, and whatever drops held messages sends the queued
+   * acknowledgements first ({@link Settler.flushAcks}).
+   */
+  ack(d: Delivery): void {
+    if (this.#acking.push(d) === 1) setImmediate(this.flushAcks)
+  }
+
+  /** Sends the acknowledgements queued so far. */
+  readonly flushAcks = (): void => {
+    if (this.#acking.length > 0) for (const d of this.#acking.splice(0)) this.#ackNow(d)
   }
 
   // An ack sent while the connection is down would be buffered and could reach the server after its
   // `ack_wait`: it waits for the reconnection, and goes only if the lease still holds then.
-  ack(d: Delivery): void {
+  #ackNow(d: Delivery): void {
     if (!this.#p.deliveries.connected && !d.lost) {
       this.#unsent.push(d)
       return
