@@ -122,3 +122,59 @@ describe('the audit of an idle partition', () => {
     expect(calls.startOver).toBe(0)
   })
 })
+
+// A consumer's new leader on a cluster can ignore re-sent acknowledgements until its ack wait: the
+// partition sits at maxAckPending, nothing held here, for as long (seen with a node killed under load).
+describe('acknowledgements the server keeps ignoring', () => {
+  const STUCK: ConsumerState = { ackFloor: 128, delivered: 256, deliveredUpTo: 256, ackPending: 128, pending: 700 }
+
+  function stuck(state: { -readonly [K in keyof ConsumerState]: ConsumerState[K] }) {
+    const s = setup(state, undefined, true)
+    let acks = 0
+    for (let i = 0; i < 3; i++) s.o.recentAcks.push({ ack: () => acks++ } as never)
+    return { ...s, acks: () => acks, clock: s.host.clock as VirtualClock }
+  }
+
+  it('are sent again at each audit, and after 2.5 s without the floor moving the partition starts over', async () => {
+    const { o, host, calls, acks, clock } = stuck({ ...STUCK })
+    await audit(o, host)
+    expect([acks(), host.counters.reAcked, calls.startOver]).toEqual([3, 3, 0])
+    await clock.advance(1_000)
+    await audit(o, host)
+    expect([acks(), calls.startOver]).toEqual([6, 0])
+    await clock.advance(1_500)
+    await audit(o, host)
+    expect([acks(), calls.startOver]).toEqual([6, 1]) // started over instead of sending them a third time
+    await clock.advance(2_500)
+    await audit(o, host) // a new consumer: counted afresh
+    expect(calls.startOver).toBe(1)
+  })
+
+  it('do not start the partition over while its floor moves', async () => {
+    const state = { ...STUCK }
+    const { o, host, calls, clock } = stuck(state)
+    for (let i = 0; i < 5; i++) {
+      await audit(o, host)
+      state.ackFloor += 10 // the re-sent acknowledgements took
+      await clock.advance(2_000)
+    }
+    expect(calls.startOver).toBe(0)
+  })
+
+  it('do not start it over while this process holds messages of it (they may be on their way)', async () => {
+    const { o, host, calls, acks, clock } = stuck({ ...STUCK })
+    o.held.add({ jm: { seq: 200 } } as never)
+    for (let i = 0; i < 4; i++) {
+      await audit(o, host)
+      await clock.advance(3_000)
+    }
+    expect([acks(), calls.startOver]).toEqual([12, 0])
+  })
+
+  it('are not sent again when the server counts no more unacknowledged than this process holds', async () => {
+    const { o, host, calls, acks } = stuck({ ...STUCK, ackPending: 1 })
+    o.held.add({ jm: { seq: 256 } } as never)
+    await audit(o, host)
+    expect([acks(), calls.startOver]).toEqual([0, 0])
+  })
+})

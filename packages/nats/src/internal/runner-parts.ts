@@ -95,6 +95,8 @@ export interface Owned {
   removedUpTo: number
   /** On a cluster, the floor up to which what the server kept started the partition over once (see `sweeps.ts`). */
   keptUpTo: number
+  /** Since when (and at which ack floor) audits send the recent acknowledgements again, nothing held. */
+  reAcked: { readonly floor: number; readonly at: number } | undefined
   loop: Promise<void>
 }
 
@@ -107,6 +109,6 @@ export function newOwned(
   pulling: boolean,
 ): Owned {
   const state = { restarting: false, sweeping: undefined, sweepFrom: undefined, delivered: 0, recentAt: 0 }
-  const ring = { recentAcks: [], removedUpTo: 0, keptUpTo: 0 }
+  const ring = { recentAcks: [], removedUpTo: 0, keptUpTo: 0, reAcked: undefined }
   return { p, token, held: new Set(), past, iterator, pulling, ...state, ...ring, loop: Promise.resolve() }
 }

@@ -24,12 +24,15 @@
 import type { Clock, MessageMap } from '@flowing/core'
 import type { Owned, RunnerCounters, RunnerParts } from './runner-parts.js'
 import { pause } from './timers.js'
+import type { ConsumerState } from './topology.js'
 
 // How often a partition is audited; how often after a reconnection, until clean; and how long
 // deliveries the server reports made may take to reach this process's consumer loop.
 export const AUDIT_MS = 5000
 const SWEEP_MS = 1000
 const SETTLE_MS = 250
+// How long re-sent acknowledgements may take to move a consumer's floor before the partition starts over.
+const REACK_GRACE_MS = 2500
 
 /** What an audit works with. */
 export interface SweepHost extends Pick<RunnerParts<MessageMap>, 'jsm' | 'topology' | 'clock'> {
@@ -74,11 +77,14 @@ async function sweep(o: Owned, host: SweepHost): Promise<void> {
  * whether everything up to `upTo` is done. Throws what the server's answers throw.
  */
 export async function auditOnce(o: Owned, host: SweepHost, upTo: number | undefined): Promise<boolean> {
-  const { jsm, topology, clock, counters } = host
+  const { jsm, topology, clock } = host
   const seen = o.delivered
   const held = o.held.size
   const state = await topology.consumerState(jsm, o.p, o.token)
-  if (state.ackPending > held) reAck(o, counters)
+  if (unacknowledgedAfterReAck(o, state, held, host)) {
+    host.startOver(o)
+    return false
+  }
   const idle = state.ackPending === 0 && state.pending === 0 && held === 0
   // Never past a message held here (see `removeKept`).
   const removable = Math.min(state.ackFloor, lowestHeld(o) - 1)
@@ -132,10 +138,25 @@ function lowestHeld(o: Owned): number {
   return lowest
 }
 
-// Sends the partition's recent acknowledgements again (the server lost some of them).
-function reAck(o: Owned, counters: RunnerCounters): void {
+// Sends the partition's recent acknowledgements again when the server counts more unacknowledged than
+// this process holds (it lost some of them). Says whether it did so `REACK_GRACE_MS` ago or more,
+// nothing held since, and the floor did not move: a consumer's new leader on a cluster can ignore them
+// for as long as its ack wait (nats-server 2.9, seen with a node killed under load), stalling the
+// partition at maxAckPending — then the partition starts over, and its new consumer's redeliveries of
+// what finished here are acknowledged at once, not run.
+function unacknowledgedAfterReAck(o: Owned, state: ConsumerState, held: number, host: SweepHost): boolean {
+  const now = host.clock.now()
+  const last = o.reAcked
+  if (state.ackPending <= held || held > 0 || last?.floor !== state.ackFloor) o.reAcked = undefined
+  if (state.ackPending <= held) return false
+  if (o.reAcked !== undefined && now - o.reAcked.at >= REACK_GRACE_MS) {
+    o.reAcked = undefined
+    return true
+  }
+  if (held === 0) o.reAcked ??= { floor: state.ackFloor, at: now }
   for (const jm of o.recentAcks) jm.ack()
-  counters.reAcked += o.recentAcks.length
+  host.counters.reAcked += o.recentAcks.length
+  return false
 }
 
 // Deliveries the server made and this process has not seen a moment later: lost on the way.
