@@ -48,7 +48,20 @@ export async function ensureStream(
         'delete it to change P',
     )
   }
-  await jsm.streams.update(config.name, { ...config, subjects })
+  if (!differs(found.config, config)) return // as this process would have it: nothing to write
+  await jsm.streams.update(config.name, { ...config, subjects }).catch(async (error: unknown) => {
+    // A cluster can refuse an update made while another process creates or updates the same streams
+    // ("subjects overlap"): once more, after a moment.
+    if ((error as { code?: number }).code !== 10065) throw error
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    await jsm.streams.update(config.name, { ...config, subjects })
+  })
+}
+
+// Whether a field this process sets differs from the stream's.
+function differs(found: StreamConfig, wanted: Partial<StreamConfig>): boolean {
+  const has = found as unknown as Record<string, unknown>
+  return Object.entries(wanted).some(([field, value]) => JSON.stringify(has[field]) !== JSON.stringify(value))
 }
 
 export async function ensureConsumer(
