@@ -43,7 +43,7 @@ export default defineConfig({
           name: 'nats',
           root: 'packages/nats',
           include: ['test/**/*.test.ts'],
-          // Alone (`pnpm run test:crashes`, vitest.crashes.config.ts): the 3-node cluster suite.
+          // Alone, after the rest (`pnpm run test:cluster`, vitest.crashes.config.ts): the 3-node cluster suite.
           exclude: ['test/cluster.test.ts'],
           // Each file starts its own nats-server (test/server.ts).
           testTimeout: 30_000,

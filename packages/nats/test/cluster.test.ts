@@ -7,12 +7,13 @@
  * here, a unique key in a database) and `ctx.commit()` follows it, so a rerun that sees
  * `ctx.committed` skips it.
  *
- * Checked, for the kill of a follower of the work stream and of its leader (the hard case: every
- * publish of the stream goes through it, and a new one must be elected): every accepted post runs (a
+ * Checked, for the kill of a follower of partition 0's stream and of its leader (the hard case: every
+ * publish of the stream goes through it, and a new one must be elected; the other partitions' leaders
+ * are spread over the nodes, so either kill takes some of them): every accepted post runs (a
  * post refused while the cluster elects is posted again under its idempotency key: stored once), per
  * key the first runs come in post order and two runs never overlap, every effect happens exactly once
  * and nothing is dead-lettered, the loops resume by themselves (every partition consumed by exactly
- * one of them again), and `drain()` resolves on an empty work stream.
+ * one of them again), and `drain()` resolves on empty work streams.
  *
  * What a cluster costs, allowed for here (see each constant): a ledger request that fails during an
  * election fails the attempt (retries outlast it); the session must outlast an election (the default
@@ -186,7 +187,7 @@ describeNats('a 3-node cluster (R3): a node killed under load and restarted', ()
       await until(() => ran.size >= N / 3, 30_000, 'a third run')
       cluster().kill9(node)
       const killedAt = Date.now()
-      note(`killed ${cluster().names[node]} (the work stream's leader: ${cluster().names[leader]})`)
+      note(`killed ${cluster().names[node]} (partition 0's leader: ${cluster().names[leader]})`)
       await sleep(DOWN_MS)
       await cluster().restart(node)
       note('restarted')
@@ -230,11 +231,11 @@ describeNats('a 3-node cluster (R3): a node killed under load and restarted', ()
     }
   }
 
-  it('a follower of the work stream: every accepted post runs once, in key order, and it drains', async () => {
+  it('a follower of partition 0’s stream: every accepted post runs once, in key order, and it drains', async () => {
     await episode('follower')
   }, 150_000)
 
-  it('the work stream’s leader: every accepted post runs once, in key order, and it drains', async () => {
+  it('the leader of partition 0’s stream: every accepted post runs once, in key order, and it drains', async () => {
     await episode('leader')
   }, 150_000)
 })
