@@ -212,7 +212,7 @@ function nodeKillTable(k: NodeKill): string {
     ]),
     [
       [
-        `${k.node} (work stream leader) at ${formatCount(k.ranAtKill)} of ${formatCount(k.n)}`,
+        `${k.node} (partition 0's leader) at ${formatCount(k.ranAtKill)} of ${formatCount(k.n)}`,
         String(k.partitions),
         rate(k.before),
         k.recoveredMs.toFixed(0),

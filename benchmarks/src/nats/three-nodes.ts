@@ -156,7 +156,7 @@ export async function startNatsCluster(): Promise<StartedCluster> {
 export interface NodeKill {
   readonly n: number
   readonly partitions: number
-  /** The node killed (the work stream's leader), and when in the run (messages run by then). */
+  /** The node killed (partition 0's stream leader), and when in the run (messages run by then). */
   readonly node: string
   readonly ranAtKill: number
   /** Handler starts per second over the second before the kill. */
@@ -179,7 +179,7 @@ export interface NodeKill {
 
 /**
  * 3 workers on streams at `replicas: 3`, `n` pre-published messages; once a quarter ran, `kill -9` of
- * the work stream's leader node, restarted 2 s later; waits until every message ran (not until the
+ * the leader node of partition 0's stream, restarted 2 s later; waits until every message ran (not until the
  * stream is empty: acknowledgements lost with the node keep it from emptying until their ack wait).
  */
 export async function nodeKillRun(
