@@ -23,7 +23,9 @@ const wire: fc.Arbitrary<Wire> = fc.record({
   hops: fc.nat(50),
   idempotencyKey: fc.option(text, { nil: undefined }),
   retry: fc.option(fc.record({ maxAttempts: fc.integer({ min: 1, max: 9 }) }), { nil: undefined }),
-  handlerTimeoutMs: fc.option(fc.integer({ min: 1, max: 60_000 }), { nil: undefined }),
+  handlerTimeoutMs: fc.option(fc.oneof(fc.integer({ min: 1, max: 60_000 }), fc.constant(Number.POSITIVE_INFINITY)), {
+    nil: undefined,
+  }),
   headers: fc.dictionary(headerName, fc.oneof(fc.constant(''), text), { maxKeys: 3 }),
   postedAtEpochMs: fc.integer({ min: 0, max: 2 ** 42 }),
   dueAtEpochMs: fc.option(fc.integer({ min: 0, max: 2 ** 42 }), { nil: undefined }),

@@ -48,7 +48,9 @@ export function encode(w: Wire): Uint8Array {
   e['postedAtEpochMs'] = w.postedAtEpochMs
   if (w.idempotencyKey !== undefined) e['idempotencyKey'] = w.idempotencyKey
   if (w.retry !== undefined) e['retry'] = w.retry
-  if (w.handlerTimeoutMs !== undefined) e['handlerTimeoutMs'] = w.handlerTimeoutMs
+  // JSON has no Infinity (no deadline): it travels as the string.
+  if (w.handlerTimeoutMs !== undefined)
+    e['handlerTimeoutMs'] = Number.isFinite(w.handlerTimeoutMs) ? w.handlerTimeoutMs : 'Infinity'
   if (w.dueAtEpochMs !== undefined) e['dueAtEpochMs'] = w.dueAtEpochMs
   if (Object.keys(w.headers).length > 0) e['headers'] = w.headers
   if (w.payload !== undefined) e['payload'] = w.payload
@@ -80,7 +82,10 @@ export function decode(m: Encoded, clock: Clock): Wire {
     hops: integer(e['hops'], 'hops', 0),
     idempotencyKey: e['idempotencyKey'] === undefined ? undefined : nonEmpty(e['idempotencyKey'], 'idempotencyKey'),
     retry: object(e['retry'], 'retry') as RetryOptions | undefined,
-    handlerTimeoutMs: finite(e['handlerTimeoutMs'], 'handlerTimeoutMs'),
+    handlerTimeoutMs:
+      e['handlerTimeoutMs'] === 'Infinity'
+        ? Number.POSITIVE_INFINITY
+        : finite(e['handlerTimeoutMs'], 'handlerTimeoutMs'),
     headers: headersOf(e['headers']),
     postedAtEpochMs: finite(e['postedAtEpochMs'], 'postedAtEpochMs') ?? wallNow(clock),
     dueAtEpochMs: finite(e['dueAtEpochMs'], 'dueAtEpochMs'),

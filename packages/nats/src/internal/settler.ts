@@ -120,7 +120,15 @@ export class Settler {
 
   /** Sends the acknowledgements queued so far. */
   readonly flushAcks = (): void => {
-    if (this.#acking.length > 0) for (const d of this.#acking.splice(0)) this.#ackNow(d)
+    if (this.#acking.length === 0) return
+    for (const d of this.#acking.splice(0)) {
+      try {
+        this.#ackNow(d)
+      } catch (error) {
+        this.#p.report(error) // a connection closed under it: the server hands the message out again
+        d.release()
+      }
+    }
   }
 
   // An ack sent while the connection is down would be buffered and could reach the server after its

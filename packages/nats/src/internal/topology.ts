@@ -169,12 +169,16 @@ export class Topology {
   async workState(jsm: JetStreamManager): Promise<WorkState> {
     let messages = 0
     let maxMessages = 0
+    let found = 0
     const prefix = `${this.#name}-work-`
     for await (const info of jsm.streams.list(`${this.#name}.work.*`)) {
       if (!info.config.name.startsWith(prefix)) continue
       messages += info.state.messages
       maxMessages += Math.max(0, info.config.max_msgs)
+      found++
     }
+    // A cluster leaves out of the list a stream whose leader did not answer in time: no sum then.
+    if (found < this.#options.partitions) throw new Error(`${found} of ${this.#options.partitions} partitions answered`)
     return { messages, maxMessages }
   }
 
